@@ -1,0 +1,49 @@
+package dev.taskline;
+
+import dev.taskline.config.ConfigException;
+import dev.taskline.config.ConfigLoader;
+import dev.taskline.config.TasklineConfig;
+import io.vertx.core.Vertx;
+import java.time.Clock;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/** Starts a node from {@code conf/} and the environment, and stops it on SIGTERM. */
+public final class Main {
+
+  private static final Logger LOG = Logger.getLogger(Main.class.getName());
+
+  private Main() {
+  }
+
+  public static void main(String[] args) {
+    System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+    TasklineConfig config;
+    try {
+      config = ConfigLoader.load(System.getenv());
+    } catch (ConfigException e) {
+      System.err.println("taskline: bad configuration: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    Vertx vertx = Vertx.vertx();
+    Taskline.start(vertx, config, Clock.systemUTC())
+        .onSuccess(node -> Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(vertx, node), "taskline-stop")))
+        .onFailure(e -> {
+          LOG.log(Level.SEVERE, "taskline failed to start", e);
+          vertx.close().onComplete(v -> System.exit(1));
+        });
+  }
+
+  private static void stop(Vertx vertx, Taskline node) {
+    CountDownLatch stopped = new CountDownLatch(1);
+    node.close().eventually(vertx::close).onComplete(v -> stopped.countDown());
+    try {
+      // The shutdown hook thread may block; the JVM exits when it returns.
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

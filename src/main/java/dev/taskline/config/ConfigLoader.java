@@ -1,0 +1,202 @@
+package dev.taskline.config;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeType;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads {@link TasklineConfig} from a JSON file, then applies environment overrides.
+ *
+ * <p>Where the file comes from: {@code TASKLINE_CONFIG} if set, else {@code conf/taskline.json}
+ * in the working directory, else the copy packaged in the jar. Unknown keys are errors, so that a
+ * misspelt setting fails start-up instead of being silently ignored.
+ */
+public final class ConfigLoader {
+
+  public static final String ENV_CONFIG = "TASKLINE_CONFIG";
+  public static final String ENV_HTTP_HOST = "TASKLINE_HTTP_HOST";
+  public static final String ENV_HTTP_PORT = "TASKLINE_HTTP_PORT";
+  public static final String ENV_PG_URL = "TASKLINE_PG_URL";
+  public static final String ENV_DATA_DIR = "TASKLINE_DATA_DIR";
+  public static final String ENV_POOL_SIZE = "TASKLINE_PG_POOL_SIZE";
+
+  private static final String PACKAGED = "/conf/taskline.json";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private ConfigLoader() {
+  }
+
+  /** Loads the node's configuration as a process would: file by the rules above, then {@code env}. */
+  public static TasklineConfig load(Map<String, String> env) {
+    String explicit = env.get(ENV_CONFIG);
+    if (explicit != null && !explicit.isBlank()) {
+      Path path = Path.of(explicit);
+      if (!Files.isRegularFile(path)) {
+        throw new ConfigException(ENV_CONFIG + " names " + explicit + ", which is not a readable file");
+      }
+      return fromFile(path, env);
+    }
+    Path local = Path.of("conf", "taskline.json");
+    if (Files.isRegularFile(local)) {
+      return fromFile(local, env);
+    }
+    try (InputStream in = ConfigLoader.class.getResourceAsStream(PACKAGED)) {
+      if (in == null) {
+        return fromJson("{}", env);
+      }
+      return fromJson(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8), env);
+    } catch (IOException e) {
+      throw new ConfigException("cannot read the packaged " + PACKAGED, e);
+    }
+  }
+
+  public static TasklineConfig fromFile(Path path, Map<String, String> env) {
+    try {
+      return fromJson(Files.readString(path), env);
+    } catch (IOException e) {
+      throw new ConfigException("cannot read config file " + path + ": " + e.getMessage(), e);
+    }
+  }
+
+  public static TasklineConfig fromJson(String json, Map<String, String> env) {
+    JsonNode root;
+    try {
+      root = JSON.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new ConfigException("config is not valid JSON: " + e.getOriginalMessage(), e);
+    }
+    if (root == null || root.isMissingNode()) {
+      root = JSON.createObjectNode();
+    }
+    Node top = new Node("", root);
+    top.only("http", "journal", "queues", "worker", "recovery");
+
+    Node http = top.object("http");
+    http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances");
+    TasklineConfig.Http httpConfig = new TasklineConfig.Http(
+        envOr(env, ENV_HTTP_HOST, http.text("host", "127.0.0.1")),
+        envInt(env, ENV_HTTP_PORT, "http.port", http.integer("port", 8080)),
+        http.longValue("bodyLimitBytes", 1024 * 1024),
+        http.integer("maxBatchSize", 100),
+        http.integer("instances", 1));
+
+    Node journal = top.object("journal");
+    journal.only("pgUrl", "dataDir", "poolSize");
+    TasklineConfig.Journal journalConfig = new TasklineConfig.Journal(
+        envOr(env, ENV_PG_URL, journal.text("pgUrl", null)),
+        Path.of(envOr(env, ENV_DATA_DIR, journal.text("dataDir", "./data"))),
+        envInt(env, ENV_POOL_SIZE, "journal.poolSize", journal.integer("poolSize", 8)));
+
+    Map<String, QueueConfig> queues = new LinkedHashMap<>();
+    Node queuesNode = top.object("queues");
+    for (Iterator<String> names = queuesNode.node.fieldNames(); names.hasNext(); ) {
+      String name = names.next();
+      Node q = queuesNode.object(name);
+      q.only("slots", "capacity", "leaseMs", "heartbeatMs");
+      long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
+      queues.put(name, new QueueConfig(name,
+          q.integer("slots", QueueConfig.DEFAULT_SLOTS),
+          q.integer("capacity", QueueConfig.DEFAULT_CAPACITY),
+          leaseMs,
+          q.longValue("heartbeatMs", Math.max(10, leaseMs / 3))));
+    }
+    queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
+
+    Node worker = top.object("worker");
+    worker.only("progressIntervalMs");
+    Node recovery = top.object("recovery");
+    recovery.only("intervalMs", "batchSize");
+
+    return new TasklineConfig(
+        httpConfig,
+        journalConfig,
+        queues,
+        new TasklineConfig.Worker(worker.longValue("progressIntervalMs", 250)),
+        new TasklineConfig.Recovery(recovery.longValue("intervalMs", 1000), recovery.integer("batchSize", 1000)));
+  }
+
+  private static String envOr(Map<String, String> env, String key, String fallback) {
+    String value = env.get(key);
+    return value == null || value.isBlank() ? fallback : value.trim();
+  }
+
+  private static int envInt(Map<String, String> env, String key, String configKey, int fallback) {
+    String value = env.get(key);
+    if (value == null || value.isBlank()) {
+      return fallback;
+    }
+    try {
+      return Integer.parseInt(value.trim());
+    } catch (NumberFormatException e) {
+      throw new ConfigException(key + " (" + configKey + ") must be an integer, got '" + value + "'");
+    }
+  }
+
+  /** A JSON object with its dotted path, so that every error can name the key. */
+  private record Node(String path, JsonNode node) {
+
+    String key(String field) {
+      return path.isEmpty() ? field : path + "." + field;
+    }
+
+    void only(String... allowed) {
+      Set<String> known = Set.of(allowed);
+      node.fieldNames().forEachRemaining(field -> {
+        if (!known.contains(field)) {
+          throw new ConfigException(key(field) + " is not a known setting (known: " + String.join(", ", allowed) + ")");
+        }
+      });
+    }
+
+    Node object(String field) {
+      JsonNode child = node.get(field);
+      if (child == null || child.isNull()) {
+        return new Node(key(field), new ObjectNode(JSON.getNodeFactory()));
+      }
+      if (!child.isObject()) {
+        throw new ConfigException(key(field) + " must be an object");
+      }
+      return new Node(key(field), child);
+    }
+
+    String text(String field, String fallback) {
+      JsonNode child = node.get(field);
+      if (child == null || child.isNull()) {
+        return fallback;
+      }
+      if (!child.isTextual()) {
+        throw new ConfigException(key(field) + " must be a string");
+      }
+      return child.asText();
+    }
+
+    long longValue(String field, long fallback) {
+      JsonNode child = node.get(field);
+      if (child == null || child.isNull()) {
+        return fallback;
+      }
+      if (child.getNodeType() != JsonNodeType.NUMBER || !child.canConvertToLong() || !child.isIntegralNumber()) {
+        throw new ConfigException(key(field) + " must be an integer, got " + child);
+      }
+      return child.asLong();
+    }
+
+    int integer(String field, int fallback) {
+      long value = longValue(field, fallback);
+      if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
+        throw new ConfigException(key(field) + " is out of range: " + value);
+      }
+      return (int) value;
+    }
+  }
+}

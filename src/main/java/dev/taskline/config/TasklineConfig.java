@@ -1,0 +1,97 @@
+package dev.taskline.config;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/** Everything a node needs to start, read once by {@link ConfigLoader}. */
+public record TasklineConfig(
+    Http http,
+    Journal journal,
+    Map<String, QueueConfig> queues,
+    Worker worker,
+    Recovery recovery) {
+
+  public static final String DEFAULT_QUEUE = "default";
+
+  public TasklineConfig {
+    queues = Map.copyOf(queues);
+    if (!queues.containsKey(DEFAULT_QUEUE)) {
+      throw new ConfigException("queues." + DEFAULT_QUEUE + " must exist");
+    }
+  }
+
+  /**
+   * @param bodyLimitBytes largest request body; larger ones get 413
+   * @param maxBatchSize   most tasks in one batch; more get 422
+   * @param instances      HTTP verticle instances (event loops serving the API)
+   */
+  public record Http(String host, int port, long bodyLimitBytes, int maxBatchSize, int instances) {
+    public Http {
+      if (host == null || host.isBlank()) {
+        throw new ConfigException("http.host must not be empty");
+      }
+      if (port < 0 || port > 65_535) {
+        throw new ConfigException("http.port must be from 0 to 65535, got " + port);
+      }
+      if (bodyLimitBytes < 1024) {
+        throw new ConfigException("http.bodyLimitBytes must be at least 1024, got " + bodyLimitBytes);
+      }
+      if (maxBatchSize < 1 || maxBatchSize > 10_000) {
+        throw new ConfigException("http.maxBatchSize must be from 1 to 10000, got " + maxBatchSize);
+      }
+      if (instances < 1 || instances > 64) {
+        throw new ConfigException("http.instances must be from 1 to 64, got " + instances);
+      }
+    }
+  }
+
+  /**
+   * @param pgUrl    {@code postgresql://user:pass@host:port/db}; null starts the embedded PostgreSQL
+   * @param dataDir  where the embedded PostgreSQL keeps its data
+   * @param poolSize connections to PostgreSQL
+   */
+  public record Journal(String pgUrl, Path dataDir, int poolSize) {
+    public Journal {
+      if (pgUrl != null && pgUrl.isBlank()) {
+        pgUrl = null;
+      }
+      if (pgUrl != null && !pgUrl.startsWith("postgresql://") && !pgUrl.startsWith("postgres://")) {
+        throw new ConfigException("journal.pgUrl (TASKLINE_PG_URL) must look like postgresql://user:pass@host:port/db");
+      }
+      if (dataDir == null) {
+        throw new ConfigException("journal.dataDir must be set");
+      }
+      if (poolSize < 1 || poolSize > 200) {
+        throw new ConfigException("journal.poolSize must be from 1 to 200, got " + poolSize);
+      }
+    }
+  }
+
+  /** @param progressIntervalMs least time between two progress writes of one task to the journal */
+  public record Worker(long progressIntervalMs) {
+    public Worker {
+      if (progressIntervalMs < 0) {
+        throw new ConfigException("worker.progressIntervalMs must not be negative, got " + progressIntervalMs);
+      }
+    }
+  }
+
+  /**
+   * @param intervalMs how often the sweeper looks for expired leases and pages in waiting work
+   * @param batchSize  most rows one sweep or page-in touches
+   */
+  public record Recovery(long intervalMs, int batchSize) {
+    public Recovery {
+      if (intervalMs < 10) {
+        throw new ConfigException("recovery.intervalMs must be at least 10, got " + intervalMs);
+      }
+      if (batchSize < 1 || batchSize > 100_000) {
+        throw new ConfigException("recovery.batchSize must be from 1 to 100000, got " + batchSize);
+      }
+    }
+  }
+
+  public QueueConfig queue(String name) {
+    return queues.get(name);
+  }
+}

@@ -1,0 +1,292 @@
+package dev.taskline.http;
+
+import dev.taskline.admission.Admission;
+import dev.taskline.config.TasklineConfig;
+import dev.taskline.journal.Journal;
+import dev.taskline.journal.NewTask;
+import dev.taskline.journal.TaskState;
+import dev.taskline.metrics.QueueMeters;
+import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.TaskQueue;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/** The HTTP/JSON API. It validates and maps; every decision is made below it. */
+public final class HttpVerticle extends VerticleBase {
+
+  private static final int DEFAULT_PAGE = 50;
+  private static final int MAX_PAGE = 1000;
+  private static final long READY_TIMEOUT_MS = 2_000;
+
+  private final TasklineConfig config;
+  private final Admission admission;
+  private final Journal journal;
+  private final QueueRegistry queues;
+  private final TasklineMetrics metrics;
+  private HttpServer server;
+
+  public HttpVerticle(TasklineConfig config, Admission admission, Journal journal, QueueRegistry queues,
+      TasklineMetrics metrics) {
+    this.config = config;
+    this.admission = admission;
+    this.journal = journal;
+    this.queues = queues;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public Future<?> start() {
+    Router router = Router.router(vertx);
+    BodyHandler body = BodyHandler.create(false).setBodyLimit(config.http().bodyLimitBytes());
+
+    router.post("/api/tasks").handler(body).handler(this::submitTask);
+    router.post("/api/batches").handler(body).handler(this::submitBatch);
+    router.get("/api/tasks").handler(this::listTasks);
+    router.get("/api/tasks/:id").handler(this::getTask);
+    router.get("/api/batches/:id").handler(this::getBatch);
+    router.get("/api/queues").handler(this::getQueues);
+    router.get("/api/stats").handler(this::getStats);
+    router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
+    router.get("/health/ready").handler(this::ready);
+    router.get("/metrics").handler(this::scrape);
+
+    router.route().failureHandler(Problems::handle);
+    for (int status : new int[] {400, 404, 405, 413}) {
+      router.errorHandler(status, ctx -> Problems.byStatus(ctx, status));
+    }
+
+    HttpServerOptions options = new HttpServerOptions()
+        .setHost(config.http().host())
+        .setPort(config.http().port())
+        .setCompressionSupported(false)
+        .setIdleTimeout(120)
+        .setIdleTimeoutUnit(TimeUnit.SECONDS);
+    return vertx.createHttpServer(options).requestHandler(router).listen()
+        .onSuccess(s -> server = s);
+  }
+
+  /** The port actually bound (differs from the configured one when that is 0). */
+  public int port() {
+    return server == null ? -1 : server.actualPort();
+  }
+
+  private void submitTask(RoutingContext ctx) {
+    JsonObject body = jsonBody(ctx);
+    admission.submit(SubmissionJson.task(body))
+        .onSuccess(task -> {
+          ctx.response().putHeader("Location", "/api/tasks/" + task.id());
+          json(ctx, 202, accepted(task));
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void submitBatch(RoutingContext ctx) {
+    JsonObject body = jsonBody(ctx);
+    admission.submitBatch(SubmissionJson.batch(body))
+        .onSuccess(tasks -> {
+          UUID batchId = tasks.get(0).batchId();
+          JsonArray list = new JsonArray();
+          for (NewTask task : tasks) {
+            list.add(accepted(task));
+          }
+          ctx.response().putHeader("Location", "/api/batches/" + batchId);
+          json(ctx, 202, new JsonObject().put("batchId", batchId.toString()).put("tasks", list));
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void getTask(RoutingContext ctx) {
+    UUID id = idParam(ctx);
+    journal.task(id)
+        .onSuccess(task -> {
+          if (task == null) {
+            ctx.fail(ApiException.notFound("no task " + id));
+          } else {
+            json(ctx, 200, task);
+          }
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void getBatch(RoutingContext ctx) {
+    UUID id = idParam(ctx);
+    journal.batch(id)
+        .onSuccess(batch -> {
+          if (batch == null) {
+            ctx.fail(ApiException.notFound("no batch " + id));
+          } else {
+            json(ctx, 200, batch);
+          }
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void listTasks(RoutingContext ctx) {
+    String state = single(ctx, "state");
+    if (state != null && TaskState.parse(state) == null) {
+      throw ApiException.badRequest("state must be one of pending, running, succeeded, failed, cancelled");
+    }
+    String after = single(ctx, "after");
+    UUID afterId = null;
+    if (after != null) {
+      afterId = uuid(after);
+      if (afterId == null) {
+        throw ApiException.badRequest("after must be a task id");
+      }
+    }
+    String limitText = single(ctx, "limit");
+    int limit = DEFAULT_PAGE;
+    if (limitText != null) {
+      try {
+        limit = Integer.parseInt(limitText);
+      } catch (NumberFormatException e) {
+        limit = -1;
+      }
+      if (limit < 1 || limit > MAX_PAGE) {
+        throw ApiException.badRequest("limit must be an integer from 1 to " + MAX_PAGE);
+      }
+    }
+    int pageSize = limit;
+    journal.list(state, single(ctx, "queue"), single(ctx, "type"), afterId, pageSize)
+        .onSuccess(tasks -> {
+          JsonObject page = new JsonObject().put("tasks", new JsonArray(new ArrayList<>(tasks)));
+          page.put("next", tasks.size() == pageSize ? tasks.get(tasks.size() - 1).getString("id") : null);
+          json(ctx, 200, page);
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void getQueues(RoutingContext ctx) {
+    JsonArray list = new JsonArray();
+    for (TaskQueue queue : queues.all()) {
+      list.add(queueJson(queue));
+    }
+    json(ctx, 200, new JsonObject().put("queues", list));
+  }
+
+  private void getStats(RoutingContext ctx) {
+    long accepted = 0;
+    long finished = 0;
+    long rejected = 0;
+    long waiting = 0;
+    long running = 0;
+    for (TaskQueue queue : queues.all()) {
+      QueueMeters meters = metrics.queue(queue.name());
+      accepted += meters.acceptedCount();
+      finished += meters.finishedCount();
+      rejected += meters.rejectedCount();
+      waiting += queue.waiting();
+      running += meters.running();
+    }
+    json(ctx, 200, new JsonObject().put("accepted", accepted).put("finished", finished).put("rejected", rejected)
+        .put("waiting", waiting).put("running", running).put("unfinished", waiting + running));
+  }
+
+  private JsonObject queueJson(TaskQueue queue) {
+    QueueMeters meters = metrics.queue(queue.name());
+    return new JsonObject()
+        .put("name", queue.name())
+        .put("waiting", queue.waiting())
+        .put("running", meters.running())
+        .put("slots", queue.config().slots())
+        .put("capacity", queue.config().capacity())
+        .put("accepted", meters.acceptedCount())
+        .put("finished", meters.finishedCount())
+        .put("rejected", meters.rejectedCount())
+        .put("fencedWrites", meters.fencedCount())
+        .put("leaseTakeovers", meters.takeoverCount())
+        .put("completionRate", meters.completionRate());
+  }
+
+  private void ready(RoutingContext ctx) {
+    journal.ping().timeout(READY_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+        .onSuccess(v -> json(ctx, 200, new JsonObject().put("status", "UP").put("journal", "UP")))
+        .onFailure(e -> json(ctx, 503, new JsonObject().put("status", "DOWN").put("journal", "DOWN")));
+  }
+
+  private void scrape(RoutingContext ctx) {
+    ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(metrics.scrape());
+  }
+
+  private static JsonObject accepted(NewTask task) {
+    return new JsonObject()
+        .put("id", task.id().toString())
+        .put("state", TaskState.PENDING.sql())
+        .put("queue", task.queue())
+        .put("type", task.type())
+        .put("priority", task.priority());
+  }
+
+  private static JsonObject jsonBody(RoutingContext ctx) {
+    String contentType = ctx.request().getHeader("Content-Type");
+    if (contentType == null || !isJson(contentType)) {
+      throw ApiException.unsupportedMediaType("send the body as application/json");
+    }
+    if (ctx.body().isEmpty()) {
+      throw ApiException.badRequest("the body is empty; send a JSON object");
+    }
+    Object parsed;
+    try {
+      parsed = io.vertx.core.json.Json.decodeValue(ctx.body().buffer());
+    } catch (DecodeException e) {
+      throw ApiException.badRequest("the body is not valid JSON");
+    }
+    if (!(parsed instanceof JsonObject object)) {
+      throw ApiException.badRequest("the body must be a JSON object");
+    }
+    return object;
+  }
+
+  private static boolean isJson(String contentType) {
+    String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
+    return mediaType.equals("application/json") || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+  }
+
+  private static UUID idParam(RoutingContext ctx) {
+    UUID id = uuid(ctx.pathParam("id"));
+    if (id == null) {
+      throw ApiException.notFound("no such id: " + ctx.pathParam("id"));
+    }
+    return id;
+  }
+
+  private static UUID uuid(String text) {
+    if (text == null || text.length() != 36) {
+      return null;
+    }
+    try {
+      return UUID.fromString(text);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  private static String single(RoutingContext ctx, String name) {
+    List<String> values = ctx.queryParam(name);
+    if (values.isEmpty()) {
+      return null;
+    }
+    if (values.size() > 1) {
+      throw ApiException.badRequest(name + " may be given once");
+    }
+    String value = values.get(0);
+    return value.isEmpty() ? null : value;
+  }
+
+  private static void json(RoutingContext ctx, int status, JsonObject body) {
+    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.encode());
+  }
+}

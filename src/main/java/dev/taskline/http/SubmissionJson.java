@@ -1,0 +1,92 @@
+package dev.taskline.http;
+
+import dev.taskline.admission.Submission;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Reads submissions from request bodies. Fields must have the JSON type the API documents, and
+ * unknown fields are refused, so that a misspelt option ("prority") is an error the client sees,
+ * not a silent default.
+ */
+final class SubmissionJson {
+
+  private static final Set<String> TASK_FIELDS = Set.of("type", "payload", "queue", "priority", "maxAttempts", "timeoutMs");
+  private static final Set<String> BATCH_FIELDS = Set.of("tasks");
+
+  private SubmissionJson() {
+  }
+
+  static Submission task(JsonObject body) {
+    return task(body, "");
+  }
+
+  static List<Submission> batch(JsonObject body) {
+    unknownFields(body, BATCH_FIELDS, "");
+    Object tasks = body.getValue("tasks");
+    if (!(tasks instanceof JsonArray array)) {
+      throw ApiException.unprocessable("tasks must be an array of task objects");
+    }
+    List<Submission> submissions = new ArrayList<>(array.size());
+    for (int i = 0; i < array.size(); i++) {
+      Object item = array.getValue(i);
+      if (!(item instanceof JsonObject object)) {
+        throw ApiException.unprocessable("tasks[" + i + "] must be an object");
+      }
+      submissions.add(task(object, "tasks[" + i + "]."));
+    }
+    return submissions;
+  }
+
+  private static Submission task(JsonObject body, String where) {
+    unknownFields(body, TASK_FIELDS, where);
+    Object type = body.getValue("type");
+    if (!(type instanceof String text) || text.isBlank() || text.length() > 200) {
+      throw ApiException.unprocessable(where + "type must be a non-empty string of at most 200 characters");
+    }
+    Object payload = body.getValue("payload");
+    if (payload != null && !(payload instanceof JsonObject)) {
+      throw ApiException.unprocessable(where + "payload must be an object");
+    }
+    Object queue = body.getValue("queue");
+    if (queue != null && !(queue instanceof String)) {
+      throw ApiException.unprocessable(where + "queue must be a string");
+    }
+    return new Submission(text, payload == null ? new JsonObject() : (JsonObject) payload, (String) queue,
+        intOrNull(body, "priority", where), intOrNull(body, "maxAttempts", where), longOrNull(body, "timeoutMs", where));
+  }
+
+  private static void unknownFields(JsonObject body, Set<String> known, String where) {
+    for (String field : body.fieldNames()) {
+      if (!known.contains(field)) {
+        throw ApiException.unprocessable(where + field + " is not a known field (known: "
+            + String.join(", ", known.stream().sorted().toList()) + ")");
+      }
+    }
+  }
+
+  private static Integer intOrNull(JsonObject body, String field, String where) {
+    Long value = longOrNull(body, field, where);
+    if (value == null) {
+      return null;
+    }
+    if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
+      throw ApiException.unprocessable(where + field + " is out of range");
+    }
+    return value.intValue();
+  }
+
+  private static Long longOrNull(JsonObject body, String field, String where) {
+    Object value = body.getValue(field);
+    if (value == null) {
+      return null;
+    }
+    if (value instanceof Integer || value instanceof Long) {
+      return ((Number) value).longValue();
+    }
+    throw ApiException.unprocessable(where + field + " must be an integer");
+  }
+}

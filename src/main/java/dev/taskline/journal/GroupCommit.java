@@ -1,0 +1,103 @@
+package dev.taskline.journal;
+
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * Groups concurrent requests of one kind into one statement. A flush starts as soon as the
+ * previous one returns and takes everything that queued meanwhile (up to {@code maxGroup}), so
+ * under light load a request waits for no timer, and under heavy load each round trip carries a
+ * large group. Durability is unchanged: every caller's future completes only after its group's
+ * statement has committed.
+ *
+ * <p>Callers may sit on different event loops; each one's future completes on its own context,
+ * so the caller's state is never touched from a foreign thread.
+ *
+ * @param <R> a request
+ * @param <T> its answer
+ */
+final class GroupCommit<R, T> {
+
+  private final int maxGroup;
+  private final Function<List<R>, Future<List<T>>> flush;
+  private final ArrayDeque<Waiting<R, T>> queue = new ArrayDeque<>();
+  private boolean flushing;
+
+  /** @param flush runs one statement for a group; its answers are in the order of the requests */
+  GroupCommit(int maxGroup, Function<List<R>, Future<List<T>>> flush) {
+    this.maxGroup = maxGroup;
+    this.flush = flush;
+  }
+
+  Future<T> submit(R request) {
+    Promise<T> promise = Promise.promise();
+    boolean start;
+    synchronized (this) {
+      queue.add(new Waiting<>(request, promise, Vertx.currentContext()));
+      start = !flushing;
+      flushing = true;
+    }
+    if (start) {
+      flushNext();
+    }
+    return promise.future();
+  }
+
+  private void flushNext() {
+    List<Waiting<R, T>> group = new ArrayList<>();
+    synchronized (this) {
+      while (group.size() < maxGroup && !queue.isEmpty()) {
+        group.add(queue.poll());
+      }
+      if (group.isEmpty()) {
+        flushing = false;
+        return;
+      }
+    }
+    List<R> requests = new ArrayList<>(group.size());
+    for (Waiting<R, T> waiting : group) {
+      requests.add(waiting.request);
+    }
+    Future<List<T>> result;
+    try {
+      result = flush.apply(requests);
+    } catch (RuntimeException e) {
+      result = Future.failedFuture(e);
+    }
+    result.onComplete(done -> {
+      for (int i = 0; i < group.size(); i++) {
+        Waiting<R, T> waiting = group.get(i);
+        if (done.succeeded()) {
+          waiting.deliver(done.result().get(i), null);
+        } else {
+          waiting.deliver(null, done.cause());
+        }
+      }
+      flushNext();
+    });
+  }
+
+  private record Waiting<R, T>(R request, Promise<T> promise, Context context) {
+    void deliver(T value, Throwable failure) {
+      if (context == null || context == Vertx.currentContext()) {
+        complete(value, failure);
+      } else {
+        context.runOnContext(v -> complete(value, failure));
+      }
+    }
+
+    private void complete(T value, Throwable failure) {
+      if (failure == null) {
+        promise.complete(value);
+      } else {
+        promise.fail(failure);
+      }
+    }
+  }
+}

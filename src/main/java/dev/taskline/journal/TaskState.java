@@ -1,0 +1,26 @@
+package dev.taskline.journal;
+
+import java.util.Locale;
+
+/** The states of the task lifecycle, as stored. */
+public enum TaskState {
+  PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED;
+
+  public String sql() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  public boolean terminal() {
+    return this == SUCCEEDED || this == FAILED || this == CANCELLED;
+  }
+
+  /** The state named {@code text}, or null when there is none. */
+  public static TaskState parse(String text) {
+    for (TaskState state : values()) {
+      if (state.sql().equals(text)) {
+        return state;
+      }
+    }
+    return null;
+  }
+}

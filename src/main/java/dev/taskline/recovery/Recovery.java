@@ -1,0 +1,73 @@
+package dev.taskline.recovery;
+
+import dev.taskline.journal.Journal;
+import dev.taskline.journal.StoredTask;
+import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.QueuedTask;
+import dev.taskline.queue.TaskQueue;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Brings journaled work back into memory: it puts lapsed leases (of any node) back to pending,
+ * then pages waiting tasks into the queues that have room, oldest first within priority. The same
+ * pass serves start-up and the periodic sweep; tests call {@link #runOnce} directly.
+ */
+public final class Recovery {
+
+  private final Journal journal;
+  private final QueueRegistry queues;
+  private final TasklineMetrics metrics;
+  private final int batchSize;
+
+  public Recovery(Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize) {
+    this.journal = journal;
+    this.queues = queues;
+    this.metrics = metrics;
+    this.batchSize = batchSize;
+  }
+
+  /** One pass. Not re-entrant: the caller waits for one pass before starting the next. */
+  public Future<Pass> runOnce() {
+    return journal.releaseExpired(batchSize).compose(released -> {
+      Map<String, Integer> byQueue = new HashMap<>();
+      for (Journal.Released task : released) {
+        byQueue.merge(task.queue(), 1, Integer::sum);
+      }
+      byQueue.forEach((name, n) -> {
+        if (queues.get(name) != null) {
+          metrics.queue(name).takeovers(n);
+        }
+      });
+      return pageIn(new ArrayList<>(queues.all()), 0, 0).map(paged -> new Pass(released.size(), paged));
+    });
+  }
+
+  private Future<Integer> pageIn(List<TaskQueue> remaining, int index, int pagedSoFar) {
+    if (index == remaining.size()) {
+      return Future.succeededFuture(pagedSoFar);
+    }
+    TaskQueue queue = remaining.get(index);
+    int room = Math.min(queue.room(), batchSize);
+    if (room <= 0) {
+      return pageIn(remaining, index + 1, pagedSoFar);
+    }
+    return journal.pageIn(queue.name(), queue.heldIds(), room).compose(found -> {
+      List<QueuedTask> tasks = new ArrayList<>(found.size());
+      for (StoredTask stored : found) {
+        tasks.add(new QueuedTask(stored.id(), stored.queue(), stored.type(), stored.payload(), stored.priority(),
+            stored.leaseVersion(), stored.attempt(), stored.maxAttempts(), stored.timeoutMs(),
+            stored.createdAt().toEpochMilli()));
+      }
+      return pageIn(remaining, index + 1, pagedSoFar + queue.offer(tasks));
+    });
+  }
+
+  /** What one pass did: leases put back to pending, tasks paged into memory. */
+  public record Pass(int released, int pagedIn) {
+  }
+}

@@ -1,0 +1,152 @@
+package dev.taskline.journal;
+
+import static dev.taskline.testing.TestNode.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.taskline.testing.MutableClock;
+import dev.taskline.testing.TestPostgres;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Leases, fencing and takeover at the journal, against a real PostgreSQL. */
+class JournalFencingTest {
+
+  private static final Duration LEASE = Duration.ofSeconds(5);
+
+  private static Vertx vertx;
+  private static Pool pool;
+  private static MutableClock clock;
+  private static Journal journal;
+
+  @BeforeAll
+  static void start() throws Exception {
+    vertx = Vertx.vertx();
+    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4))
+        .connectingTo(PgUrl.parse(TestPostgres.newDatabase())).using(vertx).build();
+    await(Migrator.migrate(vertx, pool));
+    clock = new MutableClock();
+    journal = new Journal(pool, clock);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    await(pool.close());
+    await(vertx.close());
+  }
+
+  private UUID newTask() throws Exception {
+    UUID id = TaskIds.next(clock);
+    await(journal.insert(List.of(new NewTask(id, "default", "sleep", new JsonObject(), 0, clock.instant(), 1, null, null))));
+    return id;
+  }
+
+  @Test
+  void migrations_are_applied_once() throws Exception {
+    assertEquals(0, await(Migrator.migrate(vertx, pool)));
+  }
+
+  @Test
+  void a_claim_takes_the_next_lease_version_and_counts_an_attempt() throws Exception {
+    UUID id = newTask();
+    Lease lease = await(journal.claim(id, 0, "w1", LEASE));
+    assertNotNull(lease);
+    assertEquals(1, lease.version());
+    assertEquals(1, lease.attempt());
+    JsonObject task = await(journal.task(id));
+    assertEquals("running", task.getString("state"));
+    assertEquals("w1", task.getString("workerId"));
+  }
+
+  @Test
+  void a_second_claim_of_the_same_version_gets_nothing() throws Exception {
+    UUID id = newTask();
+    assertNotNull(await(journal.claim(id, 0, "w1", LEASE)));
+    assertNull(await(journal.claim(id, 0, "w2", LEASE)));
+  }
+
+  @Test
+  void a_lapsed_lease_is_taken_over_and_the_old_workers_writes_are_refused() throws Exception {
+    UUID id = newTask();
+    Lease old = await(journal.claim(id, 0, "w1", LEASE));
+    long fencedBefore = journal.fencedWrites();
+
+    clock.advance(LEASE.plusSeconds(1));
+    List<Journal.Released> released = await(journal.releaseExpired(100));
+    assertTrue(released.stream().anyMatch(r -> r.id().equals(id)), "the lapsed lease is released");
+    JsonObject pending = await(journal.task(id));
+    assertEquals("pending", pending.getString("state"));
+    assertEquals(2, pending.getLong("leaseVersion"));
+
+    Lease fresh = await(journal.claim(id, 2, "w2", LEASE));
+    assertEquals(3, fresh.version());
+    assertEquals(2, fresh.attempt());
+
+    assertFalse(await(journal.heartbeat(old, LEASE)), "stale heartbeat");
+    assertFalse(await(journal.progress(old, 50, "stale")), "stale progress");
+    assertFalse(await(journal.finish(old, TaskState.SUCCEEDED, new JsonObject().put("by", "w1"), null, "succeeded")),
+        "stale result");
+    assertEquals(fencedBefore + 3, journal.fencedWrites());
+
+    assertTrue(await(journal.finish(fresh, TaskState.SUCCEEDED, new JsonObject().put("by", "w2"), null, "succeeded")));
+    JsonObject done = await(journal.task(id));
+    assertEquals("succeeded", done.getString("state"));
+    assertEquals("w2", done.getJsonObject("result").getString("by"));
+    assertNull(done.getJsonObject("progress").getString("message"), "the stale progress never landed");
+
+    JsonArray history = done.getJsonArray("history");
+    assertEquals(List.of("submitted", "claimed", "lease_expired", "claimed", "succeeded"),
+        history.stream().map(e -> ((JsonObject) e).getString("reason")).toList());
+    JsonObject takeover = history.getJsonObject(2);
+    assertEquals("w1", takeover.getJsonObject("detail").getString("previousWorker"));
+    assertEquals(1, takeover.getJsonObject("detail").getLong("previousLeaseVersion"));
+  }
+
+  @Test
+  void a_result_is_committed_at_most_once() throws Exception {
+    UUID id = newTask();
+    Lease lease = await(journal.claim(id, 0, "w1", LEASE));
+    assertTrue(await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject().put("n", 1), null, "succeeded")));
+    assertFalse(await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject().put("n", 2), null, "succeeded")));
+    assertEquals(1, await(journal.task(id)).getJsonObject("result").getInteger("n"));
+  }
+
+  @Test
+  void a_heartbeat_keeps_a_lease_alive_past_its_first_deadline() throws Exception {
+    UUID id = newTask();
+    Lease lease = await(journal.claim(id, 0, "w1", LEASE));
+    clock.advance(LEASE.minusSeconds(1));
+    assertTrue(await(journal.heartbeat(lease, LEASE)));
+    clock.advance(Duration.ofSeconds(2)); // past the first deadline, inside the renewed one
+    List<Journal.Released> released = await(journal.releaseExpired(100));
+    assertFalse(released.stream().anyMatch(r -> r.id().equals(id)));
+    assertTrue(await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject(), null, "succeeded")));
+  }
+
+  @Test
+  void page_in_skips_held_ids_and_orders_by_priority_then_age() throws Exception {
+    String queue = "q-" + UUID.randomUUID();
+    UUID low = TaskIds.next(clock);
+    UUID high = TaskIds.next(clock);
+    UUID held = TaskIds.next(clock);
+    await(journal.insert(List.of(
+        new NewTask(low, queue, "sleep", new JsonObject(), 0, clock.instant(), 1, null, null),
+        new NewTask(high, queue, "sleep", new JsonObject(), 5, clock.instant(), 1, null, null),
+        new NewTask(held, queue, "sleep", new JsonObject(), 9, clock.instant(), 1, null, null))));
+    List<StoredTask> page = await(journal.pageIn(queue, List.of(held), 10));
+    assertEquals(List.of(high, low), page.stream().map(StoredTask::id).toList());
+  }
+}

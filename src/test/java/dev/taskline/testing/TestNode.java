@@ -1,0 +1,132 @@
+package dev.taskline.testing;
+
+import dev.taskline.Taskline;
+import dev.taskline.config.ConfigLoader;
+import dev.taskline.config.TasklineConfig;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * A Taskline node started in-process for a test, with its own Vert.x, a settable clock and an HTTP
+ * client aimed at it. Blocking helpers are for the test thread only.
+ */
+public final class TestNode implements AutoCloseable {
+
+  public static final Duration WAIT = Duration.ofSeconds(60);
+
+  public final Vertx vertx;
+  public final Taskline node;
+  public final WebClient http;
+  public final MutableClock clock;
+
+  private TestNode(Vertx vertx, Taskline node, MutableClock clock) {
+    this.vertx = vertx;
+    this.node = node;
+    this.clock = clock;
+    this.http = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1")
+        .setDefaultPort(node.httpPort()));
+  }
+
+  /**
+   * Starts a node on {@code pgUrl}. {@code configJson} is a config file's text; the HTTP port is
+   * always 0 (a free one) and the periodic recovery pass is off unless the config sets it, so tests
+   * drive it with {@code runOnce()}.
+   */
+  public static TestNode start(String pgUrl, String configJson, MutableClock clock) throws Exception {
+    JsonObject json = new JsonObject(configJson);
+    JsonObject httpConf = json.getJsonObject("http", new JsonObject()).put("port", 0);
+    json.put("http", httpConf);
+    JsonObject recovery = json.getJsonObject("recovery", new JsonObject());
+    if (!recovery.containsKey("intervalMs")) {
+      recovery.put("intervalMs", 3_600_000);
+    }
+    json.put("recovery", recovery);
+    TasklineConfig config = ConfigLoader.fromJson(json.encode(), Map.of(ConfigLoader.ENV_PG_URL, pgUrl));
+    Vertx vertx = Vertx.vertx();
+    try {
+      Taskline node = await(Taskline.start(vertx, config, clock));
+      return new TestNode(vertx, node, clock);
+    } catch (Exception e) {
+      vertx.close();
+      throw e;
+    }
+  }
+
+  public static TestNode start(String pgUrl, String configJson) throws Exception {
+    return start(pgUrl, configJson, new MutableClock());
+  }
+
+  public HttpResponse<Buffer> post(String path, JsonObject body) throws Exception {
+    return await(http.post(path).putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body.encode())));
+  }
+
+  public HttpResponse<Buffer> post(String path, String contentType, Buffer body) throws Exception {
+    var request = http.post(path);
+    if (contentType != null) {
+      request.putHeader("Content-Type", contentType);
+    }
+    return await(request.sendBuffer(body));
+  }
+
+  public HttpResponse<Buffer> get(String path) throws Exception {
+    return await(http.get(path).send());
+  }
+
+  public JsonObject getJson(String path) throws Exception {
+    HttpResponse<Buffer> response = get(path);
+    if (response.statusCode() != 200) {
+      throw new AssertionError("GET " + path + " answered " + response.statusCode() + ": " + response.bodyAsString());
+    }
+    return response.bodyAsJsonObject();
+  }
+
+  /** Reads {@code path} until {@code done} holds, failing after {@link #WAIT}. */
+  public JsonObject until(String path, Predicate<JsonObject> done) throws Exception {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    JsonObject last = null;
+    while (System.nanoTime() < deadline) {
+      last = getJson(path);
+      if (done.test(last)) {
+        return last;
+      }
+      // Polling a read model is the signal here; a short pause keeps it from hogging the CPU.
+      await(vertxTimer(20));
+    }
+    throw new AssertionError("condition not met within " + WAIT + " on " + path + "; last answer: " + last);
+  }
+
+  public JsonObject waitForState(String taskId, String state) throws Exception {
+    return until("/api/tasks/" + taskId, task -> state.equals(task.getString("state")));
+  }
+
+  private Future<Long> vertxTimer(long ms) {
+    return vertx.timer(ms, TimeUnit.MILLISECONDS).map(ms);
+  }
+
+  public static <T> T await(Future<T> future) throws Exception {
+    return future.toCompletionStage().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      await(node.close());
+    } finally {
+      await(vertx.close());
+    }
+  }
+
+  public static Clock systemClock() {
+    return Clock.systemUTC();
+  }
+}

@@ -1,0 +1,67 @@
+package dev.taskline.testing;
+
+import dev.taskline.journal.EmbeddedPostgresServer;
+import dev.taskline.journal.PgUrl;
+import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One PostgreSQL per test JVM: the embedded one the server uses by default, or the server named by
+ * {@code TASKLINE_TEST_PG_URL}. Each test class gets a fresh database of its own, so classes never
+ * see each other's rows and the schema is the one the server's migrations build.
+ */
+public final class TestPostgres {
+
+  public static final String ENV_URL = "TASKLINE_TEST_PG_URL";
+
+  private static String adminUrl;
+
+  private TestPostgres() {
+  }
+
+  private static synchronized String adminUrl() throws Exception {
+    if (adminUrl == null) {
+      String external = System.getenv(ENV_URL);
+      if (external != null && !external.isBlank()) {
+        adminUrl = external.trim();
+      } else {
+        Path dir = Files.createTempDirectory("taskline-test-pg");
+        EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dir);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+          try {
+            server.close();
+          } catch (Exception ignored) {
+            // the JVM is going away; PostgreSQL's own shutdown is best effort here
+          }
+        }));
+        adminUrl = server.url();
+      }
+    }
+    return adminUrl;
+  }
+
+  /** Creates an empty database and returns its URL. */
+  public static String newDatabase() throws Exception {
+    String admin = adminUrl();
+    String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+    Vertx vertx = Vertx.vertx();
+    try {
+      Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).connectingTo(PgUrl.parse(admin))
+          .using(vertx).build();
+      pool.query("CREATE DATABASE " + name).execute()
+          .eventually(pool::close)
+          .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+    int slash = admin.lastIndexOf('/');
+    int query = admin.indexOf('?', slash);
+    return admin.substring(0, slash + 1) + name + (query < 0 ? "" : admin.substring(query));
+  }
+}
