@@ -1,0 +1,154 @@
+package dev.taskline.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.taskline.testing.TestNode;
+import dev.taskline.testing.TestPostgres;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The happy path over real HTTP: submit, answer at once, run, read back with history. */
+class SubmitAndRunTest {
+
+  private static TestNode node;
+
+  @BeforeAll
+  static void start() throws Exception {
+    node = TestNode.start(TestPostgres.newDatabase(), """
+        {"queues": {"default": {"slots": 4, "capacity": 1000}, "matching": {"slots": 2, "capacity": 100}}}
+        """);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    node.close();
+  }
+
+  @Test
+  void a_submitted_task_is_answered_202_with_its_location_and_then_succeeds() throws Exception {
+    HttpResponse<Buffer> response = node.post("/api/tasks",
+        new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 30).put("steps", 3)));
+    assertEquals(202, response.statusCode());
+    JsonObject accepted = response.bodyAsJsonObject();
+    String id = accepted.getString("id");
+    assertEquals("pending", accepted.getString("state"));
+    assertEquals("default", accepted.getString("queue"));
+    assertEquals("/api/tasks/" + id, response.getHeader("Location"));
+
+    JsonObject task = node.waitForState(id, "succeeded");
+    assertEquals(1, task.getInteger("attempt"));
+    assertEquals(30, task.getJsonObject("result").getInteger("sleptMs"));
+    assertEquals(100, task.getJsonObject("progress").getInteger("percent"));
+    assertNotNull(task.getString("finishedAt"));
+    assertEquals(List.of("submitted", "claimed", "succeeded"), reasons(task));
+  }
+
+  @Test
+  void a_failing_handler_ends_the_task_failed_with_its_error_recorded() throws Exception {
+    String id = node.post("/api/tasks", new JsonObject().put("type", "sleep")
+        .put("payload", new JsonObject().put("failTimes", 1))).bodyAsJsonObject().getString("id");
+    JsonObject task = node.waitForState(id, "failed");
+    assertEquals("planned failure 1 of 1", task.getJsonObject("error").getString("message"));
+    assertNull(task.getValue("result"));
+    assertEquals(List.of("submitted", "claimed", "failed"), reasons(task));
+    assertEquals("planned failure 1 of 1",
+        task.getJsonArray("history").getJsonObject(2).getJsonObject("detail").getString("message"));
+  }
+
+  @Test
+  void a_qualification_match_batch_scores_every_project() throws Exception {
+    JsonObject company = new JsonObject().put("name", "Acme").put("qualifications", new JsonArray()
+        .add(new JsonObject().put("name", "ISO 27001").put("level", 3))
+        .add(new JsonObject().put("name", "Java").put("level", 2)));
+    JsonArray tasks = new JsonArray();
+    for (int i = 0; i < 5; i++) {
+      JsonObject project = new JsonObject().put("name", "P" + i).put("requirements", new JsonArray()
+          .add(new JsonObject().put("name", "ISO 27001").put("minLevel", 2).put("weight", 2).put("mandatory", true))
+          .add(new JsonObject().put("name", i % 2 == 0 ? "Java" : "Kotlin").put("minLevel", 2).put("weight", 1)));
+      tasks.add(new JsonObject().put("type", "qualification-match").put("queue", "matching")
+          .put("payload", new JsonObject().put("company", company).put("project", project).put("simulateMs", 20)));
+    }
+    HttpResponse<Buffer> response = node.post("/api/batches", new JsonObject().put("tasks", tasks));
+    assertEquals(202, response.statusCode(), response.bodyAsString());
+    JsonObject batch = response.bodyAsJsonObject();
+    String batchId = batch.getString("batchId");
+    assertEquals("/api/batches/" + batchId, response.getHeader("Location"));
+    assertEquals(5, batch.getJsonArray("tasks").size());
+
+    JsonObject done = node.until("/api/batches/" + batchId,
+        b -> b.getJsonObject("counts").getInteger("succeeded") == 5);
+    assertEquals(5, done.getInteger("size"));
+    for (Object item : done.getJsonArray("tasks")) {
+      JsonObject task = (JsonObject) item;
+      JsonObject result = task.getJsonObject("result");
+      boolean hasJava = task.getJsonObject("payload").getJsonObject("project").getJsonArray("requirements")
+          .getJsonObject(1).getString("name").equals("Java");
+      assertEquals(hasJava ? 100 : 67, result.getInteger("score"), task.encode());
+      assertTrue(result.getBoolean("mandatoryMet"));
+      assertEquals(batchId, task.getString("batchId"));
+    }
+  }
+
+  @Test
+  void the_task_list_pages_by_keyset_without_gaps_or_repeats() throws Exception {
+    String type = "sleep";
+    JsonArray tasks = new JsonArray();
+    for (int i = 0; i < 7; i++) {
+      tasks.add(new JsonObject().put("type", type).put("queue", "matching").put("payload", new JsonObject()));
+    }
+    Set<String> submitted = new HashSet<>();
+    for (Object t : node.post("/api/batches", new JsonObject().put("tasks", tasks)).bodyAsJsonObject().getJsonArray("tasks")) {
+      submitted.add(((JsonObject) t).getString("id"));
+    }
+    List<String> seen = new ArrayList<>();
+    String after = null;
+    do {
+      JsonObject page = node.getJson("/api/tasks?queue=matching&type=sleep&limit=3" + (after == null ? "" : "&after=" + after));
+      for (Object t : page.getJsonArray("tasks")) {
+        seen.add(((JsonObject) t).getString("id"));
+      }
+      after = page.getString("next");
+    } while (after != null);
+    assertEquals(submitted, new HashSet<>(seen));
+    assertEquals(seen.size(), new HashSet<>(seen).size(), "no task twice");
+    List<String> sorted = new ArrayList<>(seen);
+    sorted.sort(java.util.Comparator.reverseOrder());
+    assertEquals(sorted, seen, "newest first");
+  }
+
+  @Test
+  void the_health_endpoints_answer_and_ready_means_the_journal_answers() throws Exception {
+    assertEquals("UP", node.getJson("/health/live").getString("status"));
+    JsonObject ready = node.getJson("/health/ready");
+    assertEquals("UP", ready.getString("journal"));
+  }
+
+  @Test
+  void queues_report_their_slots_and_capacity() throws Exception {
+    JsonArray queues = node.getJson("/api/queues").getJsonArray("queues");
+    JsonObject matching = queues.stream().map(q -> (JsonObject) q)
+        .filter(q -> q.getString("name").equals("matching")).findFirst().orElseThrow();
+    assertEquals(2, matching.getInteger("slots"));
+    assertEquals(100, matching.getInteger("capacity"));
+  }
+
+  static List<String> reasons(JsonObject task) {
+    List<String> reasons = new ArrayList<>();
+    for (Object event : task.getJsonArray("history")) {
+      reasons.add(((JsonObject) event).getString("reason"));
+    }
+    return reasons;
+  }
+}
