@@ -81,11 +81,7 @@ public final class Taskline {
     Admission admission = new Admission(config, queues, handlers, journal, metrics, journal.clock());
     return Migrator.migrate(vertx, pool)
         .compose(applied -> deployWorkers(handlers, config))
-        // Reload what an earlier run left before the API takes new work.
-        .compose(v -> recovery.runOnce())
-        .onSuccess(pass -> LOG.info(nodeId + " reloaded " + pass.pagedIn() + " waiting tasks, released "
-            + pass.released() + " lapsed leases"))
-        .compose(pass -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, config.recovery().intervalMs()))))
+        .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
         .compose(v -> {
           http = new HttpVerticle(config, admission, journal, queues, metrics);
           return track(vertx.deployVerticle(http));

@@ -72,15 +72,26 @@ final class Problems {
           || t instanceof io.netty.channel.ConnectTimeoutException) {
         return true;
       }
-      if (t instanceof PgException pg && pg.getSqlState() != null
-          && (pg.getSqlState().startsWith("08") || pg.getSqlState().startsWith("57") || pg.getSqlState().startsWith("53"))) {
-        return true; // connection exceptions, operator intervention (shutdown), insufficient resources
+      if (t instanceof PgException pg && pg.getSqlState() != null && unavailableClass(pg.getSqlState())) {
+        return true;
       }
       if (t instanceof VertxException && String.valueOf(t.getMessage()).contains("Connection")) {
         return true;
       }
     }
     return false;
+  }
+
+  /**
+   * SQLSTATE classes that mean "the journal is not there right now", not "this request is wrong":
+   * connection exceptions (08), insufficient resources (53), operator intervention such as a
+   * shutdown (57), a database that is gone (3D) or refuses our role (28).
+   */
+  private static boolean unavailableClass(String sqlState) {
+    return switch (sqlState.substring(0, 2)) {
+      case "08", "53", "57", "3D", "28" -> true;
+      default -> false;
+    };
   }
 
   private static void send(RoutingContext ctx, int status, String type, String title, String detail,

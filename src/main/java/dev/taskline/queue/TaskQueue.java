@@ -34,6 +34,8 @@ public final class TaskQueue {
   private final Set<UUID> held = new HashSet<>();
   private int reserved;
   private Runnable onAvailable = () -> { };
+  private Runnable onRoom = () -> { };
+  private boolean journalHasMore;
 
   public TaskQueue(QueueConfig config) {
     this.config = config;
@@ -50,6 +52,20 @@ public final class TaskQueue {
   /** Called (outside the lock) whenever tasks were added; the worker uses it to wake up. */
   public synchronized void onAvailable(Runnable listener) {
     this.onAvailable = listener;
+  }
+
+  /**
+   * Called (outside the lock) when the queue falls to half its capacity while the journal is known
+   * to hold more waiting work than fitted: recovery uses it to page in at once instead of waiting
+   * for its next timed pass.
+   */
+  public synchronized void onRoom(Runnable listener) {
+    this.onRoom = listener;
+  }
+
+  /** Recovery found more waiting tasks in the journal than this queue had room for. */
+  public synchronized void journalHasMore(boolean more) {
+    this.journalHasMore = more;
   }
 
   /**
@@ -110,8 +126,20 @@ public final class TaskQueue {
   }
 
   /** The next task to run, or null. The task stays held until {@link #release}. */
-  public synchronized QueuedTask poll() {
-    return waiting.poll();
+  public QueuedTask poll() {
+    QueuedTask task;
+    Runnable listener = null;
+    synchronized (this) {
+      task = waiting.poll();
+      if (task != null && journalHasMore && waiting.size() + reserved <= config.capacity() / 2) {
+        journalHasMore = false;
+        listener = onRoom;
+      }
+    }
+    if (listener != null) {
+      listener.run();
+    }
+    return task;
   }
 
   /** This node is done with the task (finished, lost or handed back to the journal). */

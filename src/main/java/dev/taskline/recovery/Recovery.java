@@ -57,6 +57,9 @@ public final class Recovery {
       return pageIn(remaining, index + 1, pagedSoFar);
     }
     return journal.pageIn(queue.name(), queue.heldIds(), room).compose(found -> {
+      // A full page means the journal may hold more than fitted; the queue calls back for more
+      // once it has drained to half, so waiting work follows freed room without a timer.
+      queue.journalHasMore(found.size() == room);
       List<QueuedTask> tasks = new ArrayList<>(found.size());
       for (StoredTask stored : found) {
         tasks.add(new QueuedTask(stored.id(), stored.queue(), stored.type(), stored.payload(), stored.priority(),

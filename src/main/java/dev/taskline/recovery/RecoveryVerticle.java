@@ -1,44 +1,75 @@
 package dev.taskline.recovery;
 
+import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** Runs {@link Recovery#runOnce} on a timer, one pass at a time. */
+/** Runs {@link Recovery#runOnce} on a timer and when a queue asks for more, one pass at a time. */
 public final class RecoveryVerticle extends VerticleBase {
 
   private static final Logger LOG = Logger.getLogger(RecoveryVerticle.class.getName());
 
   private final Recovery recovery;
+  private final QueueRegistry queues;
   private final long intervalMs;
   private long timer = -1;
   private boolean passRunning;
+  private boolean again;
 
-  public RecoveryVerticle(Recovery recovery, long intervalMs) {
+  public RecoveryVerticle(Recovery recovery, QueueRegistry queues, long intervalMs) {
     this.recovery = recovery;
+    this.queues = queues;
     this.intervalMs = intervalMs;
   }
 
   @Override
   public Future<?> start() {
-    timer = vertx.setPeriodic(intervalMs, id -> tick());
-    return Future.succeededFuture();
+    for (TaskQueue queue : queues.all()) {
+      queue.onRoom(() -> context.runOnContext(v -> tick()));
+    }
+    // The first pass reloads what an earlier run left; the node takes no new work before it ends.
+    passRunning = true;
+    return recovery.runOnce()
+        .onSuccess(pass -> LOG.info("reloaded " + pass.pagedIn() + " waiting tasks, released "
+            + pass.released() + " lapsed leases"))
+        .eventually(() -> {
+          passRunning = false;
+          timer = vertx.setPeriodic(intervalMs, id -> tick());
+          if (again) {
+            again = false;
+            tick();
+          }
+          return Future.succeededFuture();
+        });
   }
 
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(timer);
+    for (TaskQueue queue : queues.all()) {
+      queue.onRoom(() -> { });
+    }
     return Future.succeededFuture();
   }
 
   private void tick() {
     if (passRunning) {
+      again = true;
       return;
     }
     passRunning = true;
     recovery.runOnce()
         .onFailure(e -> LOG.log(Level.WARNING, "recovery pass failed; will try again", e))
-        .onComplete(done -> passRunning = false);
+        .onComplete(done -> {
+          passRunning = false;
+          if (again) {
+            // A call for room came during the pass; it may have seen a fuller queue than now.
+            again = false;
+            tick();
+          }
+        });
   }
 }

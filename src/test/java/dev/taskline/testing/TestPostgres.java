@@ -32,7 +32,7 @@ public final class TestPostgres {
         adminUrl = external.trim();
       } else {
         Path dir = Files.createTempDirectory("taskline-test-pg");
-        EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dir);
+        EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dir, false);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
           try {
             server.close();
@@ -46,20 +46,30 @@ public final class TestPostgres {
     return adminUrl;
   }
 
-  /** Creates an empty database and returns its URL. */
-  public static String newDatabase() throws Exception {
-    String admin = adminUrl();
-    String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+  /** Drops a database made by {@link #newDatabase}, ending its sessions: the journal vanishes. */
+  public static void dropDatabase(String url) throws Exception {
+    String name = PgUrl.parse(url).getDatabase();
+    adminQuery("DROP DATABASE " + name + " WITH (FORCE)");
+  }
+
+  private static void adminQuery(String sql) throws Exception {
     Vertx vertx = Vertx.vertx();
     try {
-      Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).connectingTo(PgUrl.parse(admin))
+      Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).connectingTo(PgUrl.parse(adminUrl()))
           .using(vertx).build();
-      pool.query("CREATE DATABASE " + name).execute()
+      pool.query(sql).execute()
           .eventually(pool::close)
           .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
+  }
+
+  /** Creates an empty database and returns its URL. */
+  public static String newDatabase() throws Exception {
+    String admin = adminUrl();
+    String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+    adminQuery("CREATE DATABASE " + name);
     int slash = admin.lastIndexOf('/');
     int query = admin.indexOf('?', slash);
     return admin.substring(0, slash + 1) + name + (query < 0 ? "" : admin.substring(query));
