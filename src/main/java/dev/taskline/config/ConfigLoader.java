@@ -78,6 +78,9 @@ public final class ConfigLoader {
     if (root == null || root.isMissingNode()) {
       root = JSON.createObjectNode();
     }
+    if (!root.isObject()) {
+      throw new ConfigException("config must be a JSON object at the top level, got " + root.getNodeType());
+    }
     Node top = new Node("", root);
     top.only("http", "journal", "queues", "worker", "recovery");
 

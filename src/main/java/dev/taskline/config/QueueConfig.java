@@ -29,7 +29,7 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       throw new ConfigException(key + ".leaseMs must be at least 100, got " + leaseMs);
     }
     // A heartbeat that is not comfortably inside the lease lets a healthy worker lose its task.
-    if (heartbeatMs < 10 || heartbeatMs * 2 > leaseMs) {
+    if (heartbeatMs < 10 || heartbeatMs > leaseMs / 2) {
       throw new ConfigException(key + ".heartbeatMs must be at least 10 and at most half of leaseMs ("
           + leaseMs + "), got " + heartbeatMs);
     }

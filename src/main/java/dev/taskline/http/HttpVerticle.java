@@ -283,6 +283,9 @@ public final class HttpVerticle extends VerticleBase {
       throw ApiException.badRequest(name + " may be given once");
     }
     String value = values.get(0);
+    if (value.indexOf('\0') >= 0) {
+      throw ApiException.badRequest(name + " must not contain the NUL character");
+    }
     return value.isEmpty() ? null : value;
   }
 

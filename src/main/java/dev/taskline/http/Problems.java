@@ -41,6 +41,9 @@ final class Problems {
           .put("requested", e.requested()).put("retryAfterSeconds", e.retryAfterSeconds()), e.retryAfterSeconds());
     } else if (failure instanceof InvalidTaskException e) {
       send(ctx, 422, "invalid-task", "Invalid task", e.getMessage(), null, null);
+    } else if (failure instanceof io.vertx.ext.web.handler.HttpException e && e.getStatusCode() >= 400
+        && e.getStatusCode() < 500) {
+      byStatus(ctx, e.getStatusCode());
     } else if (failure instanceof DecodeException) {
       send(ctx, 400, "malformed-json", "Malformed JSON", "the body is not valid JSON", null, null);
     } else if (journalUnavailable(failure)) {

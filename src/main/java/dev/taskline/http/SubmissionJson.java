@@ -55,8 +55,35 @@ final class SubmissionJson {
     if (queue != null && !(queue instanceof String)) {
       throw ApiException.unprocessable(where + "queue must be a string");
     }
+    if (payload != null && containsNul(payload)) {
+      // PostgreSQL's jsonb cannot store U+0000; refusing it here keeps it from failing the insert.
+      throw ApiException.unprocessable(where + "payload must not contain the NUL character (\\u0000)");
+    }
+    if (text.indexOf('\0') >= 0 || (queue != null && ((String) queue).indexOf('\0') >= 0)) {
+      throw ApiException.unprocessable(where + "type and queue must not contain the NUL character");
+    }
     return new Submission(text, payload == null ? new JsonObject() : (JsonObject) payload, (String) queue,
         intOrNull(body, "priority", where), intOrNull(body, "maxAttempts", where), longOrNull(body, "timeoutMs", where));
+  }
+
+  private static boolean containsNul(Object value) {
+    if (value instanceof String text) {
+      return text.indexOf('\0') >= 0;
+    }
+    if (value instanceof JsonObject object) {
+      for (java.util.Map.Entry<String, Object> entry : object) {
+        if (entry.getKey().indexOf('\0') >= 0 || containsNul(entry.getValue())) {
+          return true;
+        }
+      }
+    } else if (value instanceof JsonArray array) {
+      for (Object item : array) {
+        if (containsNul(item)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static void unknownFields(JsonObject body, Set<String> known, String where) {

@@ -71,15 +71,36 @@ final class GroupCommit<R, T> {
       result = Future.failedFuture(e);
     }
     result.onComplete(done -> {
-      for (int i = 0; i < group.size(); i++) {
-        Waiting<R, T> waiting = group.get(i);
-        if (done.succeeded()) {
-          waiting.deliver(done.result().get(i), null);
-        } else {
-          waiting.deliver(null, done.cause());
+      if (done.succeeded()) {
+        for (int i = 0; i < group.size(); i++) {
+          group.get(i).deliver(done.result().get(i), null);
         }
+        flushNext();
+      } else if (group.size() == 1) {
+        group.get(0).deliver(null, done.cause());
+        flushNext();
+      } else {
+        // One bad request must not fail the others that happened to share its statement: run
+        // each alone, so that every caller gets the answer its own request deserves.
+        isolate(group, 0).onComplete(v -> flushNext());
       }
-      flushNext();
+    });
+  }
+
+  private Future<Void> isolate(List<Waiting<R, T>> group, int index) {
+    if (index == group.size()) {
+      return Future.succeededFuture();
+    }
+    Waiting<R, T> waiting = group.get(index);
+    Future<List<T>> alone;
+    try {
+      alone = flush.apply(List.of(waiting.request));
+    } catch (RuntimeException e) {
+      alone = Future.failedFuture(e);
+    }
+    return alone.transform(done -> {
+      waiting.deliver(done.succeeded() ? done.result().get(0) : null, done.succeeded() ? null : done.cause());
+      return isolate(group, index + 1);
     });
   }
 

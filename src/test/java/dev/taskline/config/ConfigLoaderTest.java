@@ -1,0 +1,154 @@
+package dev.taskline.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class ConfigLoaderTest {
+
+  private static final String PG = "postgresql://taskline:secret@db.example:5433/taskline";
+
+  @Test
+  void an_empty_config_gives_the_documented_defaults() {
+    TasklineConfig config = ConfigLoader.fromJson("{}", Map.of());
+    assertEquals("127.0.0.1", config.http().host());
+    assertEquals(8080, config.http().port());
+    assertEquals(1024 * 1024, config.http().bodyLimitBytes());
+    assertEquals(100, config.http().maxBatchSize());
+    assertEquals(Path.of("./data"), config.journal().dataDir());
+    assertNull(config.journal().pgUrl(), "no URL means the embedded PostgreSQL");
+    QueueConfig queue = config.queue("default");
+    assertEquals(4, queue.slots());
+    assertEquals(10_000, queue.capacity());
+    assertEquals(1, config.queues().size());
+  }
+
+  @Test
+  void the_default_queue_exists_even_when_only_other_queues_are_configured() {
+    TasklineConfig config = ConfigLoader.fromJson("{\"queues\":{\"fast\":{\"slots\":2}}}", Map.of());
+    assertEquals(2, config.queue("fast").slots());
+    assertEquals(4, config.queue("default").slots());
+  }
+
+  @Test
+  void a_queue_with_only_a_lease_gets_a_heartbeat_a_third_of_it() {
+    TasklineConfig config = ConfigLoader.fromJson("{\"queues\":{\"default\":{\"leaseMs\":9000}}}", Map.of());
+    assertEquals(3000, config.queue("default").heartbeatMs());
+  }
+
+  @Test
+  void the_environment_overrides_host_port_database_and_data_dir() {
+    String file = "{\"http\":{\"host\":\"10.0.0.1\",\"port\":9000},"
+        + "\"journal\":{\"pgUrl\":\"postgresql://a:b@file-host:5432/x\",\"dataDir\":\"/var/file\"}}";
+    TasklineConfig config = ConfigLoader.fromJson(file, Map.of(
+        ConfigLoader.ENV_HTTP_HOST, "0.0.0.0",
+        ConfigLoader.ENV_HTTP_PORT, "8181",
+        ConfigLoader.ENV_PG_URL, PG,
+        ConfigLoader.ENV_DATA_DIR, "/srv/taskline"));
+    assertEquals("0.0.0.0", config.http().host());
+    assertEquals(8181, config.http().port());
+    assertEquals(PG, config.journal().pgUrl());
+    assertEquals(Path.of("/srv/taskline"), config.journal().dataDir());
+  }
+
+  @Test
+  void blank_environment_values_do_not_override_the_file() {
+    // Compose files often pass "VAR=" for unset variables; that must not blank a setting.
+    TasklineConfig config = ConfigLoader.fromJson("{\"http\":{\"port\":9000}}",
+        Map.of(ConfigLoader.ENV_HTTP_PORT, "", ConfigLoader.ENV_HTTP_HOST, "  "));
+    assertEquals(9000, config.http().port());
+    assertEquals("127.0.0.1", config.http().host());
+  }
+
+  @Test
+  void the_packaged_config_file_parses() {
+    TasklineConfig config = ConfigLoader.fromFile(Path.of("conf/taskline.json"), Map.of());
+    assertEquals(8080, config.http().port());
+    assertEquals(4, config.queue("default").slots());
+    assertEquals(10_000, config.queue("default").capacity());
+    assertEquals(2, config.queue("matching").slots());
+  }
+
+  @Test
+  void load_reads_conf_taskline_json_from_the_working_directory() {
+    TasklineConfig config = ConfigLoader.load(Map.of());
+    assertEquals(1000, config.queue("matching").capacity());
+  }
+
+  @Test
+  void load_reads_the_file_named_by_TASKLINE_CONFIG_and_still_applies_the_environment(@TempDir Path dir)
+      throws Exception {
+    Path file = dir.resolve("node.json");
+    Files.writeString(file, "{\"queues\":{\"only-here\":{\"capacity\":7}}}");
+    TasklineConfig config = ConfigLoader.load(Map.of(ConfigLoader.ENV_CONFIG, file.toString(),
+        ConfigLoader.ENV_HTTP_PORT, "0"));
+    assertEquals(7, config.queue("only-here").capacity());
+    assertEquals(0, config.http().port());
+  }
+
+  static Stream<Arguments> badConfigs() {
+    return Stream.of(
+        Arguments.of("unknown top-level key", "{\"htpp\":{}}", Map.of(), "htpp"),
+        Arguments.of("unknown http key", "{\"http\":{\"prot\":1}}", Map.of(), "http.prot"),
+        Arguments.of("unknown queue key", "{\"queues\":{\"default\":{\"slot\":2}}}", Map.of(),
+            "queues.default.slot"),
+        Arguments.of("slots 0", "{\"queues\":{\"default\":{\"slots\":0}}}", Map.of(), "queues.default.slots"),
+        Arguments.of("capacity -1", "{\"queues\":{\"default\":{\"capacity\":-1}}}", Map.of(),
+            "queues.default.capacity"),
+        Arguments.of("heartbeat over half the lease",
+            "{\"queues\":{\"default\":{\"leaseMs\":1000,\"heartbeatMs\":501}}}", Map.of(),
+            "queues.default.heartbeatMs"),
+        Arguments.of("heartbeat so large that doubling it overflows",
+            "{\"queues\":{\"default\":{\"leaseMs\":1000,\"heartbeatMs\":4611686018427387904}}}", Map.of(),
+            "queues.default.heartbeatMs"),
+        Arguments.of("queue settings not an object", "{\"queues\":{\"default\":5}}", Map.of(), "queues.default"),
+        Arguments.of("bad queue name", "{\"queues\":{\"a b\":{}}}", Map.of(), "a b"),
+        Arguments.of("port as string", "{\"http\":{\"port\":\"8080\"}}", Map.of(), "http.port"),
+        Arguments.of("port as fraction", "{\"http\":{\"port\":80.5}}", Map.of(), "http.port"),
+        Arguments.of("port out of range", "{\"http\":{\"port\":70000}}", Map.of(), "http.port"),
+        Arguments.of("host as number", "{\"http\":{\"host\":1}}", Map.of(), "http.host"),
+        Arguments.of("TASKLINE_HTTP_PORT=abc", "{}", Map.of(ConfigLoader.ENV_HTTP_PORT, "abc"), "TASKLINE_HTTP_PORT"),
+        Arguments.of("pgUrl of another database",
+            "{\"journal\":{\"pgUrl\":\"mysql://u:p@localhost/db\"}}", Map.of(), "journal.pgUrl"),
+        Arguments.of("TASKLINE_PG_URL of another database", "{}",
+            Map.of(ConfigLoader.ENV_PG_URL, "jdbc:postgresql://localhost/db"), "TASKLINE_PG_URL"),
+        Arguments.of("invalid JSON", "{\"http\": {", Map.of(), "JSON"),
+        Arguments.of("section not an object", "{\"http\":[]}", Map.of(), "http"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badConfigs")
+  void a_bad_config_fails_with_a_message_that_names_the_key(String why, String json, Map<String, String> env,
+      String key) {
+    ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.fromJson(json, env));
+    assertTrue(e.getMessage().contains(key), "'" + e.getMessage() + "' should name " + key);
+  }
+
+  @Test
+  void TASKLINE_CONFIG_naming_a_missing_file_fails_and_names_the_variable(@TempDir Path dir) {
+    String missing = dir.resolve("missing.json").toString();
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(Map.of(ConfigLoader.ENV_CONFIG, missing)));
+    assertTrue(e.getMessage().contains(ConfigLoader.ENV_CONFIG), e.getMessage());
+    assertTrue(e.getMessage().contains(missing), e.getMessage());
+  }
+
+  @Test
+  void a_config_that_is_not_a_json_object_is_refused() {
+    // Otherwise a file holding an array or a number would silently start a node on the defaults,
+    // which is the very mistake refusing unknown keys is meant to catch.
+    assertThrows(ConfigException.class, () -> ConfigLoader.fromJson("[{\"http\":{\"port\":9000}}]", Map.of()));
+    assertThrows(ConfigException.class, () -> ConfigLoader.fromJson("42", Map.of()));
+  }
+}

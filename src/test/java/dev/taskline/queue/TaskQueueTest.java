@@ -1,0 +1,213 @@
+package dev.taskline.queue;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.taskline.config.QueueConfig;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class TaskQueueTest {
+
+  private static TaskQueue queue(int capacity) {
+    return new TaskQueue(new QueueConfig("q", 1, capacity, 30_000, 10_000));
+  }
+
+  private static QueuedTask task(UUID id, int priority, long enqueuedAtMillis) {
+    return new QueuedTask(id, "q", "sleep", new JsonObject(), priority, 0L, 0, 1, null, enqueuedAtMillis);
+  }
+
+  private static QueuedTask task(int priority, long enqueuedAtMillis) {
+    return task(UUID.randomUUID(), priority, enqueuedAtMillis);
+  }
+
+  private static List<UUID> ids(List<QueuedTask> tasks) {
+    return tasks.stream().map(QueuedTask::id).toList();
+  }
+
+  private static List<UUID> drain(TaskQueue queue) {
+    List<UUID> polled = new ArrayList<>();
+    for (QueuedTask t = queue.poll(); t != null; t = queue.poll()) {
+      polled.add(t.id());
+    }
+    return polled;
+  }
+
+  @Test
+  void higher_priority_polls_first_whatever_the_arrival_order() {
+    TaskQueue queue = queue(10);
+    QueuedTask low = task(-5, 1);
+    QueuedTask mid = task(0, 2);
+    QueuedTask high = task(7, 3);
+    assertEquals(3, queue.offer(List.of(low, mid, high)));
+    assertEquals(List.of(high.id(), mid.id(), low.id()), drain(queue));
+  }
+
+  @Test
+  void equal_priority_polls_the_oldest_first() {
+    TaskQueue queue = queue(10);
+    QueuedTask newer = task(3, 200);
+    QueuedTask older = task(3, 100);
+    queue.offer(List.of(newer, older));
+    assertEquals(List.of(older.id(), newer.id()), drain(queue));
+  }
+
+  @Test
+  void equal_priority_and_arrival_polls_the_smaller_id_first() {
+    // Ids are time-ordered, so the id breaks ties in arrival order within one millisecond.
+    TaskQueue queue = queue(10);
+    QueuedTask second = task(new UUID(0, 2), 0, 100);
+    QueuedTask first = task(new UUID(0, 1), 0, 100);
+    QueuedTask third = task(new UUID(1, 0), 0, 100);
+    queue.offer(List.of(third, second, first));
+    assertEquals(List.of(first.id(), second.id(), third.id()), drain(queue));
+  }
+
+  @Test
+  void an_empty_queue_polls_null() {
+    assertNull(queue(1).poll());
+  }
+
+  @Test
+  void a_reservation_that_would_overshoot_capacity_is_refused_and_reserves_nothing() {
+    TaskQueue queue = queue(5);
+    queue.offer(List.of(task(0, 1), task(0, 2)));
+    assertTrue(queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID())));
+    assertEquals(1, queue.room());
+
+    List<UUID> tooMany = List.of(UUID.randomUUID(), UUID.randomUUID());
+    assertFalse(queue.tryReserve(tooMany), "2 waiting + 2 reserved + 2 > 5");
+    assertEquals(1, queue.room(), "a refusal takes no room");
+    for (UUID id : tooMany) {
+      assertFalse(queue.heldIds().contains(id), "a refusal holds no id");
+    }
+    assertTrue(queue.tryReserve(List.of(UUID.randomUUID())), "exactly filling the queue is allowed");
+    assertEquals(0, queue.room());
+  }
+
+  @Test
+  void a_reservation_holds_its_ids_so_page_in_skips_them() {
+    TaskQueue queue = queue(5);
+    UUID id = UUID.randomUUID();
+    assertTrue(queue.tryReserve(List.of(id)));
+    assertTrue(queue.heldIds().contains(id));
+    assertEquals(0, queue.offer(List.of(task(id, 0, 1))), "page-in must not load a second copy");
+  }
+
+  @Test
+  void cancelling_a_reservation_gives_the_room_and_the_ids_back() {
+    TaskQueue queue = queue(3);
+    List<UUID> ids = List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID());
+    assertTrue(queue.tryReserve(ids));
+    assertFalse(queue.tryReserve(List.of(UUID.randomUUID())));
+
+    queue.cancelReservation(ids);
+    assertEquals(3, queue.room());
+    assertTrue(queue.heldIds().isEmpty());
+    assertTrue(queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID())));
+  }
+
+  @Test
+  void filling_a_reservation_makes_the_tasks_pollable_and_wakes_the_worker() {
+    TaskQueue queue = queue(3);
+    AtomicInteger wakeUps = new AtomicInteger();
+    queue.onAvailable(wakeUps::incrementAndGet);
+    QueuedTask a = task(0, 1);
+    QueuedTask b = task(1, 2);
+    assertTrue(queue.tryReserve(ids(List.of(a, b))));
+    assertNull(queue.poll(), "reserved tasks are not journaled yet, so not runnable");
+    assertEquals(0, wakeUps.get());
+
+    queue.fillReservation(List.of(a, b));
+    assertEquals(1, wakeUps.get());
+    assertEquals(2, queue.waiting());
+    assertEquals(1, queue.room(), "the reserved room became waiting room, not extra room");
+    assertEquals(List.of(b.id(), a.id()), drain(queue));
+    assertEquals(Set.of(a.id(), b.id()), Set.copyOf(queue.heldIds()), "polled tasks stay held while they run");
+  }
+
+  @Test
+  void offer_skips_ids_already_held_and_counts_only_what_it_added() {
+    TaskQueue queue = queue(10);
+    QueuedTask a = task(0, 1);
+    QueuedTask b = task(0, 2);
+    assertEquals(2, queue.offer(List.of(a, b)));
+    QueuedTask c = task(0, 3);
+    assertEquals(1, queue.offer(List.of(a, c, task(b.id(), 9, 9))));
+    assertEquals(3, queue.waiting());
+    assertEquals(List.of(a.id(), b.id(), c.id()), drain(queue), "the duplicate of b was not added at priority 9");
+  }
+
+  @Test
+  void offer_skips_ids_that_are_polled_and_still_running() {
+    TaskQueue queue = queue(10);
+    QueuedTask a = task(0, 1);
+    queue.offer(List.of(a));
+    assertEquals(a.id(), queue.poll().id());
+    assertEquals(0, queue.offer(List.of(a)));
+    assertNull(queue.poll());
+  }
+
+  @Test
+  void offer_stops_at_capacity() {
+    TaskQueue queue = queue(3);
+    assertTrue(queue.tryReserve(List.of(UUID.randomUUID())));
+    List<QueuedTask> page = List.of(task(0, 1), task(0, 2), task(0, 3), task(0, 4));
+    assertEquals(2, queue.offer(page), "one place is reserved, so two of four fit");
+    assertEquals(0, queue.room());
+    assertEquals(List.of(page.get(0).id(), page.get(1).id()), drain(queue));
+    assertFalse(queue.heldIds().contains(page.get(2).id()), "a task that did not fit is not held");
+  }
+
+  @Test
+  void offer_wakes_the_worker_only_when_it_added_something() {
+    TaskQueue queue = queue(1);
+    AtomicInteger wakeUps = new AtomicInteger();
+    queue.onAvailable(wakeUps::incrementAndGet);
+    queue.offer(List.of(task(0, 1)));
+    assertEquals(1, wakeUps.get());
+    queue.offer(List.of(task(0, 2)));
+    queue.offer(List.of());
+    assertEquals(1, wakeUps.get());
+  }
+
+  @Test
+  void a_released_id_may_be_offered_again() {
+    TaskQueue queue = queue(10);
+    QueuedTask a = task(0, 1);
+    queue.offer(List.of(a));
+    queue.poll();
+    queue.release(a.id());
+    assertFalse(queue.heldIds().contains(a.id()));
+    assertEquals(1, queue.offer(List.of(a)), "a task handed back to the journal may be paged in again");
+    assertEquals(a.id(), queue.poll().id());
+  }
+
+  @Test
+  void room_is_capacity_less_waiting_and_reserved_but_not_running() {
+    TaskQueue queue = queue(10);
+    assertEquals(10, queue.room());
+    queue.offer(List.of(task(0, 1), task(0, 2), task(0, 3)));
+    assertEquals(7, queue.room());
+    queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()));
+    assertEquals(5, queue.room());
+    queue.poll();
+    assertEquals(6, queue.room(), "a running task no longer takes waiting room");
+    assertEquals(2, queue.waiting());
+  }
+
+  @Test
+  void the_oldest_waiting_age_is_measured_from_the_earliest_arrival() {
+    TaskQueue queue = queue(10);
+    assertEquals(0, queue.oldestWaitingAgeMs(1_000));
+    queue.offer(List.of(task(9, 700), task(0, 400)));
+    assertEquals(600, queue.oldestWaitingAgeMs(1_000));
+  }
+}
