@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
 /**
@@ -96,13 +95,20 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
       // SIGINT is PostgreSQL's fast shutdown; ProcessHandle only offers TERM (smart: waits for
       // clients) and KILL (leaves shared memory behind), hence kill(1).
       new ProcessBuilder("kill", "-INT", Long.toString(pid)).inheritIO().start().waitFor();
-      process.get().onExit().get(LEFTOVER_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      // PostgreSQL removes its pid file as the last step of a clean shutdown. Waiting on that,
+      // rather than on the process, also works where nobody reaps the orphan and it lingers as a
+      // zombie (a JVM as PID 1 in a container).
+      long deadline = System.nanoTime() + LEFTOVER_STOP_WAIT.toNanos();
+      while (Files.exists(pidFile) && process.get().isAlive()) {
+        if (System.nanoTime() > deadline) {
+          throw new IOException("the leftover PostgreSQL " + pid + " on " + pgData + " did not stop within "
+              + LEFTOVER_STOP_WAIT.toSeconds() + " s");
+        }
+        Thread.sleep(50);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while stopping the leftover PostgreSQL " + pid, e);
-    } catch (Exception e) {
-      throw new IOException("the leftover PostgreSQL " + pid + " on " + pgData + " did not stop within "
-          + LEFTOVER_STOP_WAIT.toSeconds() + " s", e);
     }
   }
 }

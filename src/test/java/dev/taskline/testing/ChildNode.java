@@ -103,6 +103,19 @@ public final class ChildNode implements AutoCloseable {
    * would otherwise make it fail with NoClassDefFoundError halfway through.
    */
   public static String snapshotClassPath(Path into) throws IOException {
+    // A concurrent build may delete a file while it is being walked: take a fresh copy then.
+    for (int round = 1; ; round++) {
+      try {
+        return copyClassPath(into.resolve("round-" + round));
+      } catch (IOException | UncheckedIOException e) {
+        if (round == 3) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static String copyClassPath(Path into) throws IOException {
     List<String> entries = new ArrayList<>();
     int n = 0;
     for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {

@@ -1,0 +1,366 @@
+package dev.taskline.recovery;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.taskline.testing.ChildNode;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Black-box: every task answered 202 reaches exactly one terminal state although the node is killed
+ * with SIGKILL mid-run and started again on the same data. The node runs as a child JVM on its
+ * embedded PostgreSQL, which outlives the SIGKILL; the second start must stop that leftover and
+ * come up on the same data, and the tasks the dead node held must be taken over once their leases
+ * lapse.
+ */
+class KillRecoveryTest {
+
+  private static final String CONFIG = """
+      {"queues":{"default":{"slots":4,"capacity":1000,"leaseMs":1500,"heartbeatMs":300}},
+       "recovery":{"intervalMs":200}}
+      """;
+  private static final int BATCHES = 3;
+  private static final int PER_BATCH = 10;
+  private static final int TASKS = BATCHES * PER_BATCH;
+  private static final Duration START_WAIT = Duration.ofSeconds(120);
+  private static final Duration FINISH_WAIT = Duration.ofSeconds(120);
+  private static final Set<String> TERMINAL = Set.of("succeeded", "failed", "cancelled");
+
+  @TempDir
+  Path tmp;
+
+  private final List<ChildNode> children = new ArrayList<>();
+  private String classPath;
+
+  @AfterEach
+  void cleanUp() {
+    // Only what this test started: its child JVMs, then any PostgreSQL they left on this test's
+    // own data directory (found by that unique path on its command line).
+    for (ChildNode child : children) {
+      child.close();
+    }
+    List<ProcessHandle> leftovers = processesOnDataDir();
+    for (ProcessHandle p : leftovers) {
+      System.err.println("cleanup: stopping leftover " + describe(p));
+      p.destroy();
+    }
+    for (ProcessHandle p : leftovers) {
+      try {
+        p.onExit().get(15, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        p.destroyForcibly();
+      }
+    }
+  }
+
+  @Test
+  @Timeout(value = 4, unit = TimeUnit.MINUTES)
+  void every_accepted_task_ends_exactly_once_across_kill_and_restart() throws Exception {
+    Path dataDir = Files.createDirectories(tmp.resolve("data"));
+    Path configFile = tmp.resolve("taskline.json");
+    Files.writeString(configFile, CONFIG, StandardCharsets.UTF_8);
+    Map<String, String> env = new HashMap<>();
+    env.put("TASKLINE_HTTP_PORT", "0");
+    env.put("TASKLINE_HTTP_HOST", "127.0.0.1");
+    env.put("TASKLINE_DATA_DIR", dataDir.toString());
+    env.put("TASKLINE_CONFIG", configFile.toString());
+    env.put("TASKLINE_PG_URL", null); // removed: the node must start its embedded PostgreSQL
+    long t0 = System.nanoTime();
+    classPath = ChildNode.snapshotClassPath(Files.createDirectories(tmp.resolve("classpath")));
+
+    // --- first node: accept work, let it get going, then SIGKILL it mid-run ---
+    ChildNode first = startChild("node1", env);
+    System.err.printf("node1 listening on %d after %d ms%n", first.port(), elapsedMs(t0));
+
+    List<String> ids = new ArrayList<>();
+    for (int b = 0; b < BATCHES; b++) {
+      JsonArray tasks = new JsonArray();
+      for (int i = 0; i < PER_BATCH; i++) {
+        tasks.add(new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 400).put("steps", 4)));
+      }
+      HttpResponse<String> answer = first.post("/api/batches", new JsonObject().put("tasks", tasks));
+      assertEquals(202, answer.statusCode(), () -> "batch answered " + answer.statusCode() + ": " + answer.body());
+      JsonArray accepted = new JsonObject(answer.body()).getJsonArray("tasks");
+      assertEquals(PER_BATCH, accepted.size(), answer::body);
+      for (int i = 0; i < accepted.size(); i++) {
+        ids.add(accepted.getJsonObject(i).getString("id"));
+      }
+    }
+    assertEquals(TASKS, new LinkedHashSet<>(ids).size(), () -> "ids not distinct: " + ids);
+
+    // Kill while some attempt is early in its 400 ms (progress 0 or 25 %, so 50 ms or more to go):
+    // tasks claimed together also finish together, and a kill just as they all end would leave
+    // nothing for the second node to take over.
+    Map<String, JsonObject> rows = new HashMap<>();
+    Map<String, String> beforeKill = pollStates(first, ids, Duration.ofSeconds(60), rows,
+        s -> count(s, "succeeded") >= 1 && rows.values().stream().anyMatch(KillRecoveryTest::earlyInRun),
+        "at least one task succeeded and one running at progress < 75 %");
+    first.kill(Duration.ofSeconds(30));
+    System.err.printf("node1 killed after %d ms; states just before: %s, progress of the running: %s%n",
+        elapsedMs(t0), histogram(beforeKill), rows.values().stream().filter(r -> "running".equals(r.getString("state")))
+            .map(r -> r.getJsonObject("progress").getInteger("percent")).toList());
+
+    // The embedded PostgreSQL is a separate process and must have outlived the JVM.
+    long leftoverPid = postmasterPid(dataDir).orElseThrow(() -> new AssertionError(
+        "no postmaster.pid under " + dataDir + " after the SIGKILL; node1 log:\n" + first.log()));
+    assertTrue(ProcessHandle.of(leftoverPid).map(ProcessHandle::isAlive).orElse(false),
+        "expected the embedded PostgreSQL (pid " + leftoverPid + ") to outlive the killed JVM");
+
+    // --- second node on the same data: it stops the leftover and takes the work over ---
+    ChildNode second = startChild("node2", env);
+    System.err.printf("node2 listening on %d after %d ms%n", second.port(), elapsedMs(t0));
+    assertTrue(second.log().contains("from an earlier run still holds"),
+        "node2 should have reported stopping the leftover PostgreSQL; its log:\n" + second.log());
+    assertFalse(ProcessHandle.of(leftoverPid).map(ProcessHandle::isAlive).orElse(false),
+        "the leftover PostgreSQL " + leftoverPid + " is still alive after node2 came up");
+
+    Map<String, String> end = pollStates(second, ids, FINISH_WAIT, new HashMap<>(),
+        s -> s.values().stream().allMatch(TERMINAL::contains), "all " + TASKS + " tasks terminal");
+    System.err.printf("all terminal after %d ms: %s%n", elapsedMs(t0), histogram(end));
+
+    // --- the invariant, task by task, from the journal's history ---
+    String node1 = first.nodeId() + "/";
+    String node2 = second.nodeId() + "/";
+    List<String> problems = new ArrayList<>();
+    Set<String> takenOver = new LinkedHashSet<>();
+    for (String id : ids) {
+      JsonObject task = second.getJson("/api/tasks/" + id);
+      List<String> taskProblems = checkTask(task, node1, node2, takenOver);
+      if ("running".equals(beforeKill.get(id))
+          && events(task).stream().noneMatch(e -> "claimed".equals(e.getString("reason"))
+              && e.getString("workerId", "").startsWith(node1))) {
+        taskProblems.add("was running before the kill but has no claim by " + node1);
+      }
+      if (!taskProblems.isEmpty()) {
+        problems.add(id + ": " + String.join("; ", taskProblems) + "\n    " + task.encode());
+      }
+    }
+    System.err.printf("tasks taken over after the kill: %d %s%n", takenOver.size(), takenOver);
+    if (!problems.isEmpty()) {
+      fail(problems.size() + " task(s) break the invariant:\n" + String.join("\n", problems)
+          + "\n--- node1 log ---\n" + first.log() + "\n--- node2 log ---\n" + second.log());
+    }
+    assertFalse(takenOver.isEmpty(), "no task was running at the kill, so no takeover was exercised; "
+        + "states just before the kill: " + beforeKill);
+
+    // --- graceful stop: the shutdown hook stops the embedded PostgreSQL; nothing may be left ---
+    int exit = second.stop(Duration.ofSeconds(60));
+    System.err.printf("node2 exited with %d after SIGTERM, at %d ms%n", exit, elapsedMs(t0));
+    long orphanDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    List<ProcessHandle> orphans = processesOnDataDir();
+    while (!orphans.isEmpty() && System.nanoTime() < orphanDeadline) {
+      pause(100);
+      orphans = processesOnDataDir();
+    }
+    assertTrue(orphans.isEmpty(), () -> "processes still running on " + tmp.resolve("data") + " after node2 stopped: "
+        + processesOnDataDir().stream().map(KillRecoveryTest::describe).toList() + "\n--- node2 log ---\n"
+        + second.log());
+    System.err.printf("done in %d ms%n", elapsedMs(t0));
+  }
+
+  /**
+   * One task's history must read: submitted, then claims; every claim but the last ends in
+   * lease_expired (of that very lease), the last in the one and only succeeded event; lease versions
+   * only grow; attempt counts the claims.
+   */
+  private static List<String> checkTask(JsonObject task, String node1, String node2, Set<String> takenOver) {
+    List<String> problems = new ArrayList<>();
+    String id = task.getString("id");
+    List<JsonObject> history = events(task);
+    if (!"succeeded".equals(task.getString("state"))) {
+      problems.add("state is " + task.getString("state") + ", not succeeded");
+    }
+    long succeeded = history.stream().filter(e -> "succeeded".equals(e.getString("reason"))).count();
+    if (succeeded != 1) {
+      problems.add(succeeded + " 'succeeded' events, expected exactly 1");
+    }
+    List<JsonObject> terminal = history.stream().filter(e -> TERMINAL.contains(e.getString("to"))).toList();
+    if (terminal.size() != 1) {
+      problems.add(terminal.size() + " events into a terminal state, expected exactly 1");
+    }
+    List<JsonObject> claims = history.stream().filter(e -> "claimed".equals(e.getString("reason"))).toList();
+    if (task.getInteger("attempt") != claims.size()) {
+      problems.add("attempt is " + task.getInteger("attempt") + " but there are " + claims.size() + " claims");
+    }
+    if (history.isEmpty() || !"submitted".equals(history.get(0).getString("reason"))) {
+      problems.add("history does not start with 'submitted'");
+    }
+    long lastEventId = Long.MIN_VALUE;
+    long maxVersion = -1;
+    for (int i = 0; i < history.size(); i++) {
+      JsonObject e = history.get(i);
+      long eventId = e.getLong("eventId");
+      if (eventId <= lastEventId) {
+        problems.add("event ids not increasing at #" + i);
+      }
+      lastEventId = eventId;
+      Long version = e.getLong("leaseVersion");
+      String reason = e.getString("reason");
+      if (version != null) {
+        boolean newLease = "claimed".equals(reason) || "lease_expired".equals(reason);
+        if (newLease ? version <= maxVersion : version < maxVersion) {
+          problems.add("lease version " + version + " of '" + reason + "' at #" + i + " after version " + maxVersion);
+        }
+        maxVersion = Math.max(maxVersion, version);
+      }
+      if (!"claimed".equals(reason)) {
+        continue;
+      }
+      String worker = e.getString("workerId", "");
+      if (!worker.startsWith(node1) && !worker.startsWith(node2)) {
+        problems.add("claimed by unknown worker " + worker);
+      }
+      JsonObject next = i + 1 < history.size() ? history.get(i + 1) : null;
+      if (next == null) {
+        problems.add("claim at #" + i + " (v" + version + ") is the last event: never finished");
+      } else if ("succeeded".equals(next.getString("reason"))) {
+        if (!worker.equals(next.getString("workerId")) || !version.equals(next.getLong("leaseVersion"))) {
+          problems.add("succeeded event at #" + (i + 1) + " is not by the claim's lease (" + worker + " v" + version + ")");
+        }
+        if (i + 2 != history.size()) {
+          problems.add("events after 'succeeded': " + history.subList(i + 2, history.size()));
+        }
+      } else if ("lease_expired".equals(next.getString("reason"))) {
+        JsonObject detail = next.getJsonObject("detail", new JsonObject());
+        if (!version.equals(detail.getLong("previousLeaseVersion")) || !worker.equals(detail.getString("previousWorker"))) {
+          problems.add("lease_expired at #" + (i + 1) + " does not name the claim's lease: " + detail);
+        }
+        JsonObject reclaim = history.subList(i + 2, history.size()).stream()
+            .filter(x -> "claimed".equals(x.getString("reason"))).findFirst().orElse(null);
+        if (reclaim == null || reclaim.getLong("leaseVersion") <= version) {
+          problems.add("lease_expired at #" + (i + 1) + " is not followed by a claim with a higher lease version");
+        }
+        if (worker.startsWith(node1)) {
+          takenOver.add(id);
+        } else {
+          problems.add("a lease of the surviving node lapsed (" + worker + " v" + version + ")");
+        }
+      } else {
+        problems.add("claim at #" + i + " is followed by '" + next.getString("reason") + "'");
+      }
+    }
+    return problems;
+  }
+
+  private ChildNode startChild(String name, Map<String, String> env) throws IOException {
+    ChildNode child = ChildNode.start(name, tmp, env, classPath);
+    children.add(child);
+    child.awaitListening(START_WAIT);
+    return child;
+  }
+
+  /**
+   * Polls GET /api/tasks until {@code done} holds for our tasks' states (our rows of the last answer
+   * are left in {@code rows}); fails with the last answer.
+   */
+  private static Map<String, String> pollStates(ChildNode node, List<String> ids, Duration wait,
+      Map<String, JsonObject> rows, Predicate<Map<String, String>> done, String what) {
+    long deadline = System.nanoTime() + wait.toNanos();
+    Set<String> ours = Set.copyOf(ids);
+    Map<String, String> states = Map.of();
+    while (true) {
+      JsonArray page = node.getJson("/api/tasks?limit=1000").getJsonArray("tasks");
+      rows.clear();
+      for (int i = 0; i < page.size(); i++) {
+        JsonObject row = page.getJsonObject(i);
+        if (ours.contains(row.getString("id"))) {
+          rows.put(row.getString("id"), row);
+        }
+      }
+      states = new LinkedHashMap<>();
+      for (String id : ids) {
+        JsonObject row = rows.get(id);
+        states.put(id, row == null ? "<missing>" : row.getString("state"));
+      }
+      if (done.test(states)) {
+        return states;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("not reached within " + wait + ": " + what + "; last states " + histogram(states)
+            + " " + states + "\n--- " + node.name + " log ---\n" + node.log());
+      }
+      pause(25);
+    }
+  }
+
+  /** Running and at most at its first progress step: the attempt has a good while to go. */
+  private static boolean earlyInRun(JsonObject row) {
+    return "running".equals(row.getString("state"))
+        && row.getJsonObject("progress", new JsonObject()).getInteger("percent", 0) < 75;
+  }
+
+  private static List<JsonObject> events(JsonObject task) {
+    JsonArray history = task.getJsonArray("history", new JsonArray());
+    List<JsonObject> list = new ArrayList<>(history.size());
+    for (int i = 0; i < history.size(); i++) {
+      list.add(history.getJsonObject(i));
+    }
+    return list;
+  }
+
+  private static long count(Map<String, String> states, String state) {
+    return states.values().stream().filter(state::equals).count();
+  }
+
+  private static Map<String, Long> histogram(Map<String, String> states) {
+    return states.values().stream().collect(Collectors.groupingBy(s -> s, TreeMap::new, Collectors.counting()));
+  }
+
+  private static Optional<Long> postmasterPid(Path dataDir) throws IOException {
+    Path pidFile = dataDir.resolve("pg").resolve("postmaster.pid");
+    if (!Files.isRegularFile(pidFile)) {
+      return Optional.empty();
+    }
+    List<String> lines = Files.readAllLines(pidFile);
+    return lines.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(lines.get(0).trim()));
+  }
+
+  /** Live processes whose command line mentions this test's data directory (the child JVMs' does not). */
+  private List<ProcessHandle> processesOnDataDir() {
+    String marker = tmp.resolve("data").toAbsolutePath().normalize().toString();
+    long self = ProcessHandle.current().pid();
+    return ProcessHandle.allProcesses()
+        .filter(p -> p.pid() != self && p.isAlive())
+        .filter(p -> p.info().commandLine().map(c -> c.contains(marker)).orElse(false))
+        .toList();
+  }
+
+  private static String describe(ProcessHandle p) {
+    return p.pid() + " " + p.info().commandLine().orElse("?");
+  }
+
+  /** A short pause in a polling loop with a deadline. */
+  private static void pause(long ms) {
+    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(ms));
+  }
+
+  private static long elapsedMs(long startNanos) {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+  }
+}
