@@ -47,35 +47,54 @@ SELECT id, lease_version, attempt FROM claimed;
 
 -- name: finish
 -- $1 ids, $2 lease versions, $3 worker ids, $4 target states, $5 results (JSON text),
--- $6 errors (JSON text), $7 reasons, $8 now
--- Fenced: lands only while state, worker and version match and the lease is live, checked in the
--- statement that writes. A stale worker's row is not returned and the caller counts it.
+-- $6 errors (JSON text), $7 reasons, $8 run_at (for a return to pending), $9 attempt adjustments,
+-- $10 lease version bumps, $11 now
+-- Ends an attempt: in a terminal state, or back to pending (a retry, a snooze, a release at
+-- shutdown). Fenced: lands only while state, worker and version match and the lease is live,
+-- checked in the statement that writes. A stale worker's row is not returned and the caller counts
+-- it. A task asked to cancel never goes back to pending: it ends cancelled.
 WITH req AS (
-  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-         AS r(id, lease_version, worker_id, to_state, result, error, reason)
+  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                       $8::timestamptz[], $9::int[], $10::int[])
+         AS r(id, lease_version, worker_id, to_state, result, error, reason, run_at, attempt_delta, version_bump)
+), decided AS (
+  SELECT req.*, CASE WHEN t.cancel_requested AND req.to_state = 'pending' THEN 'cancelled' ELSE req.to_state END AS final_state,
+         CASE WHEN t.cancel_requested AND req.to_state = 'pending' THEN 'cancelled' ELSE req.reason END AS final_reason
+    FROM req JOIN tasks t ON t.id = req.id
+   WHERE t.state = 'running' AND t.worker_id = req.worker_id
+     AND t.lease_version = req.lease_version AND t.lease_expires_at > $11
 ), done AS (
   UPDATE tasks t
-     SET state = req.to_state, result = req.result::jsonb, error = req.error::jsonb,
-         progress_percent = CASE WHEN req.to_state = 'succeeded' THEN 100 ELSE t.progress_percent END,
-         worker_id = NULL, lease_expires_at = NULL, finished_at = $8, updated_at = $8
-    FROM req
-   WHERE t.id = req.id AND t.state = 'running' AND t.worker_id = req.worker_id
-     AND t.lease_version = req.lease_version AND t.lease_expires_at > $8
-  RETURNING t.id, t.lease_version, t.attempt, req.worker_id, req.to_state, req.reason, req.error
+     SET state = d.final_state, result = d.result::jsonb, error = d.error::jsonb,
+         progress_percent = CASE WHEN d.final_state = 'succeeded' THEN 100 ELSE t.progress_percent END,
+         run_at = COALESCE(d.run_at, t.run_at),
+         attempt = t.attempt + d.attempt_delta,
+         lease_version = t.lease_version + d.version_bump,
+         worker_id = NULL, lease_expires_at = NULL,
+         cancel_requested = false,
+         finished_at = CASE WHEN d.final_state = 'pending' THEN NULL ELSE $11 END,
+         updated_at = $11
+    FROM decided d
+   WHERE t.id = d.id AND t.state = 'running' AND t.worker_id = d.worker_id AND t.lease_version = d.lease_version
+  RETURNING t.id, t.state, t.lease_version, t.attempt, d.worker_id, d.final_reason, d.error, d.run_at
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
-  SELECT id, 'running', to_state, reason, worker_id, lease_version, attempt, $8, error::jsonb FROM done
+  SELECT id, 'running', state, final_reason, worker_id, lease_version, attempt, $11,
+         CASE WHEN run_at IS NULL THEN error::jsonb
+              ELSE COALESCE(error::jsonb, '{}'::jsonb) || jsonb_build_object('runAt', run_at) END
+    FROM done
 )
-SELECT id FROM done;
+SELECT id, state FROM done;
 
 -- name: heartbeat
--- $1 ids, $2 lease versions, $3 worker ids, $4 new deadlines, $5 now
+-- $1 ids, $2 lease versions, $3 worker ids, $4 new deadlines, $5 now. Also tells the holder
+-- whether someone asked to cancel, which is how a worker on another node learns of it.
 UPDATE tasks t
    SET lease_expires_at = r.lease_expires_at
   FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[]) AS r(id, lease_version, worker_id, lease_expires_at)
  WHERE t.id = r.id AND t.state = 'running' AND t.worker_id = r.worker_id
    AND t.lease_version = r.lease_version AND t.lease_expires_at > $5
-RETURNING t.id;
+RETURNING t.id, t.cancel_requested;
 
 -- name: progress
 -- $1 ids, $2 lease versions, $3 worker ids, $4 percents, $5 messages, $6 now
@@ -111,14 +130,107 @@ WITH expired AS (
 SELECT id, queue FROM released;
 
 -- name: page_in
--- $1 queue, $2 now, $3 ids already held in memory, $4 most rows. Oldest first within priority.
+-- $1 queue, $2 now, $3 ids already held in memory, $4 most rows, $5 the queue's aging rate
+-- (priority points per second of waiting). The same order as the in-memory queue: effective
+-- priority = priority + rate * seconds waited, which ranks like priority - rate * run_at.
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, created_at
+       timeout_ms, run_at
   FROM tasks
  WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
- ORDER BY priority DESC, created_at, id
+ ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id
  LIMIT $4
    FOR UPDATE SKIP LOCKED;
+
+-- name: cancel
+-- $1 task ids, $2 batch id (or null), $3 now. A pending task is cancelled at once (and its version
+-- bumped, so that any queued copy fails its claim); a running one is asked to stop.
+-- Answers one row per task found: its state before, and after.
+WITH target AS (
+  SELECT id, state FROM tasks
+   WHERE id = ANY ($1::uuid[]) OR ($2::uuid IS NOT NULL AND batch_id = $2)
+   FOR UPDATE
+), pend AS (
+  UPDATE tasks t
+     SET state = 'cancelled', lease_version = t.lease_version + 1, finished_at = $3, updated_at = $3
+    FROM target
+   WHERE t.id = target.id AND target.state = 'pending'
+  RETURNING t.id, t.lease_version, t.attempt
+), run AS (
+  UPDATE tasks t SET cancel_requested = true, updated_at = $3
+    FROM target
+   WHERE t.id = target.id AND target.state = 'running' AND NOT t.cancel_requested
+  RETURNING t.id, t.worker_id, t.lease_version, t.attempt
+), ev AS (
+  INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
+  SELECT id, 'pending', 'cancelled', 'cancelled', NULL, lease_version, attempt, $3 FROM pend
+  UNION ALL
+  SELECT id, 'running', 'running', 'cancel_requested', worker_id, lease_version, attempt, $3 FROM run
+)
+SELECT target.id, target.state AS before,
+       CASE WHEN target.state = 'pending' THEN 'cancelled' ELSE target.state END AS after
+  FROM target;
+
+-- name: retry
+-- $1 task ids, $2 now. Failed or cancelled tasks go back to pending with fresh attempts. The
+-- version bump fences anything that still holds an old copy.
+WITH target AS (
+  SELECT id, state FROM tasks WHERE id = ANY ($1::uuid[]) AND state IN ('failed', 'cancelled') FOR UPDATE
+), back AS (
+  UPDATE tasks t
+     SET state = 'pending', attempt = 0, lease_version = t.lease_version + 1, run_at = $2,
+         finished_at = NULL, cancel_requested = false, result = NULL, updated_at = $2
+    FROM target
+   WHERE t.id = target.id
+  RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
+            t.max_attempts, t.timeout_ms, t.run_at
+), ev AS (
+  INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at)
+  SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, $2
+    FROM back JOIN target ON target.id = back.id
+)
+SELECT * FROM back;
+
+-- name: failed_ids
+-- $1 queue, $2 type (or null), $3 most rows: dead letters for a bulk retry, oldest first.
+SELECT id FROM tasks
+ WHERE state = 'failed' AND queue = $1 AND ($2::text IS NULL OR type = $2)
+ ORDER BY id
+ LIMIT $3;
+
+-- name: idempotency_lookup
+-- $1 key, $2 now
+SELECT request_hash, response FROM idempotency_keys WHERE key = $1 AND expires_at > $2;
+
+-- name: idempotency_claim
+-- $1 key, $2 request hash, $3 response, $4 now, $5 expiry. Takes the key unless a live row holds
+-- it; an expired row is taken over. No row back means another request owns the key.
+INSERT INTO idempotency_keys (key, request_hash, response, created_at, expires_at)
+VALUES ($1, $2, $3::jsonb, $4, $5)
+ON CONFLICT (key) DO UPDATE
+   SET request_hash = EXCLUDED.request_hash, response = EXCLUDED.response,
+       created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+ WHERE idempotency_keys.expires_at <= $4
+RETURNING key;
+
+-- name: delete_expired_keys
+-- $1 now, $2 most rows
+DELETE FROM idempotency_keys
+ WHERE key IN (SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2);
+
+-- name: delete_finished
+-- $1 cut-off, $2 most rows. Retention: finished tasks older than the cut-off go with their history.
+WITH gone AS (
+  DELETE FROM tasks
+   WHERE id IN (SELECT id FROM tasks WHERE finished_at < $1 ORDER BY finished_at LIMIT $2)
+  RETURNING id, batch_id
+), events AS (
+  DELETE FROM task_events WHERE task_id IN (SELECT id FROM gone)
+), batches_gone AS (
+  DELETE FROM batches b
+   WHERE b.id IN (SELECT batch_id FROM gone WHERE batch_id IS NOT NULL)
+     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.batch_id = b.id AND t.id NOT IN (SELECT id FROM gone))
+)
+SELECT count(*) AS deleted FROM gone;
 
 -- name: get_task
 SELECT * FROM tasks WHERE id = $1;

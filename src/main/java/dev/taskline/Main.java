@@ -9,8 +9,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** Starts a node from {@code conf/} and the environment, and stops it on SIGTERM. */
+/** Starts a node from {@code conf/} and the environment; on SIGTERM drains it, then stops it. */
 public final class Main {
+
+  static {
+    // Before any logger exists, or the JVM's own manager is already in place.
+    System.setProperty("java.util.logging.manager", LogManagerForShutdown.class.getName());
+    System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+  }
 
   private static final Logger LOG = Logger.getLogger(Main.class.getName());
 
@@ -18,7 +24,6 @@ public final class Main {
   }
 
   public static void main(String[] args) {
-    System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
     TasklineConfig config;
     try {
       config = ConfigLoader.load(System.getenv());
@@ -38,12 +43,20 @@ public final class Main {
 
   private static void stop(Vertx vertx, Taskline node) {
     CountDownLatch stopped = new CountDownLatch(1);
-    node.close().eventually(vertx::close).onComplete(v -> stopped.countDown());
+    node.shutdown()
+        .eventually(node::close)
+        .eventually(vertx::close)
+        .onComplete(v -> {
+          LOG.info("stopped");
+          stopped.countDown();
+        });
     try {
-      // The shutdown hook thread may block; the JVM exits when it returns.
+      // The JVM exits when this hook returns, so the hook waits for the drain to end.
       stopped.await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } finally {
+      LogManagerForShutdown.shutdownDone();
     }
   }
 }

@@ -19,7 +19,11 @@ import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
+import dev.taskline.admission.Control;
+import dev.taskline.queue.Promoter;
 import java.time.Clock;
+import java.time.Duration;
+import java.util.function.DoubleSupplier;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -42,7 +46,13 @@ public final class Taskline {
   private final QueueRegistry queues;
   private final TasklineMetrics metrics;
   private final Recovery recovery;
+  private final Promoter promoter;
+  private final Clock clock;
+  private final TasklineConfig config;
   private final List<String> deployments = new ArrayList<>();
+  private final List<WorkerVerticle> workers = new ArrayList<>();
+  private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
+  private Admission admission;
   private HttpVerticle http;
 
   private Taskline(Vertx vertx, TasklineConfig config, Clock clock, EmbeddedPostgresServer embedded, String pgUrl) {
@@ -60,11 +70,23 @@ public final class Taskline {
     for (TaskQueue queue : queues.all()) {
       metrics.register(queue);
     }
-    this.recovery = new Recovery(journal, queues, metrics, config.recovery().batchSize());
+    this.recovery = new Recovery(journal, queues, metrics, config.recovery().batchSize(),
+        Duration.ofMillis(config.retention().finishedTaskTtlMs()));
+    this.promoter = new Promoter(queues, clock);
+    this.clock = clock;
+    this.config = config;
   }
 
   /** Starts a node: journal (embedded unless a URL is configured), migrations, workers, recovery, API. */
   public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock) {
+    return start(vertx, config, clock, null);
+  }
+
+  /**
+   * As {@link #start(Vertx, TasklineConfig, Clock)}, with the source of retry jitter (draws from
+   * [0, 1]) set, so that tests can make backoff delays exact.
+   */
+  public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock, DoubleSupplier jitter) {
     Future<EmbeddedPostgresServer> embedded = config.journal().pgUrl() != null
         ? Future.succeededFuture(null)
         // Starting PostgreSQL takes seconds and blocks; it runs on a worker thread.
@@ -72,18 +94,23 @@ public final class Taskline {
     return embedded.compose(server -> {
       String url = server == null ? config.journal().pgUrl() : server.url();
       Taskline node = new Taskline(vertx, config, clock, server, url);
+      if (jitter != null) {
+        node.jitter = jitter;
+      }
       return node.deploy(config).recover(e -> node.close().transform(ignored -> Future.failedFuture(e)));
     });
   }
 
   private Future<Taskline> deploy(TasklineConfig config) {
     HandlerRegistry handlers = HandlerRegistry.fromClasspath();
-    Admission admission = new Admission(config, queues, handlers, journal, metrics, journal.clock());
+    admission = new Admission(config, queues, handlers, journal, metrics, clock);
+    Control control = new Control(journal, queues, vertx.eventBus());
     return Migrator.migrate(vertx, pool)
         .compose(applied -> deployWorkers(handlers, config))
+        .compose(v -> track(vertx.deployVerticle(promoter)))
         .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
         .compose(v -> {
-          http = new HttpVerticle(config, admission, journal, queues, metrics);
+          http = new HttpVerticle(config, admission, control, journal, queues, metrics);
           return track(vertx.deployVerticle(http));
         })
         .map(v -> {
@@ -95,8 +122,10 @@ public final class Taskline {
   private Future<Void> deployWorkers(HandlerRegistry handlers, TasklineConfig config) {
     Future<Void> chain = Future.succeededFuture();
     for (TaskQueue queue : queues.all()) {
-      chain = chain.compose(v -> track(vertx.deployVerticle(new WorkerVerticle(queue, journal, handlers,
-          metrics.queue(queue.name()), nodeId, config.worker().progressIntervalMs()))));
+      WorkerVerticle worker = new WorkerVerticle(queue, journal, handlers, metrics.queue(queue.name()), clock,
+          () -> jitter.getAsDouble(), nodeId, config.worker().progressIntervalMs());
+      workers.add(worker);
+      chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
     }
     return chain;
   }
@@ -118,6 +147,31 @@ public final class Taskline {
 
   public Recovery recovery() {
     return recovery;
+  }
+
+  public Promoter promoter() {
+    return promoter;
+  }
+
+  /**
+   * The graceful half of a shutdown: readiness goes false and new submissions get 503; running
+   * tasks get {@code grace} to finish; those that do not are handed back to the journal (pending,
+   * version bumped) so that a restarted or another node takes them at once, without waiting out
+   * their leases. Call {@link #close} after it.
+   */
+  public Future<Void> shutdown(Duration grace) {
+    admission.drain();
+    LOG.info(nodeId + " draining: " + grace.toMillis() + " ms for running tasks to finish");
+    List<Future<Void>> drained = new ArrayList<>();
+    for (WorkerVerticle worker : workers) {
+      drained.add(worker.drain(grace));
+    }
+    return Future.join(drained).<Void>mapEmpty().onComplete(v -> LOG.info(nodeId + " drained"));
+  }
+
+  /** {@link #shutdown(Duration)} with the configured grace period. */
+  public Future<Void> shutdown() {
+    return shutdown(Duration.ofMillis(config.shutdown().graceMs()));
   }
 
   public Journal journal() {

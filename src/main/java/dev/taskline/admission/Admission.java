@@ -14,7 +14,10 @@ import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.QueuedTask;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -33,6 +36,8 @@ public final class Admission {
   public static final int MAX_PRIORITY = 1000;
   public static final int MAX_ATTEMPTS = 100;
   public static final long MAX_TIMEOUT_MS = 24L * 3600 * 1000;
+  public static final long MAX_DELAY_MS = 365L * 24 * 3600 * 1000;
+  public static final int MAX_KEY_LENGTH = 255;
 
   private final TasklineConfig config;
   private final QueueRegistry queues;
@@ -40,6 +45,7 @@ public final class Admission {
   private final Journal journal;
   private final TasklineMetrics metrics;
   private final Clock clock;
+  private volatile boolean draining;
 
   public Admission(TasklineConfig config, QueueRegistry queues, HandlerRegistry handlers, Journal journal,
       TasklineMetrics metrics, Clock clock) {
@@ -51,13 +57,22 @@ public final class Admission {
     this.clock = clock;
   }
 
-  /** Admits one task. */
-  public Future<NewTask> submit(Submission submission) {
-    return admit(List.of(submission), null).map(tasks -> tasks.get(0));
+  /** From now on every submission is refused with {@link ShuttingDownException}. */
+  public void drain() {
+    draining = true;
   }
 
-  /** Admits a batch, all or nothing. */
-  public Future<List<NewTask>> submitBatch(List<Submission> submissions) {
+  public boolean draining() {
+    return draining;
+  }
+
+  /** Admits one task; {@code idempotencyKey} may be null. */
+  public Future<Admitted> submit(Submission submission, String idempotencyKey) {
+    return admit(List.of(submission), false, idempotencyKey);
+  }
+
+  /** Admits a batch, all or nothing; {@code idempotencyKey} may be null. */
+  public Future<Admitted> submitBatch(List<Submission> submissions, String idempotencyKey) {
     int max = config.http().maxBatchSize();
     if (submissions.isEmpty()) {
       return Future.failedFuture(new InvalidTaskException("a batch needs at least one task"));
@@ -66,52 +81,127 @@ public final class Admission {
       return Future.failedFuture(new InvalidTaskException(
           "a batch may hold at most " + max + " tasks, got " + submissions.size()));
     }
-    return admit(submissions, TaskIds.next(clock));
+    return admit(submissions, true, idempotencyKey);
   }
 
-  private Future<List<NewTask>> admit(List<Submission> submissions, UUID batchId) {
+  private Future<Admitted> admit(List<Submission> submissions, boolean batch, String key) {
+    if (draining) {
+      return Future.failedFuture(new ShuttingDownException());
+    }
     List<NewTask> tasks;
     try {
-      tasks = validate(submissions, batchId);
+      if (key != null && (key.isBlank() || key.length() > MAX_KEY_LENGTH)) {
+        throw new InvalidTaskException("Idempotency-Key must be 1 to " + MAX_KEY_LENGTH + " characters");
+      }
+      tasks = validate(submissions, batch ? TaskIds.next(clock) : null);
     } catch (InvalidTaskException e) {
       return Future.failedFuture(e);
     }
-    Map<TaskQueue, List<NewTask>> byQueue = new LinkedHashMap<>();
-    for (NewTask task : tasks) {
-      byQueue.computeIfAbsent(queues.get(task.queue()), q -> new ArrayList<>()).add(task);
+    if (key == null) {
+      return reserveAndInsert(tasks, reservations -> journal.insert(tasks).map(v -> true))
+          .map(v -> new Admitted(tasks.isEmpty() ? null : tasks.get(0).batchId(), tasks, false));
     }
-    List<TaskQueue> reserved = new ArrayList<>();
-    for (Map.Entry<TaskQueue, List<NewTask>> entry : byQueue.entrySet()) {
-      TaskQueue queue = entry.getKey();
-      List<UUID> ids = ids(entry.getValue());
-      if (!queue.tryReserve(ids)) {
-        for (TaskQueue done : reserved) {
-          done.cancelReservation(ids(byQueue.get(done)));
-        }
-        return Future.failedFuture(full(queue, ids.size(), tasks.size()));
+    String hash = requestHash(submissions, batch);
+    // A replay answers even when the queue is full now: the work it names was accepted long ago.
+    return journal.idempotentAnswer(key).compose(earlier -> {
+      if (earlier != null) {
+        return Future.succeededFuture(replay(key, hash, earlier));
       }
-      reserved.add(queue);
+      Journal.IdempotentAnswer[] lost = new Journal.IdempotentAnswer[1];
+      JsonObject response = answerJson(tasks);
+      Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
+      return reserveAndInsert(tasks, reservations -> journal.insertIdempotent(key, hash, response, tasks, keepFor)
+              .map(answer -> {
+                lost[0] = answer;
+                return answer == null;
+              }))
+          .map(v -> lost[0] == null
+              ? new Admitted(tasks.get(0).batchId(), tasks, false)
+              : replay(key, hash, lost[0]));
+    });
+  }
+
+  /**
+   * Reserves room for the tasks, runs {@code insert}, then fills the reservations (when the insert
+   * says it journaled them) or gives them back (when it failed or inserted nothing).
+   */
+  private Future<Void> reserveAndInsert(List<NewTask> tasks,
+      java.util.function.Function<List<Reservation>, Future<Boolean>> insert) {
+    Instant now = clock.instant();
+    Map<String, Reservation> byKey = new LinkedHashMap<>();
+    for (NewTask task : tasks) {
+      boolean later = task.runAt().isAfter(now);
+      byKey.computeIfAbsent(task.queue() + (later ? "/scheduled" : ""),
+          k -> new Reservation(queues.get(task.queue()), later, new ArrayList<>())).tasks.add(task);
     }
-    return journal.insert(tasks)
-        .onFailure(e -> byQueue.forEach((queue, queued) -> queue.cancelReservation(ids(queued))))
-        .map(v -> {
-          long now = clock.millis();
-          byQueue.forEach((queue, queued) -> {
-            List<QueuedTask> waiting = new ArrayList<>(queued.size());
-            for (NewTask task : queued) {
-              waiting.add(new QueuedTask(task.id(), task.queue(), task.type(), task.payload(), task.priority(), 0L,
-                  0, task.maxAttempts(), task.timeoutMs(), now));
-            }
-            queue.fillReservation(waiting);
-            metrics.queue(queue.name()).accepted(queued.size());
-          });
-          return tasks;
+    List<Reservation> reservations = new ArrayList<>(byKey.values());
+    List<Reservation> made = new ArrayList<>();
+    for (Reservation reservation : reservations) {
+      if (!reservation.tryReserve()) {
+        made.forEach(Reservation::cancel);
+        return Future.failedFuture(full(reservation, tasks.size()));
+      }
+      made.add(reservation);
+    }
+    return insert.apply(reservations)
+        .onFailure(e -> reservations.forEach(Reservation::cancel))
+        .map(inserted -> {
+          if (!inserted) {
+            reservations.forEach(Reservation::cancel);
+            return null;
+          }
+          for (Reservation reservation : reservations) {
+            reservation.fill();
+            metrics.queue(reservation.queue.name()).accepted(reservation.tasks.size());
+          }
+          return null;
         });
   }
 
-  private QueueFullException full(TaskQueue queue, int wanted, int total) {
+  private Admitted replay(String key, String hash, Journal.IdempotentAnswer earlier) {
+    if (earlier.requestHash() == null || !earlier.requestHash().equals(hash)) {
+      throw new IdempotencyConflictException(key);
+    }
+    JsonObject response = earlier.response();
+    String batchId = response.getString("batchId");
+    List<NewTask> tasks = new ArrayList<>();
+    for (Object item : response.getJsonArray("tasks")) {
+      JsonObject task = (JsonObject) item;
+      tasks.add(new NewTask(UUID.fromString(task.getString("id")), task.getString("queue"), task.getString("type"),
+          null, task.getInteger("priority"), Instant.parse(task.getString("runAt")), 0, null,
+          batchId == null ? null : UUID.fromString(batchId)));
+    }
+    return new Admitted(batchId == null ? null : UUID.fromString(batchId), tasks, true);
+  }
+
+  private static JsonObject answerJson(List<NewTask> tasks) {
+    JsonArray list = new JsonArray();
+    for (NewTask task : tasks) {
+      list.add(new JsonObject().put("id", task.id().toString()).put("queue", task.queue()).put("type", task.type())
+          .put("priority", task.priority()).put("runAt", task.runAt().toString()));
+    }
+    UUID batchId = tasks.get(0).batchId();
+    return new JsonObject().put("batchId", batchId == null ? null : batchId.toString()).put("tasks", list);
+  }
+
+  private static String requestHash(List<Submission> submissions, boolean batch) {
+    JsonArray canonical = new JsonArray();
+    for (Submission submission : submissions) {
+      canonical.add(submission.canonical());
+    }
+    return Canonical.sha256((batch ? "batch:" : "task:") + canonical.encode());
+  }
+
+  private QueueFullException full(Reservation reservation, int total) {
+    TaskQueue queue = reservation.queue;
     QueueMeters meters = metrics.queue(queue.name());
     meters.rejectedFull(total);
+    int wanted = reservation.tasks.size();
+    if (reservation.scheduled) {
+      int capacity = queue.config().scheduledCapacity();
+      return new QueueFullException(queue.name(), capacity, queue.scheduled(), wanted,
+          RetryAfter.seconds(wanted, meters.completionRate()), true);
+    }
     int capacity = queue.config().capacity();
     int backlog = capacity - queue.room();
     long excess = (long) backlog + wanted - capacity;
@@ -123,13 +213,14 @@ public final class Admission {
     List<NewTask> tasks = new ArrayList<>(submissions.size());
     Instant now = clock.instant();
     for (int i = 0; i < submissions.size(); i++) {
-      String where = submissions.size() == 1 && batchId == null ? "" : "tasks[" + i + "].";
+      String where = batchId == null ? "" : "tasks[" + i + "].";
       Submission s = submissions.get(i);
       String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
       TaskQueue queue = queues.get(queueName);
       if (queue == null) {
         throw new InvalidTaskException(where + "queue: unknown queue '" + queueName + "'");
       }
+      QueueConfig queueConfig = queue.config();
       TaskHandler handler = handlers.get(s.type());
       if (handler == null) {
         throw new InvalidTaskException(where + "type: unknown task type '" + s.type() + "' (known: "
@@ -139,30 +230,85 @@ public final class Admission {
       if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
         throw new InvalidTaskException(where + "priority must be from " + MIN_PRIORITY + " to " + MAX_PRIORITY);
       }
-      int maxAttempts = s.maxAttempts() == null ? 1 : s.maxAttempts();
+      int maxAttempts = s.maxAttempts() == null ? queueConfig.maxAttempts() : s.maxAttempts();
       if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS) {
         throw new InvalidTaskException(where + "maxAttempts must be from 1 to " + MAX_ATTEMPTS);
       }
-      if (s.timeoutMs() != null && (s.timeoutMs() < 1 || s.timeoutMs() > MAX_TIMEOUT_MS)) {
+      long timeoutMs = s.timeoutMs() == null ? queueConfig.timeoutMs() : s.timeoutMs();
+      if (timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
         throw new InvalidTaskException(where + "timeoutMs must be from 1 to " + MAX_TIMEOUT_MS);
       }
+      Instant runAt = runAt(s, now, where);
       try {
         handler.validate(s.payload());
       } catch (InvalidPayloadException e) {
         throw new InvalidTaskException(where + "payload: " + e.getMessage());
       }
-      QueueConfig queueConfig = queue.config();
-      tasks.add(new NewTask(TaskIds.next(clock), queueConfig.name(), s.type(), s.payload(), priority, now,
-          maxAttempts, s.timeoutMs(), batchId));
+      tasks.add(new NewTask(TaskIds.next(clock), queueConfig.name(), s.type(), s.payload(), priority, runAt,
+          maxAttempts, timeoutMs, batchId));
     }
     return tasks;
   }
 
-  private static List<UUID> ids(List<NewTask> tasks) {
-    List<UUID> ids = new ArrayList<>(tasks.size());
-    for (NewTask task : tasks) {
-      ids.add(task.id());
+  private static Instant runAt(Submission s, Instant now, String where) {
+    if (s.delayMs() != null && s.runAt() != null) {
+      throw new InvalidTaskException(where + "give delayMs or runAt, not both");
     }
-    return ids;
+    if (s.delayMs() != null) {
+      if (s.delayMs() < 0 || s.delayMs() > MAX_DELAY_MS) {
+        throw new InvalidTaskException(where + "delayMs must be from 0 to " + MAX_DELAY_MS);
+      }
+      return now.plusMillis(s.delayMs());
+    }
+    if (s.runAt() != null) {
+      if (s.runAt().isAfter(now.plusMillis(MAX_DELAY_MS))) {
+        throw new InvalidTaskException(where + "runAt must be at most a year ahead");
+      }
+      // A time in the past means "now"; the task keeps its age from then for fairness.
+      return s.runAt().isBefore(now) ? now : s.runAt();
+    }
+    return now;
+  }
+
+  /** Room taken in one queue for tasks about to be journaled: waiting room, or scheduled room. */
+  private static final class Reservation {
+    final TaskQueue queue;
+    final boolean scheduled;
+    final List<NewTask> tasks;
+
+    Reservation(TaskQueue queue, boolean scheduled, List<NewTask> tasks) {
+      this.queue = queue;
+      this.scheduled = scheduled;
+      this.tasks = tasks;
+    }
+
+    boolean tryReserve() {
+      return scheduled ? queue.tryReserveScheduled(ids()) : queue.tryReserve(ids());
+    }
+
+    void cancel() {
+      queue.cancelReservation(ids(), scheduled);
+    }
+
+    void fill() {
+      List<QueuedTask> held = new ArrayList<>(tasks.size());
+      for (NewTask task : tasks) {
+        held.add(new QueuedTask(task.id(), task.queue(), task.type(), task.payload(), task.priority(), 0L, 0,
+            task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli()));
+      }
+      if (scheduled) {
+        queue.fillScheduledReservation(held);
+      } else {
+        queue.fillReservation(held);
+      }
+    }
+
+    private List<UUID> ids() {
+      List<UUID> ids = new ArrayList<>(tasks.size());
+      for (NewTask task : tasks) {
+        ids.add(task.id());
+      }
+      return ids;
+    }
   }
 }

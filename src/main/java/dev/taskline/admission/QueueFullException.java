@@ -9,9 +9,18 @@ public class QueueFullException extends RuntimeException {
   private final int requested;
   private final long retryAfterSeconds;
 
+  private final boolean scheduled;
+
   public QueueFullException(String queue, int capacity, int backlog, int requested, long retryAfterSeconds) {
-    super("queue '" + queue + "' is full: " + backlog + " of " + capacity + " places taken, "
-        + requested + " requested", null, false, false);
+    this(queue, capacity, backlog, requested, retryAfterSeconds, false);
+  }
+
+  /** @param scheduled true when the bound hit is the one on delayed tasks, not on waiting ones */
+  public QueueFullException(String queue, int capacity, int backlog, int requested, long retryAfterSeconds,
+      boolean scheduled) {
+    super("queue '" + queue + "' is full: " + backlog + " of " + capacity + (scheduled ? " scheduled" : "")
+        + " places taken, " + requested + " requested", null, false, false);
+    this.scheduled = scheduled;
     this.queue = queue;
     this.capacity = capacity;
     this.backlog = backlog;
@@ -33,6 +42,10 @@ public class QueueFullException extends RuntimeException {
 
   public int requested() {
     return requested;
+  }
+
+  public boolean scheduled() {
+    return scheduled;
   }
 
   public long retryAfterSeconds() {

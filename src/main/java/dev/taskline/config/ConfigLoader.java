@@ -82,7 +82,7 @@ public final class ConfigLoader {
       throw new ConfigException("config must be a JSON object at the top level, got " + root.getNodeType());
     }
     Node top = new Node("", root);
-    top.only("http", "journal", "queues", "worker", "recovery");
+    top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown");
 
     Node http = top.object("http");
     http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances");
@@ -105,13 +105,21 @@ public final class ConfigLoader {
     for (Iterator<String> names = queuesNode.node.fieldNames(); names.hasNext(); ) {
       String name = names.next();
       Node q = queuesNode.object(name);
-      q.only("slots", "capacity", "leaseMs", "heartbeatMs");
+      q.only("slots", "capacity", "leaseMs", "heartbeatMs", "maxAttempts", "backoffBaseMs", "backoffCapMs",
+          "timeoutMs", "agingPerSecond", "scheduledCapacity");
       long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
+      long backoffCapMs = q.longValue("backoffCapMs", QueueConfig.DEFAULT_BACKOFF_CAP_MS);
       queues.put(name, new QueueConfig(name,
           q.integer("slots", QueueConfig.DEFAULT_SLOTS),
           q.integer("capacity", QueueConfig.DEFAULT_CAPACITY),
           leaseMs,
-          q.longValue("heartbeatMs", Math.max(10, leaseMs / 3))));
+          q.longValue("heartbeatMs", Math.max(10, leaseMs / 3)),
+          q.integer("maxAttempts", QueueConfig.DEFAULT_MAX_ATTEMPTS),
+          q.longValue("backoffBaseMs", Math.min(QueueConfig.DEFAULT_BACKOFF_BASE_MS, backoffCapMs)),
+          backoffCapMs,
+          q.longValue("timeoutMs", QueueConfig.DEFAULT_TIMEOUT_MS),
+          q.number("agingPerSecond", QueueConfig.DEFAULT_AGING_PER_SECOND),
+          q.integer("scheduledCapacity", QueueConfig.DEFAULT_SCHEDULED_CAPACITY)));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 
@@ -119,13 +127,21 @@ public final class ConfigLoader {
     worker.only("progressIntervalMs");
     Node recovery = top.object("recovery");
     recovery.only("intervalMs", "batchSize");
+    Node retention = top.object("retention");
+    retention.only("finishedTaskTtlMs", "idempotencyKeyTtlMs");
+    Node shutdown = top.object("shutdown");
+    shutdown.only("graceMs");
 
     return new TasklineConfig(
         httpConfig,
         journalConfig,
         queues,
         new TasklineConfig.Worker(worker.longValue("progressIntervalMs", 250)),
-        new TasklineConfig.Recovery(recovery.longValue("intervalMs", 1000), recovery.integer("batchSize", 1000)));
+        new TasklineConfig.Recovery(recovery.longValue("intervalMs", 1000), recovery.integer("batchSize", 1000)),
+        new TasklineConfig.Retention(
+            retention.longValue("finishedTaskTtlMs", 7L * 24 * 3600 * 1000),
+            retention.longValue("idempotencyKeyTtlMs", 24L * 3600 * 1000)),
+        new TasklineConfig.Shutdown(shutdown.longValue("graceMs", 30_000)));
   }
 
   private static String envOr(Map<String, String> env, String key, String fallback) {
@@ -192,6 +208,17 @@ public final class ConfigLoader {
         throw new ConfigException(key(field) + " must be an integer, got " + child);
       }
       return child.asLong();
+    }
+
+    double number(String field, double fallback) {
+      JsonNode child = node.get(field);
+      if (child == null || child.isNull()) {
+        return fallback;
+      }
+      if (!child.isNumber()) {
+        throw new ConfigException(key(field) + " must be a number, got " + child);
+      }
+      return child.asDouble();
     }
 
     int integer(String field, int fallback) {

@@ -3,16 +3,29 @@ package dev.taskline.config;
 /**
  * One named queue on this node.
  *
- * @param slots       tasks of this queue that may run at once on this node
- * @param capacity    most tasks that may wait in memory; beyond it submissions get 429
- * @param leaseMs     how long a claim holds without a heartbeat before another worker may take over
- * @param heartbeatMs how often a running task renews its lease; must be well under leaseMs
+ * @param slots             tasks of this queue that may run at once on this node
+ * @param capacity          most tasks that may wait in memory; beyond it submissions get 429
+ * @param leaseMs           how long a claim holds without a heartbeat before another worker may take over
+ * @param heartbeatMs       how often a running task renews its lease; at most half of leaseMs
+ * @param maxAttempts       attempts a task gets unless it says otherwise
+ * @param backoffBaseMs     retry delay before the second attempt, doubling after each failure ...
+ * @param backoffCapMs      ... up to this; the actual delay is drawn uniformly below it (full jitter)
+ * @param timeoutMs         how long one attempt may run unless the task says otherwise
+ * @param agingPerSecond    priority points a waiting task gains per second, so low priorities cannot starve
+ * @param scheduledCapacity most delayed tasks (and retries waiting out their backoff) held in memory
  */
-public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs) {
+public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
+    long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity) {
 
   public static final int DEFAULT_SLOTS = 4;
   public static final int DEFAULT_CAPACITY = 10_000;
   public static final long DEFAULT_LEASE_MS = 30_000;
+  public static final int DEFAULT_MAX_ATTEMPTS = 3;
+  public static final long DEFAULT_BACKOFF_BASE_MS = 1_000;
+  public static final long DEFAULT_BACKOFF_CAP_MS = 300_000;
+  public static final long DEFAULT_TIMEOUT_MS = 900_000;
+  public static final double DEFAULT_AGING_PER_SECOND = 0.1;
+  public static final int DEFAULT_SCHEDULED_CAPACITY = 10_000;
 
   public QueueConfig {
     String key = "queues." + name;
@@ -33,6 +46,31 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       throw new ConfigException(key + ".heartbeatMs must be at least 10 and at most half of leaseMs ("
           + leaseMs + "), got " + heartbeatMs);
     }
+    if (maxAttempts < 1 || maxAttempts > 100) {
+      throw new ConfigException(key + ".maxAttempts must be from 1 to 100, got " + maxAttempts);
+    }
+    if (backoffBaseMs < 0 || backoffBaseMs > backoffCapMs) {
+      throw new ConfigException(key + ".backoffBaseMs must be from 0 to backoffCapMs (" + backoffCapMs + "), got "
+          + backoffBaseMs);
+    }
+    if (backoffCapMs > 7L * 24 * 3600 * 1000) {
+      throw new ConfigException(key + ".backoffCapMs must be at most 7 days, got " + backoffCapMs);
+    }
+    if (timeoutMs < 1 || timeoutMs > 24L * 3600 * 1000) {
+      throw new ConfigException(key + ".timeoutMs must be from 1 to 86400000, got " + timeoutMs);
+    }
+    if (!(agingPerSecond >= 0) || agingPerSecond > 1_000) {
+      throw new ConfigException(key + ".agingPerSecond must be from 0 to 1000, got " + agingPerSecond);
+    }
+    if (scheduledCapacity < 0 || scheduledCapacity > 10_000_000) {
+      throw new ConfigException(key + ".scheduledCapacity must be from 0 to 10000000, got " + scheduledCapacity);
+    }
+  }
+
+  /** A queue with the task-semantics defaults. */
+  public QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs) {
+    this(name, slots, capacity, leaseMs, heartbeatMs, DEFAULT_MAX_ATTEMPTS, DEFAULT_BACKOFF_BASE_MS,
+        DEFAULT_BACKOFF_CAP_MS, DEFAULT_TIMEOUT_MS, DEFAULT_AGING_PER_SECOND, DEFAULT_SCHEDULED_CAPACITY);
   }
 
   public static QueueConfig defaults(String name) {

@@ -9,7 +9,9 @@ public record TasklineConfig(
     Journal journal,
     Map<String, QueueConfig> queues,
     Worker worker,
-    Recovery recovery) {
+    Recovery recovery,
+    Retention retention,
+    Shutdown shutdown) {
 
   public static final String DEFAULT_QUEUE = "default";
 
@@ -87,6 +89,30 @@ public record TasklineConfig(
       }
       if (batchSize < 1 || batchSize > 100_000) {
         throw new ConfigException("recovery.batchSize must be from 1 to 100000, got " + batchSize);
+      }
+    }
+  }
+
+  /**
+   * @param finishedTaskTtlMs   finished tasks older than this are deleted with their history
+   * @param idempotencyKeyTtlMs how long an Idempotency-Key answers with its first response
+   */
+  public record Retention(long finishedTaskTtlMs, long idempotencyKeyTtlMs) {
+    public Retention {
+      if (finishedTaskTtlMs < 60_000) {
+        throw new ConfigException("retention.finishedTaskTtlMs must be at least 60000, got " + finishedTaskTtlMs);
+      }
+      if (idempotencyKeyTtlMs < 60_000) {
+        throw new ConfigException("retention.idempotencyKeyTtlMs must be at least 60000, got " + idempotencyKeyTtlMs);
+      }
+    }
+  }
+
+  /** @param graceMs how long running tasks may finish after SIGTERM before they are handed back */
+  public record Shutdown(long graceMs) {
+    public Shutdown {
+      if (graceMs < 0 || graceMs > 3_600_000) {
+        throw new ConfigException("shutdown.graceMs must be from 0 to 3600000, got " + graceMs);
       }
     }
   }

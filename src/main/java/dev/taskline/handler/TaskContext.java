@@ -22,4 +22,13 @@ public interface TaskContext {
    * bounded rate, and only while this attempt still holds its lease.
    */
   void progress(int percent, String message);
+
+  /**
+   * Whether this attempt should stop: the task was cancelled, its attempt timed out, or the node is
+   * shutting down and its grace period ended. A long handler checks it between steps.
+   */
+  boolean cancelled();
+
+  /** Runs {@code action} once when the attempt is told to stop (at once if it already was). */
+  void onCancel(Runnable action);
 }

@@ -32,6 +32,11 @@ public interface TaskHandler {
   default void validate(JsonObject payload) throws InvalidPayloadException {
   }
 
-  /** Runs one attempt. The result is stored as the task's result; a failed future fails the attempt. */
+  /**
+   * Runs one attempt. The result is stored as the task's result. A failed future fails the attempt,
+   * which is retried while the task has attempts left; fail with {@link PermanentTaskException} to
+   * fail the task at once, or with {@link SnoozeException} to run again later without spending an
+   * attempt.
+   */
   Future<JsonObject> run(TaskContext context);
 }

@@ -26,6 +26,10 @@ final class ApiException extends RuntimeException {
     return new ApiException(404, "not-found", "Not found", detail, null);
   }
 
+  static ApiException conflict(String type, String title, String detail) {
+    return new ApiException(409, type, title, detail, null);
+  }
+
   static ApiException unsupportedMediaType(String detail) {
     return new ApiException(415, "unsupported-media-type", "Unsupported media type", detail, null);
   }

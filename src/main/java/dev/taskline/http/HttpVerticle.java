@@ -1,6 +1,8 @@
 package dev.taskline.http;
 
 import dev.taskline.admission.Admission;
+import dev.taskline.admission.Admitted;
+import dev.taskline.admission.Control;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.NewTask;
@@ -33,15 +35,17 @@ public final class HttpVerticle extends VerticleBase {
 
   private final TasklineConfig config;
   private final Admission admission;
+  private final Control control;
   private final Journal journal;
   private final QueueRegistry queues;
   private final TasklineMetrics metrics;
   private HttpServer server;
 
-  public HttpVerticle(TasklineConfig config, Admission admission, Journal journal, QueueRegistry queues,
-      TasklineMetrics metrics) {
+  public HttpVerticle(TasklineConfig config, Admission admission, Control control, Journal journal,
+      QueueRegistry queues, TasklineMetrics metrics) {
     this.config = config;
     this.admission = admission;
+    this.control = control;
     this.journal = journal;
     this.queues = queues;
     this.metrics = metrics;
@@ -54,6 +58,10 @@ public final class HttpVerticle extends VerticleBase {
 
     router.post("/api/tasks").handler(body).handler(this::submitTask);
     router.post("/api/batches").handler(body).handler(this::submitBatch);
+    router.post("/api/tasks/retry").handler(body).handler(this::retryFailed);
+    router.post("/api/tasks/:id/cancel").handler(this::cancelTask);
+    router.post("/api/tasks/:id/retry").handler(this::retryTask);
+    router.post("/api/batches/:id/cancel").handler(this::cancelBatch);
     router.get("/api/tasks").handler(this::listTasks);
     router.get("/api/tasks/:id").handler(this::getTask);
     router.get("/api/batches/:id").handler(this::getBatch);
@@ -85,9 +93,11 @@ public final class HttpVerticle extends VerticleBase {
 
   private void submitTask(RoutingContext ctx) {
     JsonObject body = jsonBody(ctx);
-    admission.submit(SubmissionJson.task(body))
-        .onSuccess(task -> {
+    admission.submit(SubmissionJson.task(body), idempotencyKey(ctx))
+        .onSuccess(admitted -> {
+          NewTask task = admitted.tasks().get(0);
           ctx.response().putHeader("Location", "/api/tasks/" + task.id());
+          replayed(ctx, admitted);
           json(ctx, 202, accepted(task));
         })
         .onFailure(ctx::fail);
@@ -95,15 +105,109 @@ public final class HttpVerticle extends VerticleBase {
 
   private void submitBatch(RoutingContext ctx) {
     JsonObject body = jsonBody(ctx);
-    admission.submitBatch(SubmissionJson.batch(body))
-        .onSuccess(tasks -> {
-          UUID batchId = tasks.get(0).batchId();
+    admission.submitBatch(SubmissionJson.batch(body), idempotencyKey(ctx))
+        .onSuccess(admitted -> {
           JsonArray list = new JsonArray();
-          for (NewTask task : tasks) {
+          for (NewTask task : admitted.tasks()) {
             list.add(accepted(task));
           }
-          ctx.response().putHeader("Location", "/api/batches/" + batchId);
-          json(ctx, 202, new JsonObject().put("batchId", batchId.toString()).put("tasks", list));
+          ctx.response().putHeader("Location", "/api/batches/" + admitted.batchId());
+          replayed(ctx, admitted);
+          json(ctx, 202, new JsonObject().put("batchId", admitted.batchId().toString()).put("tasks", list));
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private static void replayed(RoutingContext ctx, Admitted admitted) {
+    if (admitted.replayed()) {
+      // The same answer as the first time; the header only tells a curious client it is a replay.
+      ctx.response().putHeader("Idempotent-Replayed", "true");
+    }
+  }
+
+  private static String idempotencyKey(RoutingContext ctx) {
+    List<String> keys = ctx.request().headers().getAll("Idempotency-Key");
+    if (keys.size() > 1) {
+      throw ApiException.badRequest("Idempotency-Key may be given once");
+    }
+    return keys.isEmpty() ? null : keys.get(0);
+  }
+
+  private void cancelTask(RoutingContext ctx) {
+    UUID id = idParam(ctx);
+    control.cancel(id)
+        .onSuccess(found -> {
+          if (found == null) {
+            ctx.fail(ApiException.notFound("no task " + id));
+          } else if (found.before().terminal()) {
+            ctx.fail(ApiException.conflict("already-finished", "Already finished",
+                "task " + id + " already ended " + found.before().sql()));
+          } else {
+            json(ctx, 202, new JsonObject().put("id", id.toString())
+                .put("state", found.after() == TaskState.RUNNING ? "cancelling" : found.after().sql()));
+          }
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void cancelBatch(RoutingContext ctx) {
+    UUID id = idParam(ctx);
+    control.cancelBatch(id)
+        .onSuccess(found -> {
+          if (found.isEmpty()) {
+            ctx.fail(ApiException.notFound("no batch " + id));
+            return;
+          }
+          int cancelled = 0;
+          int cancelling = 0;
+          int finished = 0;
+          for (var task : found) {
+            if (task.before().terminal()) {
+              finished++;
+            } else if (task.after() == TaskState.RUNNING) {
+              cancelling++;
+            } else {
+              cancelled++;
+            }
+          }
+          json(ctx, 202, new JsonObject().put("batchId", id.toString()).put("cancelled", cancelled)
+              .put("cancelling", cancelling).put("alreadyFinished", finished));
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void retryTask(RoutingContext ctx) {
+    UUID id = idParam(ctx);
+    control.retry(List.of(id))
+        .compose(moved -> moved.isEmpty() ? journal.task(id).map(task -> {
+          if (task == null) {
+            throw ApiException.notFound("no task " + id);
+          }
+          throw ApiException.conflict("not-retryable", "Not retryable",
+              "only failed or cancelled tasks can be retried; task " + id + " is " + task.getString("state"));
+        }) : Future.succeededFuture(moved))
+        .onSuccess(moved -> json(ctx, 202, new JsonObject().put("id", id.toString()).put("state", "pending")))
+        .onFailure(ctx::fail);
+  }
+
+  private void retryFailed(RoutingContext ctx) {
+    JsonObject body = jsonBody(ctx);
+    for (String field : body.fieldNames()) {
+      if (!List.of("queue", "type", "limit").contains(field)) {
+        throw ApiException.unprocessable(field + " is not a known field (known: limit, queue, type)");
+      }
+    }
+    Object queue = body.getValue("queue", TasklineConfig.DEFAULT_QUEUE);
+    Object type = body.getValue("type");
+    Object limit = body.getValue("limit", 100);
+    if (!(queue instanceof String) || (type != null && !(type instanceof String)) || !(limit instanceof Integer)) {
+      throw ApiException.unprocessable("queue and type must be strings, limit an integer");
+    }
+    control.retryFailed((String) queue, (String) type, (Integer) limit)
+        .onSuccess(moved -> {
+          JsonArray ids = new JsonArray();
+          moved.forEach(id -> ids.add(id.toString()));
+          json(ctx, 202, new JsonObject().put("retried", moved.size()).put("ids", ids));
         })
         .onFailure(ctx::fail);
   }
@@ -201,6 +305,7 @@ public final class HttpVerticle extends VerticleBase {
         .put("name", queue.name())
         .put("waiting", queue.waiting())
         .put("running", meters.running())
+        .put("scheduled", queue.scheduled())
         .put("slots", queue.config().slots())
         .put("capacity", queue.config().capacity())
         .put("accepted", meters.acceptedCount())
@@ -212,6 +317,10 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   private void ready(RoutingContext ctx) {
+    if (admission.draining()) {
+      json(ctx, 503, new JsonObject().put("status", "DOWN").put("reason", "shutting down"));
+      return;
+    }
     journal.ping().timeout(READY_TIMEOUT_MS, TimeUnit.MILLISECONDS)
         .onSuccess(v -> json(ctx, 200, new JsonObject().put("status", "UP").put("journal", "UP")))
         .onFailure(e -> json(ctx, 503, new JsonObject().put("status", "DOWN").put("journal", "DOWN")));
@@ -227,7 +336,8 @@ public final class HttpVerticle extends VerticleBase {
         .put("state", TaskState.PENDING.sql())
         .put("queue", task.queue())
         .put("type", task.type())
-        .put("priority", task.priority());
+        .put("priority", task.priority())
+        .put("runAt", task.runAt().toString());
   }
 
   private static JsonObject jsonBody(RoutingContext ctx) {

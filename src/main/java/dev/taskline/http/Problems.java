@@ -1,6 +1,8 @@
 package dev.taskline.http;
 
+import dev.taskline.admission.IdempotencyConflictException;
 import dev.taskline.admission.InvalidTaskException;
+import dev.taskline.admission.ShuttingDownException;
 import dev.taskline.admission.QueueFullException;
 import io.vertx.core.VertxException;
 import io.vertx.core.http.HttpServerResponse;
@@ -23,6 +25,8 @@ final class Problems {
   static final String CONTENT_TYPE = "application/problem+json";
   /** How long a client should wait when the journal does not answer. */
   private static final long JOURNAL_RETRY_AFTER_SECONDS = 2;
+  /** A draining node answers until it stops; a client should come back once it (or another) is up. */
+  private static final long SHUTDOWN_RETRY_AFTER_SECONDS = 5;
 
   private Problems() {
   }
@@ -36,9 +40,14 @@ final class Problems {
     if (failure instanceof ApiException e) {
       send(ctx, e.status(), e.type(), e.title(), e.getMessage(), e.extensions(), null);
     } else if (failure instanceof QueueFullException e) {
-      send(ctx, 429, "queue-full", "Queue full", e.getMessage(), new JsonObject()
+      send(ctx, 429, e.scheduled() ? "scheduled-full" : "queue-full", e.scheduled() ? "Scheduled tasks full" : "Queue full",
+          e.getMessage(), new JsonObject()
           .put("queue", e.queue()).put("capacity", e.capacity()).put("backlog", e.backlog())
           .put("requested", e.requested()).put("retryAfterSeconds", e.retryAfterSeconds()), e.retryAfterSeconds());
+    } else if (failure instanceof IdempotencyConflictException e) {
+      send(ctx, 409, "idempotency-key-reused", "Idempotency-Key reused", e.getMessage(), null, null);
+    } else if (failure instanceof ShuttingDownException e) {
+      send(ctx, 503, "shutting-down", "Shutting down", e.getMessage(), null, SHUTDOWN_RETRY_AFTER_SECONDS);
     } else if (failure instanceof InvalidTaskException e) {
       send(ctx, 422, "invalid-task", "Invalid task", e.getMessage(), null, null);
     } else if (failure instanceof io.vertx.ext.web.handler.HttpException e && e.getStatusCode() >= 400

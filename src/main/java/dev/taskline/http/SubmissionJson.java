@@ -14,7 +14,8 @@ import java.util.Set;
  */
 final class SubmissionJson {
 
-  private static final Set<String> TASK_FIELDS = Set.of("type", "payload", "queue", "priority", "maxAttempts", "timeoutMs");
+  private static final Set<String> TASK_FIELDS = Set.of("type", "payload", "queue", "priority", "maxAttempts", "timeoutMs",
+      "delayMs", "runAt");
   private static final Set<String> BATCH_FIELDS = Set.of("tasks");
 
   private SubmissionJson() {
@@ -62,8 +63,21 @@ final class SubmissionJson {
     if (text.indexOf('\0') >= 0 || (queue != null && ((String) queue).indexOf('\0') >= 0)) {
       throw ApiException.unprocessable(where + "type and queue must not contain the NUL character");
     }
+    Object runAt = body.getValue("runAt");
+    java.time.Instant runAtTime = null;
+    if (runAt != null) {
+      if (!(runAt instanceof String runAtText)) {
+        throw ApiException.unprocessable(where + "runAt must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
+      }
+      try {
+        runAtTime = java.time.OffsetDateTime.parse(runAtText).toInstant();
+      } catch (java.time.format.DateTimeParseException e) {
+        throw ApiException.unprocessable(where + "runAt must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
+      }
+    }
     return new Submission(text, payload == null ? new JsonObject() : (JsonObject) payload, (String) queue,
-        intOrNull(body, "priority", where), intOrNull(body, "maxAttempts", where), longOrNull(body, "timeoutMs", where));
+        intOrNull(body, "priority", where), intOrNull(body, "maxAttempts", where), longOrNull(body, "timeoutMs", where),
+        longOrNull(body, "delayMs", where), runAtTime);
   }
 
   private static boolean containsNul(Object value) {

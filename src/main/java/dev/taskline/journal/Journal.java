@@ -36,8 +36,8 @@ public final class Journal {
   private final Sql sql;
   private final GroupCommit<List<NewTask>, Void> inserts;
   private final GroupCommit<ClaimRequest, Lease> claims;
-  private final GroupCommit<FinishRequest, Boolean> finishes;
-  private final GroupCommit<HeartbeatRequest, Boolean> heartbeats;
+  private final GroupCommit<FinishRequest, TaskState> finishes;
+  private final GroupCommit<HeartbeatRequest, Heartbeat> heartbeats;
   private final GroupCommit<ProgressRequest, Boolean> progresses;
   private final AtomicLong fencedWrites = new AtomicLong();
 
@@ -73,14 +73,111 @@ public final class Journal {
     return claims.submit(new ClaimRequest(taskId, expectedVersion, workerId, leaseFor));
   }
 
-  /** Ends an attempt in a terminal state; false (and counted) when the lease was lost. */
-  public Future<Boolean> finish(Lease lease, TaskState to, JsonObject result, JsonObject error, String reason) {
-    return finishes.submit(new FinishRequest(lease, to, result, error, reason));
+  /** Ends an attempt in a terminal state; null (and counted) when the lease was lost. */
+  public Future<TaskState> finish(Lease lease, TaskState to, JsonObject result, JsonObject error, String reason) {
+    return finishes.submit(new FinishRequest(lease, to, result, error, reason, null, 0, 0));
   }
 
-  /** Extends a lease; false when it was already lost, after which nothing this lease writes lands. */
-  public Future<Boolean> heartbeat(Lease lease, Duration leaseFor) {
+  /**
+   * Ends an attempt and puts the task back to pending, due at {@code runAt}.
+   *
+   * @param attemptDelta 0 when the attempt counts (a retry), -1 when it does not (a snooze, a release)
+   * @param versionBump  1 to fence the attempt's holder at once (a release at shutdown)
+   * @return the state the task is now in (cancelled if someone asked meanwhile), or null when the
+   *     lease was lost
+   */
+  public Future<TaskState> requeue(Lease lease, java.time.Instant runAt, JsonObject error, String reason,
+      int attemptDelta, int versionBump) {
+    return finishes.submit(new FinishRequest(lease, TaskState.PENDING, null, error, reason, runAt, attemptDelta,
+        versionBump));
+  }
+
+  /** Extends a lease, and tells whether the task was asked to cancel meanwhile. */
+  public Future<Heartbeat> heartbeat(Lease lease, Duration leaseFor) {
     return heartbeats.submit(new HeartbeatRequest(lease, leaseFor));
+  }
+
+  /**
+   * Cancels tasks by id, or every task of a batch: pending ones at once, running ones by asking
+   * their worker. Answers, per task found, its state before and after.
+   */
+  public Future<List<Cancelled>> cancel(List<UUID> ids, UUID batchId) {
+    return pool.preparedQuery(sql.get("cancel"))
+        .execute(Tuple.of(ids.toArray(new UUID[0]), batchId, now()))
+        .map(rows -> {
+          List<Cancelled> answers = new ArrayList<>(rows.size());
+          for (Row row : rows) {
+            answers.add(new Cancelled(row.getUUID("id"), TaskState.parse(row.getString("before")),
+                TaskState.parse(row.getString("after"))));
+          }
+          return answers;
+        });
+  }
+
+  /** Puts failed or cancelled tasks back to pending with fresh attempts; returns those it moved. */
+  public Future<List<StoredTask>> retry(List<UUID> ids) {
+    return pool.preparedQuery(sql.get("retry"))
+        .execute(Tuple.of(ids.toArray(new UUID[0]), now()))
+        .map(Journal::storedTasks);
+  }
+
+  /** Dead letters of a queue (and type), oldest first, for a bulk retry. */
+  public Future<List<UUID>> failedIds(String queue, String type, int limit) {
+    return pool.preparedQuery(sql.get("failed_ids"))
+        .execute(Tuple.of(queue, type, limit))
+        .map(rows -> {
+          List<UUID> ids = new ArrayList<>(rows.size());
+          for (Row row : rows) {
+            ids.add(row.getUUID("id"));
+          }
+          return ids;
+        });
+  }
+
+  /** The first answer given under an Idempotency-Key that is still live, or null. */
+  public Future<IdempotentAnswer> idempotentAnswer(String key) {
+    return pool.preparedQuery(sql.get("idempotency_lookup"))
+        .execute(Tuple.of(key, now()))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            return null;
+          }
+          Row row = rows.iterator().next();
+          return new IdempotentAnswer(row.getString("request_hash"), (JsonObject) row.getValue("response"));
+        });
+  }
+
+  /**
+   * Journals new tasks under an Idempotency-Key, in one transaction with the key. When another
+   * request holds the key, inserts nothing and answers with what that request stored; the unique
+   * key decides between racing requests.
+   *
+   * @return null when this request took the key and its tasks are journaled
+   */
+  public Future<IdempotentAnswer> insertIdempotent(String key, String requestHash, JsonObject response,
+      List<NewTask> tasks, Duration keepFor) {
+    OffsetDateTime now = now();
+    return pool.withTransaction(conn -> conn.preparedQuery(sql.get("idempotency_claim"))
+            .execute(Tuple.of(key, requestHash, response, now, now.plus(keepFor)))
+            .compose(claimed -> {
+              if (claimed.size() == 0) {
+                return Future.succeededFuture(false);
+              }
+              return conn.preparedQuery(sql.get("insert_tasks")).execute(insertParams(List.of(tasks), now))
+                  .map(true);
+            }))
+        .compose(inserted -> inserted ? Future.succeededFuture((IdempotentAnswer) null)
+            // The key's owner committed before our insert gave up on it, so its row is visible now.
+            : idempotentAnswer(key).map(answer -> answer != null ? answer
+                : new IdempotentAnswer(null, null)));
+  }
+
+  /** Deletes finished tasks older than {@code ttl} and expired idempotency keys, a batch at a time. */
+  public Future<Integer> deleteOld(Duration finishedTtl, int limit) {
+    OffsetDateTime now = now();
+    return pool.preparedQuery(sql.get("delete_expired_keys")).execute(Tuple.of(now, limit))
+        .compose(v -> pool.preparedQuery(sql.get("delete_finished")).execute(Tuple.of(now.minus(finishedTtl), limit)))
+        .map(rows -> rows.iterator().next().getLong("deleted").intValue());
   }
 
   public Future<Boolean> progress(Lease lease, int percent, String message) {
@@ -101,20 +198,22 @@ public final class Journal {
   }
 
   /** Waiting tasks of a queue that are due and not in {@code exclude}, in the order they must run. */
-  public Future<List<StoredTask>> pageIn(String queue, Collection<UUID> exclude, int limit) {
+  public Future<List<StoredTask>> pageIn(String queue, Collection<UUID> exclude, int limit, double agingPerSecond) {
     return pool.preparedQuery(sql.get("page_in"))
-        .execute(Tuple.of(queue, now(), exclude.toArray(new UUID[0]), limit))
-        .map(rows -> {
-          List<StoredTask> found = new ArrayList<>(rows.size());
-          for (Row row : rows) {
-            found.add(new StoredTask(
-                row.getUUID("id"), row.getString("queue"), row.getString("type"),
-                new JsonObject(row.getString("payload")), row.getInteger("priority"),
-                row.getLong("lease_version"), row.getInteger("attempt"), row.getInteger("max_attempts"),
-                row.getLong("timeout_ms"), row.getOffsetDateTime("created_at").toInstant()));
-          }
-          return found;
-        });
+        .execute(Tuple.of(queue, now(), exclude.toArray(new UUID[0]), limit, agingPerSecond))
+        .map(Journal::storedTasks);
+  }
+
+  private static List<StoredTask> storedTasks(RowSet<Row> rows) {
+    List<StoredTask> found = new ArrayList<>(rows.size());
+    for (Row row : rows) {
+      found.add(new StoredTask(
+          row.getUUID("id"), row.getString("queue"), row.getString("type"),
+          new JsonObject(row.getString("payload")), row.getInteger("priority"),
+          row.getLong("lease_version"), row.getInteger("attempt"), row.getInteger("max_attempts"),
+          row.getLong("timeout_ms"), row.getOffsetDateTime("run_at").toInstant()));
+    }
+    return found;
   }
 
   // ---- reads --------------------------------------------------------------------------------
@@ -174,6 +273,25 @@ public final class Journal {
   // ---- grouped statements -------------------------------------------------------------------
 
   private Future<List<Void>> flushInserts(List<List<NewTask>> groups) {
+    int total = 0;
+    for (List<NewTask> group : groups) {
+      total += group.size();
+    }
+    int expected = total;
+    return pool.preparedQuery(sql.get("insert_tasks")).execute(insertParams(groups, now())).compose(rows -> {
+      if (rows.rowCount() != expected) {
+        return Future.failedFuture(new IllegalStateException(
+            "insert journaled " + rows.rowCount() + " of " + expected + " tasks"));
+      }
+      List<Void> answers = new ArrayList<>(groups.size());
+      for (int g = 0; g < groups.size(); g++) {
+        answers.add(null);
+      }
+      return Future.succeededFuture(answers);
+    });
+  }
+
+  private static Tuple insertParams(List<List<NewTask>> groups, OffsetDateTime now) {
     int n = 0;
     for (List<NewTask> group : groups) {
       n += group.size();
@@ -211,20 +329,8 @@ public final class Journal {
     for (int b = 0; b < batches.length; b++) {
       sizes[b] = batchSizes.get(batches[b]);
     }
-    Tuple params = Tuple.of(ids, queues, types, payloads, priorities, runAts, maxAttempts, timeouts,
-        batchIds, now(), batches, sizes);
-    int total = n;
-    return pool.preparedQuery(sql.get("insert_tasks")).execute(params).compose(rows -> {
-      if (rows.rowCount() != total) {
-        return Future.failedFuture(new IllegalStateException(
-            "insert journaled " + rows.rowCount() + " of " + total + " tasks"));
-      }
-      List<Void> answers = new ArrayList<>(groups.size());
-      for (int g = 0; g < groups.size(); g++) {
-        answers.add(null);
-      }
-      return Future.succeededFuture(answers);
-    });
+    return Tuple.of(ids, queues, types, payloads, priorities, runAts, maxAttempts, timeouts,
+        batchIds, now, batches, sizes);
   }
 
   private Future<List<Lease>> flushClaims(List<ClaimRequest> requests) {
@@ -259,7 +365,7 @@ public final class Journal {
         });
   }
 
-  private Future<List<Boolean>> flushFinishes(List<FinishRequest> requests) {
+  private Future<List<TaskState>> flushFinishes(List<FinishRequest> requests) {
     int n = requests.size();
     UUID[] ids = new UUID[n];
     Long[] versions = new Long[n];
@@ -268,6 +374,9 @@ public final class Journal {
     String[] results = new String[n];
     String[] errors = new String[n];
     String[] reasons = new String[n];
+    OffsetDateTime[] runAts = new OffsetDateTime[n];
+    Integer[] attemptDeltas = new Integer[n];
+    Integer[] versionBumps = new Integer[n];
     for (int i = 0; i < n; i++) {
       FinishRequest request = requests.get(i);
       ids[i] = request.lease.taskId();
@@ -277,13 +386,31 @@ public final class Journal {
       results[i] = request.result == null ? null : request.result.encode();
       errors[i] = request.error == null ? null : request.error.encode();
       reasons[i] = request.reason;
+      runAts[i] = request.runAt == null ? null : OffsetDateTime.ofInstant(request.runAt, ZoneOffset.UTC);
+      attemptDeltas[i] = request.attemptDelta;
+      versionBumps[i] = request.versionBump;
     }
     return pool.preparedQuery(sql.get("finish"))
-        .execute(Tuple.of(ids, versions, workers, states, results, errors, reasons, now()))
-        .map(rows -> fenced(requests, rows, r -> r.lease.taskId()));
+        .execute(Tuple.wrap(new Object[] {ids, versions, workers, states, results, errors, reasons, runAts,
+            attemptDeltas, versionBumps, now()}))
+        .map(rows -> {
+          Map<UUID, TaskState> landed = new HashMap<>();
+          for (Row row : rows) {
+            landed.put(row.getUUID("id"), TaskState.parse(row.getString("state")));
+          }
+          List<TaskState> answers = new ArrayList<>(n);
+          for (FinishRequest request : requests) {
+            TaskState state = landed.remove(request.lease.taskId());
+            if (state == null) {
+              fencedWrites.incrementAndGet();
+            }
+            answers.add(state);
+          }
+          return answers;
+        });
   }
 
-  private Future<List<Boolean>> flushHeartbeats(List<HeartbeatRequest> requests) {
+  private Future<List<Heartbeat>> flushHeartbeats(List<HeartbeatRequest> requests) {
     int n = requests.size();
     UUID[] ids = new UUID[n];
     Long[] versions = new Long[n];
@@ -299,7 +426,21 @@ public final class Journal {
     }
     return pool.preparedQuery(sql.get("heartbeat"))
         .execute(Tuple.of(ids, versions, workers, deadlines, now))
-        .map(rows -> fenced(requests, rows, r -> r.lease.taskId()));
+        .map(rows -> {
+          Map<UUID, Boolean> held = new HashMap<>();
+          for (Row row : rows) {
+            held.put(row.getUUID("id"), row.getBoolean("cancel_requested"));
+          }
+          List<Heartbeat> answers = new ArrayList<>(n);
+          for (HeartbeatRequest request : requests) {
+            Boolean cancel = held.get(request.lease.taskId());
+            if (cancel == null) {
+              fencedWrites.incrementAndGet();
+            }
+            answers.add(cancel == null ? Heartbeat.LOST : cancel ? Heartbeat.CANCEL_REQUESTED : Heartbeat.HELD);
+          }
+          return answers;
+        });
   }
 
   private Future<List<Boolean>> flushProgress(List<ProgressRequest> requests) {
@@ -358,7 +499,19 @@ public final class Journal {
   private record ClaimRequest(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {
   }
 
-  private record FinishRequest(Lease lease, TaskState to, JsonObject result, JsonObject error, String reason) {
+  private record FinishRequest(Lease lease, TaskState to, JsonObject result, JsonObject error, String reason,
+      java.time.Instant runAt, int attemptDelta, int versionBump) {
+  }
+
+  /** What a heartbeat learned. */
+  public enum Heartbeat { HELD, CANCEL_REQUESTED, LOST }
+
+  /** A task found by a cancel: its state before, and after. */
+  public record Cancelled(UUID id, TaskState before, TaskState after) {
+  }
+
+  /** The first answer given under an Idempotency-Key, and the hash of the request that got it. */
+  public record IdempotentAnswer(String requestHash, JsonObject response) {
   }
 
   private record HeartbeatRequest(Lease lease, Duration leaseFor) {

@@ -7,5 +7,5 @@ import java.util.UUID;
 /** A waiting task read back from the journal (start-up and page-in). */
 public record StoredTask(
     UUID id, String queue, String type, JsonObject payload, int priority, long leaseVersion,
-    int attempt, int maxAttempts, Long timeoutMs, Instant createdAt) {
+    int attempt, int maxAttempts, Long timeoutMs, Instant runAt) {
 }

@@ -15,6 +15,8 @@ public final class QueueMeters {
   private final Counter started;
   private final Counter succeeded;
   private final Counter failed;
+  private final Counter cancelled;
+  private final Counter retried;
   private final Counter fenced;
   private final Counter claimsLost;
   private final Counter takeovers;
@@ -31,6 +33,8 @@ public final class QueueMeters {
     started = counter(registry, "taskline.tasks.started", queue, "Attempts claimed and started");
     succeeded = counter(registry, "taskline.tasks.succeeded", queue, "Tasks that ended succeeded");
     failed = counter(registry, "taskline.tasks.failed", queue, "Tasks that ended failed");
+    cancelled = counter(registry, "taskline.tasks.cancelled", queue, "Tasks that ended cancelled while running");
+    retried = counter(registry, "taskline.tasks.retried", queue, "Failed attempts put back for another try");
     fenced = counter(registry, "taskline.tasks.fenced.writes", queue, "Writes refused because their lease was lost");
     claimsLost = counter(registry, "taskline.tasks.claims.lost", queue, "Claims that found the task already taken");
     takeovers = counter(registry, "taskline.tasks.lease.takeovers", queue, "Lapsed leases put back to pending");
@@ -70,6 +74,15 @@ public final class QueueMeters {
   public void failed() {
     failed.increment();
     finished();
+  }
+
+  public void cancelled() {
+    cancelled.increment();
+    finished();
+  }
+
+  public void retried() {
+    retried.increment();
   }
 
   private void finished() {

@@ -11,11 +11,17 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * One named queue's waiting tasks on this node, bounded by its capacity.
+ * One named queue's tasks on this node: the waiting ones, bounded by {@code capacity}, and the
+ * scheduled ones (delayed, or waiting out a retry's backoff), bounded by {@code scheduledCapacity}.
+ *
+ * <p>Waiting order is effective priority: {@code priority + agingPerSecond * seconds waited}. As
+ * every waiting task ages at the same rate, that order never changes while tasks wait, so it is
+ * the static key {@code priority - agingPerSecond * dueSeconds}; a heap keeps it, and a steady
+ * stream of high-priority work cannot starve an old low-priority task.
  *
  * <p>Admission reserves room before it journals a submission and fills the reservation after the
- * commit, so that concurrent submissions can never overshoot the capacity. The queue also tracks
- * every task id this node holds anywhere (reserved, waiting, running), so that page-in never loads
+ * commit, so concurrent submissions cannot overshoot the bounds. The queue also tracks every task
+ * id this node holds anywhere (reserved, scheduled, waiting, running), so that page-in never loads
  * a second copy of one.
  *
  * <p>Thread-safe: HTTP and worker verticles run on different event loops. The lock is held only for
@@ -23,22 +29,32 @@ import java.util.UUID;
  */
 public final class TaskQueue {
 
-  /** Higher priority first, then the earlier arrival. */
-  static final Comparator<QueuedTask> ORDER = Comparator
-      .comparingInt(QueuedTask::priority).reversed()
-      .thenComparingLong(QueuedTask::enqueuedAtMillis)
-      .thenComparing(QueuedTask::id);
-
   private final QueueConfig config;
-  private final PriorityQueue<QueuedTask> waiting = new PriorityQueue<>(ORDER);
+  private final PriorityQueue<QueuedTask> waiting;
+  private final PriorityQueue<QueuedTask> scheduled =
+      new PriorityQueue<>(Comparator.comparingLong(QueuedTask::dueAtMillis).thenComparing(QueuedTask::id));
   private final Set<UUID> held = new HashSet<>();
   private int reserved;
+  private int reservedScheduled;
   private Runnable onAvailable = () -> { };
   private Runnable onRoom = () -> { };
+  private Runnable onScheduled = () -> { };
   private boolean journalHasMore;
 
   public TaskQueue(QueueConfig config) {
     this.config = config;
+    this.waiting = new PriorityQueue<>(order(config.agingPerSecond()));
+  }
+
+  /** Highest effective priority first; among equals, the task due first, then the older id. */
+  static Comparator<QueuedTask> order(double agingPerSecond) {
+    return Comparator.comparingDouble((QueuedTask t) -> agingKey(t, agingPerSecond)).reversed()
+        .thenComparingLong(QueuedTask::dueAtMillis)
+        .thenComparing(QueuedTask::id);
+  }
+
+  static double agingKey(QueuedTask task, double agingPerSecond) {
+    return task.priority() - agingPerSecond * (task.dueAtMillis() / 1000.0);
   }
 
   public String name() {
@@ -49,7 +65,7 @@ public final class TaskQueue {
     return config;
   }
 
-  /** Called (outside the lock) whenever tasks were added; the worker uses it to wake up. */
+  /** Called (outside the lock) whenever tasks became waiting; the worker uses it to wake up. */
   public synchronized void onAvailable(Runnable listener) {
     this.onAvailable = listener;
   }
@@ -61,6 +77,11 @@ public final class TaskQueue {
    */
   public synchronized void onRoom(Runnable listener) {
     this.onRoom = listener;
+  }
+
+  /** Called (outside the lock) when a task was scheduled, so the promoter can set its timer. */
+  public synchronized void onScheduled(Runnable listener) {
+    this.onScheduled = listener;
   }
 
   /** Recovery found more waiting tasks in the journal than this queue had room for. */
@@ -83,9 +104,25 @@ public final class TaskQueue {
     }
   }
 
+  /** As {@link #tryReserve}, for tasks that will not be due for a while. */
+  public boolean tryReserveScheduled(Collection<UUID> ids) {
+    synchronized (this) {
+      if (scheduled.size() + reservedScheduled + ids.size() > config.scheduledCapacity()) {
+        return false;
+      }
+      reservedScheduled += ids.size();
+      held.addAll(ids);
+      return true;
+    }
+  }
+
   /** The journal refused the reserved tasks: give the room back. */
-  public synchronized void cancelReservation(Collection<UUID> ids) {
-    reserved -= ids.size();
+  public synchronized void cancelReservation(Collection<UUID> ids, boolean scheduledTasks) {
+    if (scheduledTasks) {
+      reservedScheduled -= ids.size();
+    } else {
+      reserved -= ids.size();
+    }
     held.removeAll(ids);
   }
 
@@ -98,6 +135,61 @@ public final class TaskQueue {
       listener = onAvailable;
     }
     listener.run();
+  }
+
+  /** The reserved delayed tasks are journaled: they wait for their time. */
+  public void fillScheduledReservation(List<QueuedTask> tasks) {
+    Runnable listener;
+    synchronized (this) {
+      reservedScheduled -= tasks.size();
+      scheduled.addAll(tasks);
+      listener = onScheduled;
+    }
+    listener.run();
+  }
+
+  /**
+   * Holds a task that went back to pending with a future due time (a retry's backoff, a snooze).
+   * False when the scheduled set is full: the task then stays in the journal alone and is paged
+   * in when due.
+   */
+  public boolean schedule(QueuedTask task) {
+    Runnable listener;
+    synchronized (this) {
+      if (scheduled.size() + reservedScheduled >= config.scheduledCapacity() || !held.add(task.id())) {
+        return false;
+      }
+      scheduled.add(task);
+      listener = onScheduled;
+    }
+    listener.run();
+    return true;
+  }
+
+  /**
+   * Moves scheduled tasks that are due at {@code nowMillis} to waiting, as far as waiting has room.
+   * Returns how many moved.
+   */
+  public int promoteDue(long nowMillis) {
+    int moved = 0;
+    Runnable listener;
+    synchronized (this) {
+      while (!scheduled.isEmpty() && scheduled.peek().dueAtMillis() <= nowMillis
+          && waiting.size() + reserved < config.capacity()) {
+        waiting.add(scheduled.poll());
+        moved++;
+      }
+      listener = onAvailable;
+    }
+    if (moved > 0) {
+      listener.run();
+    }
+    return moved;
+  }
+
+  /** When the earliest scheduled task is due, or {@link Long#MAX_VALUE} when none is scheduled. */
+  public synchronized long nextDueMillis() {
+    return scheduled.isEmpty() ? Long.MAX_VALUE : scheduled.peek().dueAtMillis();
   }
 
   /**
@@ -142,6 +234,18 @@ public final class TaskQueue {
     return task;
   }
 
+  /**
+   * Drops a task from waiting or scheduled (it was cancelled). True when it was there; a task
+   * already running is not affected.
+   */
+  public synchronized boolean remove(UUID id) {
+    boolean removed = waiting.removeIf(t -> t.id().equals(id)) || scheduled.removeIf(t -> t.id().equals(id));
+    if (removed) {
+      held.remove(id);
+    }
+    return removed;
+  }
+
   /** This node is done with the task (finished, lost or handed back to the journal). */
   public synchronized void release(UUID id) {
     held.remove(id);
@@ -149,6 +253,10 @@ public final class TaskQueue {
 
   public synchronized int waiting() {
     return waiting.size();
+  }
+
+  public synchronized int scheduled() {
+    return scheduled.size();
   }
 
   /** Room left for new tasks: capacity less waiting and reserved. */
@@ -161,11 +269,11 @@ public final class TaskQueue {
     return new ArrayList<>(held);
   }
 
-  /** Age of the oldest waiting task by arrival, in ms at {@code nowMillis}; 0 when none wait. */
+  /** How long the task first in line has waited, in ms at {@code nowMillis}; 0 when none wait. */
   public synchronized long oldestWaitingAgeMs(long nowMillis) {
     long oldest = Long.MAX_VALUE;
     for (QueuedTask task : waiting) {
-      oldest = Math.min(oldest, task.enqueuedAtMillis());
+      oldest = Math.min(oldest, task.dueAtMillis());
     }
     return oldest == Long.MAX_VALUE ? 0 : Math.max(0, nowMillis - oldest);
   }

@@ -7,6 +7,7 @@ import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.QueuedTask;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,12 +24,23 @@ public final class Recovery {
   private final QueueRegistry queues;
   private final TasklineMetrics metrics;
   private final int batchSize;
+  private final Duration finishedTtl;
 
-  public Recovery(Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize) {
+  public Recovery(Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize, Duration finishedTtl) {
     this.journal = journal;
     this.queues = queues;
     this.metrics = metrics;
     this.batchSize = batchSize;
+    this.finishedTtl = finishedTtl;
+  }
+
+  /**
+   * Deletes one batch of finished tasks past retention (with their history) and of expired
+   * idempotency keys; returns how many tasks went. Kept apart from {@link #runOnce} because it
+   * need not run as often.
+   */
+  public Future<Integer> cleanOnce() {
+    return journal.deleteOld(finishedTtl, batchSize);
   }
 
   /** One pass. Not re-entrant: the caller waits for one pass before starting the next. */
@@ -56,7 +68,7 @@ public final class Recovery {
     if (room <= 0) {
       return pageIn(remaining, index + 1, pagedSoFar);
     }
-    return journal.pageIn(queue.name(), queue.heldIds(), room).compose(found -> {
+    return journal.pageIn(queue.name(), queue.heldIds(), room, queue.config().agingPerSecond()).compose(found -> {
       // A full page means the journal may hold more than fitted; the queue calls back for more
       // once it has drained to half, so waiting work follows freed room without a timer.
       queue.journalHasMore(found.size() == room);
@@ -64,7 +76,7 @@ public final class Recovery {
       for (StoredTask stored : found) {
         tasks.add(new QueuedTask(stored.id(), stored.queue(), stored.type(), stored.payload(), stored.priority(),
             stored.leaseVersion(), stored.attempt(), stored.maxAttempts(), stored.timeoutMs(),
-            stored.createdAt().toEpochMilli()));
+            stored.runAt().toEpochMilli()));
       }
       return pageIn(remaining, index + 1, pagedSoFar + queue.offer(tasks));
     });

@@ -15,7 +15,10 @@ public final class RecoveryVerticle extends VerticleBase {
   private final Recovery recovery;
   private final QueueRegistry queues;
   private final long intervalMs;
+  private static final long CLEAN_EVERY_MS = 60_000;
+
   private long timer = -1;
+  private long cleanTimer = -1;
   private boolean passRunning;
   private boolean again;
 
@@ -38,6 +41,8 @@ public final class RecoveryVerticle extends VerticleBase {
         .eventually(() -> {
           passRunning = false;
           timer = vertx.setPeriodic(intervalMs, id -> tick());
+          cleanTimer = vertx.setPeriodic(Math.max(intervalMs, CLEAN_EVERY_MS), id -> recovery.cleanOnce()
+              .onFailure(e -> LOG.log(Level.WARNING, "retention pass failed; will try again", e)));
           if (again) {
             again = false;
             tick();
@@ -49,6 +54,7 @@ public final class RecoveryVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(timer);
+    vertx.cancelTimer(cleanTimer);
     for (TaskQueue queue : queues.all()) {
       queue.onRoom(() -> { });
     }

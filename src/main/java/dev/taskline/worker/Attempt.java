@@ -5,15 +5,21 @@ import dev.taskline.journal.Journal;
 import dev.taskline.journal.Lease;
 import dev.taskline.queue.QueuedTask;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 
 /**
- * One attempt at a task: the handler's view of it, the lease heartbeat and throttled progress
- * writes. All its state lives on the worker's event loop; {@link #progress} may be called from
- * any thread (blocking handlers) and hops there.
+ * One attempt at a task: the handler's view of it, the lease heartbeat, the timeout, throttled
+ * progress writes and the stop signal. Whichever ends it first (the handler, the timeout, a lost
+ * lease, a release at shutdown) settles {@link #outcome()}; the rest is ignored. All its state
+ * lives on the worker's event loop; {@link #progress} and the cancel accessors may be called from
+ * any thread (blocking handlers) and hop there.
  */
 final class Attempt implements TaskContext {
 
@@ -22,11 +28,16 @@ final class Attempt implements TaskContext {
   private final Journal journal;
   private final QueuedTask task;
   private final Lease lease;
+  private final Duration leaseFor;
   private final long progressIntervalNanos;
+  private final Promise<Outcome> outcome = Promise.promise();
   private final long heartbeatTimer;
+  private final long timeoutTimer;
 
+  private volatile boolean stopRequested;
+  private volatile boolean cancelRequested;
+  private final List<Runnable> cancelActions = new ArrayList<>();
   private boolean ended;
-  private boolean leaseLost;
   private int percent = -1;
   private String message;
   private boolean dirty;
@@ -35,17 +46,58 @@ final class Attempt implements TaskContext {
   private long lastWriteNanos;
 
   Attempt(Vertx vertx, Context context, Journal journal, QueuedTask task, Lease lease, Duration leaseFor,
-      long heartbeatMs, long progressIntervalMs) {
+      long heartbeatMs, long timeoutMs, long progressIntervalMs) {
     this.vertx = vertx;
     this.context = context;
     this.journal = journal;
     this.task = task;
     this.lease = lease;
+    this.leaseFor = leaseFor;
     // The throttle is a rate limit, not business time, so it runs on the monotonic clock: an
     // injected test clock that stands still must not stop progress from being written.
     this.progressIntervalNanos = Duration.ofMillis(progressIntervalMs).toNanos();
     this.lastWriteNanos = System.nanoTime() - progressIntervalNanos;
-    this.heartbeatTimer = vertx.setPeriodic(heartbeatMs, id -> heartbeat(leaseFor));
+    this.heartbeatTimer = vertx.setPeriodic(heartbeatMs, id -> heartbeat());
+    this.timeoutTimer = vertx.setTimer(timeoutMs, id -> {
+      stop();
+      outcome.tryComplete(new Outcome.TimedOut(timeoutMs));
+    });
+  }
+
+  /** Settles once with whatever ended the attempt first. */
+  Future<Outcome> outcome() {
+    return outcome.future();
+  }
+
+  /** The handler's own end; ignored if something else ended the attempt first. */
+  void handlerDone(Future<JsonObject> result) {
+    result.onComplete(done -> outcome.tryComplete(done.succeeded()
+        ? new Outcome.Succeeded(done.result() == null ? new JsonObject() : done.result())
+        : new Outcome.Failed(done.cause())));
+  }
+
+  /** The node shuts down and will not wait for this attempt any longer. */
+  void release() {
+    stop();
+    outcome.tryComplete(new Outcome.Released());
+  }
+
+  /** Someone asked to cancel the task: tell the handler; the attempt ends when it stops. */
+  void requestCancel() {
+    cancelRequested = true;
+    stop();
+  }
+
+  boolean cancelRequested() {
+    return cancelRequested;
+  }
+
+  Lease lease() {
+    return lease;
+  }
+
+  QueuedTask task() {
+    return task;
   }
 
   @Override
@@ -69,43 +121,82 @@ final class Attempt implements TaskContext {
   }
 
   @Override
+  public boolean cancelled() {
+    return stopRequested;
+  }
+
+  @Override
+  public void onCancel(Runnable action) {
+    onContext(() -> {
+      if (stopRequested) {
+        action.run();
+      } else {
+        cancelActions.add(action);
+      }
+    });
+  }
+
+  @Override
   public void progress(int percent, String message) {
     int clamped = Math.max(0, Math.min(100, percent));
     String text = message == null ? null : message.length() > 500 ? message.substring(0, 500) : message;
-    if (Vertx.currentContext() == context) {
-      onProgress(clamped, text);
-    } else {
-      context.runOnContext(v -> onProgress(clamped, text));
-    }
+    onContext(() -> onProgress(clamped, text));
   }
 
-  /** Whether the journal has told us our lease is gone; the attempt's writes no longer land. */
-  boolean leaseLost() {
-    return leaseLost;
-  }
-
+  /** Stops timers once the outcome is being recorded; late progress is dropped from here on. */
   void end() {
     ended = true;
     vertx.cancelTimer(heartbeatTimer);
+    vertx.cancelTimer(timeoutTimer);
     if (progressTimer != -1) {
       vertx.cancelTimer(progressTimer);
     }
   }
 
-  private void heartbeat(Duration leaseFor) {
-    if (ended || leaseLost) {
+  private void stop() {
+    onContext(() -> {
+      if (stopRequested) {
+        return;
+      }
+      stopRequested = true;
+      for (Runnable action : cancelActions) {
+        try {
+          action.run();
+        } catch (RuntimeException e) {
+          // A handler's stop action failing must not keep the attempt from ending.
+        }
+      }
+      cancelActions.clear();
+    });
+  }
+
+  private void onContext(Runnable action) {
+    if (Vertx.currentContext() == context) {
+      action.run();
+    } else {
+      context.runOnContext(v -> action.run());
+    }
+  }
+
+  private void heartbeat() {
+    if (ended) {
       return;
     }
-    journal.heartbeat(lease, leaseFor).onSuccess(held -> {
-      if (!held) {
-        leaseLost = true;
-        vertx.cancelTimer(heartbeatTimer);
+    journal.heartbeat(lease, leaseFor).onSuccess(beat -> {
+      switch (beat) {
+        case LOST -> {
+          vertx.cancelTimer(heartbeatTimer);
+          stop();
+          outcome.tryComplete(new Outcome.LeaseLost());
+        }
+        case CANCEL_REQUESTED -> requestCancel();
+        case HELD -> { }
       }
     });
   }
 
   private void onProgress(int percent, String message) {
-    if (ended || leaseLost) {
+    if (ended) {
       return;
     }
     this.percent = percent;
@@ -115,7 +206,7 @@ final class Attempt implements TaskContext {
   }
 
   private void writeProgress() {
-    if (!dirty || writing || progressTimer != -1 || ended || leaseLost) {
+    if (!dirty || writing || progressTimer != -1 || ended) {
       return;
     }
     long waitNanos = lastWriteNanos + progressIntervalNanos - System.nanoTime();
@@ -131,9 +222,6 @@ final class Attempt implements TaskContext {
     lastWriteNanos = System.nanoTime();
     journal.progress(lease, percent, message).onComplete(done -> {
       writing = false;
-      if (done.succeeded() && !done.result()) {
-        leaseLost = true;
-      }
       writeProgress();
     });
   }

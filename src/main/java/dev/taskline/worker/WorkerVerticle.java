@@ -1,6 +1,9 @@
 package dev.taskline.worker;
 
+import dev.taskline.admission.Control;
 import dev.taskline.handler.HandlerRegistry;
+import dev.taskline.handler.PermanentTaskException;
+import dev.taskline.handler.SnoozeException;
 import dev.taskline.handler.TaskHandler;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.Lease;
@@ -9,16 +12,29 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.queue.QueuedTask;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.DoubleSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
  * Runs one queue's tasks on this node, never more than the queue's slots at once. It owns its
- * running count on its own event loop; the queue wakes it when work arrives, so nothing polls.
+ * running attempts on its own event loop; the queue wakes it when work arrives, so nothing polls.
+ * When an attempt ends it decides what the journal records: success, failure, a retry after
+ * backoff, a snooze, a cancellation.
  */
 public final class WorkerVerticle extends VerticleBase {
 
@@ -28,19 +44,26 @@ public final class WorkerVerticle extends VerticleBase {
   private final Journal journal;
   private final HandlerRegistry handlers;
   private final QueueMeters meters;
+  private final Clock clock;
+  private final DoubleSupplier jitter;
   private final String workerId;
   private final long progressIntervalMs;
   private final Duration leaseFor;
   private final AtomicBoolean wakeScheduled = new AtomicBoolean();
+  private final Map<UUID, Attempt> attempts = new HashMap<>();
+  private MessageConsumer<JsonArray> cancels;
   private int running;
   private boolean stopping;
+  private Promise<Void> idle;
 
-  public WorkerVerticle(TaskQueue queue, Journal journal, HandlerRegistry handlers, QueueMeters meters,
-      String nodeId, long progressIntervalMs) {
+  public WorkerVerticle(TaskQueue queue, Journal journal, HandlerRegistry handlers, QueueMeters meters, Clock clock,
+      DoubleSupplier jitter, String nodeId, long progressIntervalMs) {
     this.queue = queue;
     this.journal = journal;
     this.handlers = handlers;
     this.meters = meters;
+    this.clock = clock;
+    this.jitter = jitter;
     this.workerId = nodeId + "/" + queue.name();
     this.progressIntervalMs = progressIntervalMs;
     this.leaseFor = Duration.ofMillis(queue.config().leaseMs());
@@ -48,16 +71,47 @@ public final class WorkerVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    cancels = vertx.eventBus().consumer(Control.CANCEL_ADDRESS, message -> {
+      for (Object id : message.body()) {
+        Attempt attempt = attempts.get(UUID.fromString((String) id));
+        if (attempt != null) {
+          attempt.requestCancel();
+        }
+      }
+    });
     queue.onAvailable(this::wake);
     wake();
-    return Future.succeededFuture();
+    return cancels.completion();
   }
 
   @Override
   public Future<?> stop() {
     stopping = true;
     queue.onAvailable(() -> { });
-    return Future.succeededFuture();
+    return cancels.unregister();
+  }
+
+  /**
+   * Takes no new tasks, gives running ones {@code grace} to end, then hands the rest back to the
+   * journal (pending, version bumped) so that any node can take them at once.
+   */
+  public Future<Void> drain(Duration grace) {
+    Promise<Void> done = Promise.promise();
+    context.runOnContext(v -> {
+      stopping = true;
+      queue.onAvailable(() -> { });
+      if (running == 0) {
+        done.complete();
+        return;
+      }
+      idle = done;
+      vertx.setTimer(Math.max(1, grace.toMillis()), id -> {
+        for (Attempt attempt : new ArrayList<>(attempts.values())) {
+          attempt.release();
+        }
+      });
+    });
+    return done.future();
   }
 
   /** Safe from any thread; many wake-ups before the drain runs cost one hop. */
@@ -83,12 +137,20 @@ public final class WorkerVerticle extends VerticleBase {
         }
         running--;
         queue.release(task.id());
+        if (done.succeeded() && done.result() != null && !stopping) {
+          // Back to pending with a due time: hold it here until then (or leave it to the journal).
+          queue.schedule(done.result());
+        }
+        if (running == 0 && idle != null) {
+          idle.tryComplete();
+        }
         drain();
       });
     }
   }
 
-  private Future<Void> claimAndRun(QueuedTask task) {
+  /** Claims and runs one task; the future holds the task again when it went back to pending. */
+  private Future<QueuedTask> claimAndRun(QueuedTask task) {
     return journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor).compose(lease -> {
       if (lease == null) {
         // Cancelled, finished or claimed by another node since it was queued: nothing to do.
@@ -103,30 +165,96 @@ public final class WorkerVerticle extends VerticleBase {
     });
   }
 
-  private Future<Void> run(QueuedTask task, Lease lease) {
-    Attempt attempt = new Attempt(vertx, context, journal, task, lease, leaseFor,
-        queue.config().heartbeatMs(), progressIntervalMs);
+  private Future<QueuedTask> run(QueuedTask task, Lease lease) {
+    long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
+    Attempt attempt = new Attempt(vertx, context, journal, task, lease, leaseFor, queue.config().heartbeatMs(),
+        timeoutMs, progressIntervalMs);
+    attempts.put(task.id(), attempt);
     TaskHandler handler = handlers.get(task.type());
-    Future<JsonObject> outcome = handler == null
-        ? Future.failedFuture(new IllegalStateException("no handler for task type '" + task.type() + "' on this node"))
-        : invoke(handler, attempt);
-    return outcome.transform(done -> {
+    attempt.handlerDone(handler == null
+        ? Future.failedFuture(new PermanentTaskException("no handler for task type '" + task.type() + "' on this node"))
+        : invoke(handler, attempt));
+    return attempt.outcome().compose(outcome -> {
       attempt.end();
-      Future<Boolean> write = done.succeeded()
-          ? journal.finish(lease, TaskState.SUCCEEDED, done.result() == null ? new JsonObject() : done.result(), null, "succeeded")
-          : journal.finish(lease, TaskState.FAILED, null, Errors.describe(done.cause()), "failed");
-      return write.map(landed -> {
-        if (!landed) {
-          // Our lease lapsed and someone else owns the task now; their result is the one that counts.
-          meters.fenced();
-        } else if (done.succeeded()) {
-          meters.succeeded();
-        } else {
-          meters.failed();
-        }
+      attempts.remove(task.id());
+      return record(attempt, outcome);
+    });
+  }
+
+  private Future<QueuedTask> record(Attempt attempt, Outcome outcome) {
+    Lease lease = attempt.lease();
+    QueuedTask task = attempt.task();
+    Instant now = clock.instant();
+    if (outcome instanceof Outcome.LeaseLost) {
+      meters.fenced();
+      return Future.succeededFuture();
+    }
+    if (outcome instanceof Outcome.Released) {
+      return journal.requeue(lease, now, null, "released", -1, 1).map(state -> {
+        counted(state, false);
         return null;
       });
-    });
+    }
+    if (attempt.cancelRequested() && !(outcome instanceof Outcome.TimedOut)) {
+      JsonObject result = outcome instanceof Outcome.Succeeded s ? s.result() : null;
+      JsonObject error = outcome instanceof Outcome.Failed f ? Errors.describe(f.cause()) : null;
+      return journal.finish(lease, TaskState.CANCELLED, result, error, "cancelled").map(state -> {
+        counted(state, false);
+        return null;
+      });
+    }
+    if (outcome instanceof Outcome.Succeeded s) {
+      return journal.finish(lease, TaskState.SUCCEEDED, s.result(), null, "succeeded").map(state -> {
+        counted(state, false);
+        return null;
+      });
+    }
+    Throwable cause = outcome instanceof Outcome.Failed f ? f.cause() : null;
+    if (cause instanceof SnoozeException snooze) {
+      Instant due = now.plus(snooze.delay());
+      return journal.requeue(lease, due, null, "snoozed", -1, 0)
+          .map(state -> requeued(state, task.next(lease.version(), lease.attempt() - 1, due.toEpochMilli())));
+    }
+    JsonObject error = outcome instanceof Outcome.TimedOut t
+        ? new JsonObject().put("type", "timeout").put("message", "the attempt ran longer than " + t.timeoutMs() + " ms")
+        : Errors.describe(cause);
+    boolean permanent = cause instanceof PermanentTaskException;
+    if (!permanent && lease.attempt() < task.maxAttempts()) {
+      long delay = Backoff.delayMs(lease.attempt(), queue.config().backoffBaseMs(), queue.config().backoffCapMs(),
+          jitter.getAsDouble());
+      Instant due = now.plusMillis(delay);
+      return journal.requeue(lease, due, error, "retry_scheduled", 0, 0)
+          .map(state -> requeued(state, task.next(lease.version(), lease.attempt(), due.toEpochMilli())));
+    }
+    return journal.finish(lease, TaskState.FAILED, null, error, permanent ? "failed_permanently" : "failed")
+        .map(state -> {
+          counted(state, false);
+          return null;
+        });
+  }
+
+  private QueuedTask requeued(TaskState state, QueuedTask again) {
+    counted(state, true);
+    return state == TaskState.PENDING ? again : null;
+  }
+
+  /** Counts what the journal says became of the task; null means our write was fenced. */
+  private void counted(TaskState state, boolean retry) {
+    if (state == null) {
+      meters.fenced();
+      return;
+    }
+    switch (state) {
+      case SUCCEEDED -> meters.succeeded();
+      case FAILED -> meters.failed();
+      case CANCELLED -> meters.cancelled();
+      case PENDING -> {
+        if (retry) {
+          meters.retried();
+        }
+      }
+      default -> { }
+    }
   }
 
   private Future<JsonObject> invoke(TaskHandler handler, Attempt attempt) {
@@ -139,5 +267,10 @@ public final class WorkerVerticle extends VerticleBase {
     } catch (Throwable e) {
       return Future.failedFuture(e);
     }
+  }
+
+  /** Running attempts, for tests and the API. */
+  public int running() {
+    return running;
   }
 }

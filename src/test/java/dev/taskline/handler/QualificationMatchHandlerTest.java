@@ -433,6 +433,15 @@ class QualificationMatchHandlerTest {
       percents.add(percent);
     }
 
+    @Override
+    public boolean cancelled() {
+      return false;
+    }
+
+    @Override
+    public void onCancel(Runnable action) {
+    }
+
     synchronized List<Integer> percents() {
       return List.copyOf(percents);
     }

@@ -57,7 +57,7 @@ class SubmitAndRunTest {
 
   @Test
   void a_failing_handler_ends_the_task_failed_with_its_error_recorded() throws Exception {
-    String id = node.post("/api/tasks", new JsonObject().put("type", "sleep")
+    String id = node.post("/api/tasks", new JsonObject().put("type", "sleep").put("maxAttempts", 1)
         .put("payload", new JsonObject().put("failTimes", 1))).bodyAsJsonObject().getString("id");
     JsonObject task = node.waitForState(id, "failed");
     assertEquals("planned failure 1 of 1", task.getJsonObject("error").getString("message"));

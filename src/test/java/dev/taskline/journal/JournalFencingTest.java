@@ -95,13 +95,14 @@ class JournalFencingTest {
     assertEquals(3, fresh.version());
     assertEquals(2, fresh.attempt());
 
-    assertFalse(await(journal.heartbeat(old, LEASE)), "stale heartbeat");
+    assertEquals(Journal.Heartbeat.LOST, await(journal.heartbeat(old, LEASE)), "stale heartbeat");
     assertFalse(await(journal.progress(old, 50, "stale")), "stale progress");
-    assertFalse(await(journal.finish(old, TaskState.SUCCEEDED, new JsonObject().put("by", "w1"), null, "succeeded")),
+    assertNull(await(journal.finish(old, TaskState.SUCCEEDED, new JsonObject().put("by", "w1"), null, "succeeded")),
         "stale result");
     assertEquals(fencedBefore + 3, journal.fencedWrites());
 
-    assertTrue(await(journal.finish(fresh, TaskState.SUCCEEDED, new JsonObject().put("by", "w2"), null, "succeeded")));
+    assertEquals(TaskState.SUCCEEDED,
+        await(journal.finish(fresh, TaskState.SUCCEEDED, new JsonObject().put("by", "w2"), null, "succeeded")));
     JsonObject done = await(journal.task(id));
     assertEquals("succeeded", done.getString("state"));
     assertEquals("w2", done.getJsonObject("result").getString("by"));
@@ -119,8 +120,9 @@ class JournalFencingTest {
   void a_result_is_committed_at_most_once() throws Exception {
     UUID id = newTask();
     Lease lease = await(journal.claim(id, 0, "w1", LEASE));
-    assertTrue(await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject().put("n", 1), null, "succeeded")));
-    assertFalse(await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject().put("n", 2), null, "succeeded")));
+    assertEquals(TaskState.SUCCEEDED,
+        await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject().put("n", 1), null, "succeeded")));
+    assertNull(await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject().put("n", 2), null, "succeeded")));
     assertEquals(1, await(journal.task(id)).getJsonObject("result").getInteger("n"));
   }
 
@@ -129,11 +131,11 @@ class JournalFencingTest {
     UUID id = newTask();
     Lease lease = await(journal.claim(id, 0, "w1", LEASE));
     clock.advance(LEASE.minusSeconds(1));
-    assertTrue(await(journal.heartbeat(lease, LEASE)));
+    assertEquals(Journal.Heartbeat.HELD, await(journal.heartbeat(lease, LEASE)));
     clock.advance(Duration.ofSeconds(2)); // past the first deadline, inside the renewed one
     List<Journal.Released> released = await(journal.releaseExpired(100));
     assertFalse(released.stream().anyMatch(r -> r.id().equals(id)));
-    assertTrue(await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject(), null, "succeeded")));
+    assertEquals(TaskState.SUCCEEDED, await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject(), null, "succeeded")));
   }
 
   @Test
@@ -146,7 +148,7 @@ class JournalFencingTest {
         new NewTask(low, queue, "sleep", new JsonObject(), 0, clock.instant(), 1, null, null),
         new NewTask(high, queue, "sleep", new JsonObject(), 5, clock.instant(), 1, null, null),
         new NewTask(held, queue, "sleep", new JsonObject(), 9, clock.instant(), 1, null, null))));
-    List<StoredTask> page = await(journal.pageIn(queue, List.of(held), 10));
+    List<StoredTask> page = await(journal.pageIn(queue, List.of(held), 10, 0.0));
     assertEquals(List.of(high, low), page.stream().map(StoredTask::id).toList());
   }
 }

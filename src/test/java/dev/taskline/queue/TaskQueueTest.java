@@ -108,7 +108,7 @@ class TaskQueueTest {
     assertTrue(queue.tryReserve(ids));
     assertFalse(queue.tryReserve(List.of(UUID.randomUUID())));
 
-    queue.cancelReservation(ids);
+    queue.cancelReservation(ids, false);
     assertEquals(3, queue.room());
     assertTrue(queue.heldIds().isEmpty());
     assertTrue(queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID())));

@@ -1,0 +1,96 @@
+package dev.taskline.admission;
+
+import dev.taskline.journal.Journal;
+import dev.taskline.journal.StoredTask;
+import dev.taskline.journal.TaskState;
+import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.QueuedTask;
+import dev.taskline.queue.TaskQueue;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.json.JsonArray;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * What users do to tasks after submitting them: cancel, and retry from the dead-letter set. Each is
+ * one journal statement; the in-memory queues and the workers follow.
+ */
+public final class Control {
+
+  /** Event-bus address on which workers of every verticle hear which running tasks to stop. */
+  public static final String CANCEL_ADDRESS = "taskline.cancel";
+  public static final int MAX_BULK_RETRY = 1_000;
+
+  private final Journal journal;
+  private final QueueRegistry queues;
+  private final EventBus eventBus;
+
+  public Control(Journal journal, QueueRegistry queues, EventBus eventBus) {
+    this.journal = journal;
+    this.queues = queues;
+    this.eventBus = eventBus;
+  }
+
+  /** Cancels one task. Null when there is no such task. */
+  public Future<Journal.Cancelled> cancel(UUID id) {
+    return cancel(List.of(id), null).map(found -> found.isEmpty() ? null : found.get(0));
+  }
+
+  /** Cancels every unfinished task of a batch; answers for each task of the batch. */
+  public Future<List<Journal.Cancelled>> cancelBatch(UUID batchId) {
+    return cancel(List.of(), batchId);
+  }
+
+  private Future<List<Journal.Cancelled>> cancel(List<UUID> ids, UUID batchId) {
+    return journal.cancel(ids, batchId).map(found -> {
+      JsonArray running = new JsonArray();
+      for (Journal.Cancelled task : found) {
+        if (task.before() == TaskState.PENDING) {
+          // The journal already refuses its claim (version bumped); this frees its place now.
+          for (TaskQueue queue : queues.all()) {
+            if (queue.remove(task.id())) {
+              break;
+            }
+          }
+        } else if (task.before() == TaskState.RUNNING) {
+          running.add(task.id().toString());
+        }
+      }
+      if (!running.isEmpty()) {
+        // Workers on this node stop at once; those on other nodes learn it at their next heartbeat.
+        eventBus.publish(CANCEL_ADDRESS, running);
+      }
+      return found;
+    });
+  }
+
+  /** Puts failed or cancelled tasks back to pending with fresh attempts; returns the ids moved. */
+  public Future<List<UUID>> retry(List<UUID> ids) {
+    return journal.retry(ids).map(moved -> {
+      List<UUID> movedIds = new ArrayList<>(moved.size());
+      for (StoredTask task : moved) {
+        movedIds.add(task.id());
+        TaskQueue queue = queues.get(task.queue());
+        if (queue != null) {
+          // No room now: the task waits in the journal and is paged in as room frees.
+          queue.offer(List.of(new QueuedTask(task.id(), task.queue(), task.type(), task.payload(), task.priority(),
+              task.leaseVersion(), task.attempt(), task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli())));
+        }
+      }
+      return movedIds;
+    });
+  }
+
+  /** Retries up to {@code limit} dead letters of a queue (and type), oldest first. */
+  public Future<List<UUID>> retryFailed(String queue, String type, int limit) {
+    if (queues.get(queue) == null) {
+      return Future.failedFuture(new InvalidTaskException("queue: unknown queue '" + queue + "'"));
+    }
+    if (limit < 1 || limit > MAX_BULK_RETRY) {
+      return Future.failedFuture(new InvalidTaskException("limit must be from 1 to " + MAX_BULK_RETRY));
+    }
+    return journal.failedIds(queue, type, limit).compose(this::retry);
+  }
+}

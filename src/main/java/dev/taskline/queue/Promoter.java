@@ -1,0 +1,80 @@
+package dev.taskline.queue;
+
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import java.time.Clock;
+
+/**
+ * Moves scheduled tasks (delayed, or waiting out a retry's backoff) to waiting when they are due.
+ * A timer is set for the earliest due time, so nothing polls; {@link #runOnce} is the whole pass,
+ * which tests call after moving their clock. A slow safety tick catches tasks that were due while
+ * their queue had no room.
+ */
+public final class Promoter extends VerticleBase {
+
+  private static final long SAFETY_TICK_MS = 1_000;
+
+  private final QueueRegistry queues;
+  private final Clock clock;
+  private long timer = -1;
+  private long safety = -1;
+  private long armedFor = Long.MAX_VALUE;
+
+  public Promoter(QueueRegistry queues, Clock clock) {
+    this.queues = queues;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    for (TaskQueue queue : queues.all()) {
+      queue.onScheduled(() -> context.runOnContext(v -> arm()));
+    }
+    safety = vertx.setPeriodic(SAFETY_TICK_MS, id -> runOnce());
+    runOnce();
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    for (TaskQueue queue : queues.all()) {
+      queue.onScheduled(() -> { });
+    }
+    vertx.cancelTimer(safety);
+    vertx.cancelTimer(timer);
+    return Future.succeededFuture();
+  }
+
+  /** Promotes every due task that fits; returns how many moved. */
+  public int runOnce() {
+    long now = clock.millis();
+    int moved = 0;
+    for (TaskQueue queue : queues.all()) {
+      moved += queue.promoteDue(now);
+    }
+    if (context != null) {
+      armedFor = Long.MAX_VALUE;
+      arm();
+    }
+    return moved;
+  }
+
+  private void arm() {
+    long next = Long.MAX_VALUE;
+    for (TaskQueue queue : queues.all()) {
+      next = Math.min(next, queue.nextDueMillis());
+    }
+    if (next == Long.MAX_VALUE || next >= armedFor) {
+      return;
+    }
+    if (timer != -1) {
+      vertx.cancelTimer(timer);
+    }
+    armedFor = next;
+    long delay = Math.max(1, next - clock.millis());
+    timer = vertx.setTimer(delay, id -> {
+      timer = -1;
+      runOnce();
+    });
+  }
+}
