@@ -59,5 +59,14 @@ public final class GateHandler implements TaskHandler {
     public void progress(int percent, String message) {
       task.progress(percent, message);
     }
+
+    public void fail(RuntimeException failure) {
+      context.runOnContext(v -> promise.tryFail(failure));
+    }
+
+    /** Whether the worker has told this attempt to stop. */
+    public boolean cancelled() {
+      return task.cancelled();
+    }
   }
 }

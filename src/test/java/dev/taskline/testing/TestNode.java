@@ -43,6 +43,12 @@ public final class TestNode implements AutoCloseable {
    * drive it with {@code runOnce()}.
    */
   public static TestNode start(String pgUrl, String configJson, MutableClock clock) throws Exception {
+    return start(pgUrl, configJson, clock, null);
+  }
+
+  /** As above, with the retry jitter fixed (draws from [0, 1]) so that backoff delays are exact. */
+  public static TestNode start(String pgUrl, String configJson, MutableClock clock,
+      java.util.function.DoubleSupplier jitter) throws Exception {
     JsonObject json = new JsonObject(configJson);
     JsonObject httpConf = json.getJsonObject("http", new JsonObject()).put("port", 0);
     json.put("http", httpConf);
@@ -54,7 +60,7 @@ public final class TestNode implements AutoCloseable {
     TasklineConfig config = ConfigLoader.fromJson(json.encode(), Map.of(ConfigLoader.ENV_PG_URL, pgUrl));
     Vertx vertx = Vertx.vertx();
     try {
-      Taskline node = await(Taskline.start(vertx, config, clock));
+      Taskline node = await(Taskline.start(vertx, config, clock, jitter));
       return new TestNode(vertx, node, clock);
     } catch (Exception e) {
       vertx.close();
@@ -103,6 +109,12 @@ public final class TestNode implements AutoCloseable {
       await(vertxTimer(20));
     }
     throw new AssertionError("condition not met within " + WAIT + " on " + path + "; last answer: " + last);
+  }
+
+  /** Moves the clock and runs the promoter once, as its timer would when the time came. */
+  public int advance(Duration by) {
+    clock.advance(by);
+    return node.promoter().runOnce();
   }
 
   public JsonObject waitForState(String taskId, String state) throws Exception {
