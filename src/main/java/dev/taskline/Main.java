@@ -3,7 +3,11 @@ package dev.taskline;
 import dev.taskline.config.ConfigException;
 import dev.taskline.config.ConfigLoader;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.metrics.TasklineMetrics;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
 import java.time.Clock;
 import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
@@ -32,8 +36,15 @@ public final class Main {
       System.exit(2);
       return;
     }
-    Vertx vertx = Vertx.vertx();
-    Taskline.start(vertx, config, Clock.systemUTC())
+    Clock clock = Clock.systemUTC();
+    TasklineMetrics metrics = new TasklineMetrics(clock);
+    // Vert.x reports its HTTP server, pool and event-loop metrics to the same registry.
+    Vertx vertx = Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
+            .setJvmMetricsEnabled(true)))
+        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
+        .build();
+    Taskline.start(vertx, config, clock, metrics, null)
         .onSuccess(node -> Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(vertx, node), "taskline-stop")))
         .onFailure(e -> {
           LOG.log(Level.SEVERE, "taskline failed to start", e);

@@ -55,7 +55,8 @@ public final class Taskline {
   private Admission admission;
   private HttpVerticle http;
 
-  private Taskline(Vertx vertx, TasklineConfig config, Clock clock, EmbeddedPostgresServer embedded, String pgUrl) {
+  private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
+      EmbeddedPostgresServer embedded, String pgUrl) {
     this.vertx = vertx;
     this.nodeId = "node-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
     this.embedded = embedded;
@@ -64,9 +65,9 @@ public final class Taskline {
         .connectingTo(PgUrl.parse(pgUrl).setPipeliningLimit(256))
         .using(vertx)
         .build();
-    this.journal = new Journal(pool, clock);
+    this.metrics = metrics;
+    this.journal = new Journal(pool, clock, metrics::journalWrite);
     this.queues = new QueueRegistry(config.queues().values());
-    this.metrics = new TasklineMetrics(clock);
     for (TaskQueue queue : queues.all()) {
       metrics.register(queue);
     }
@@ -79,21 +80,23 @@ public final class Taskline {
 
   /** Starts a node: journal (embedded unless a URL is configured), migrations, workers, recovery, API. */
   public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock) {
-    return start(vertx, config, clock, null);
+    return start(vertx, config, clock, new TasklineMetrics(clock), null);
   }
 
   /**
-   * As {@link #start(Vertx, TasklineConfig, Clock)}, with the source of retry jitter (draws from
-   * [0, 1]) set, so that tests can make backoff delays exact.
+   * As {@link #start(Vertx, TasklineConfig, Clock)}, with the meter registry given (so that Vert.x
+   * itself can report to it) and the source of retry jitter (draws from [0, 1]; null for random),
+   * so that tests can make backoff delays exact.
    */
-  public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock, DoubleSupplier jitter) {
+  public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
+      DoubleSupplier jitter) {
     Future<EmbeddedPostgresServer> embedded = config.journal().pgUrl() != null
         ? Future.succeededFuture(null)
         // Starting PostgreSQL takes seconds and blocks; it runs on a worker thread.
         : vertx.executeBlocking(() -> EmbeddedPostgresServer.start(config.journal().dataDir()), false);
     return embedded.compose(server -> {
       String url = server == null ? config.journal().pgUrl() : server.url();
-      Taskline node = new Taskline(vertx, config, clock, server, url);
+      Taskline node = new Taskline(vertx, config, clock, metrics, server, url);
       if (jitter != null) {
         node.jitter = jitter;
       }
@@ -104,7 +107,7 @@ public final class Taskline {
   private Future<Taskline> deploy(TasklineConfig config) {
     HandlerRegistry handlers = HandlerRegistry.fromClasspath();
     admission = new Admission(config, queues, handlers, journal, metrics, clock);
-    Control control = new Control(journal, queues, vertx.eventBus());
+    Control control = new Control(journal, queues, vertx.eventBus(), metrics);
     return Migrator.migrate(vertx, pool)
         .compose(applied -> deployWorkers(handlers, config))
         .compose(v -> track(vertx.deployVerticle(promoter)))

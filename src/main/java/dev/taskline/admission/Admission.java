@@ -86,6 +86,11 @@ public final class Admission {
 
   private Future<Admitted> admit(List<Submission> submissions, boolean batch, String key) {
     if (draining) {
+      TaskQueue queue = queues.get(submissions.get(0).queue() == null ? TasklineConfig.DEFAULT_QUEUE
+          : submissions.get(0).queue());
+      if (queue != null) {
+        metrics.queue(queue.name()).rejectedShuttingDown(submissions.size());
+      }
       return Future.failedFuture(new ShuttingDownException());
     }
     List<NewTask> tasks;
@@ -195,13 +200,14 @@ public final class Admission {
   private QueueFullException full(Reservation reservation, int total) {
     TaskQueue queue = reservation.queue;
     QueueMeters meters = metrics.queue(queue.name());
-    meters.rejectedFull(total);
     int wanted = reservation.tasks.size();
     if (reservation.scheduled) {
+      meters.rejectedScheduledFull(total);
       int capacity = queue.config().scheduledCapacity();
       return new QueueFullException(queue.name(), capacity, queue.scheduled(), wanted,
           RetryAfter.seconds(wanted, meters.completionRate()), true);
     }
+    meters.rejectedFull(total);
     int capacity = queue.config().capacity();
     int backlog = capacity - queue.room();
     long excess = (long) backlog + wanted - capacity;

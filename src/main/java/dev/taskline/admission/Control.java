@@ -3,6 +3,7 @@ package dev.taskline.admission;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.StoredTask;
 import dev.taskline.journal.TaskState;
+import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.QueuedTask;
 import dev.taskline.queue.TaskQueue;
@@ -26,11 +27,13 @@ public final class Control {
   private final Journal journal;
   private final QueueRegistry queues;
   private final EventBus eventBus;
+  private final TasklineMetrics metrics;
 
-  public Control(Journal journal, QueueRegistry queues, EventBus eventBus) {
+  public Control(Journal journal, QueueRegistry queues, EventBus eventBus, TasklineMetrics metrics) {
     this.journal = journal;
     this.queues = queues;
     this.eventBus = eventBus;
+    this.metrics = metrics;
   }
 
   /** Cancels one task. Null when there is no such task. */
@@ -51,6 +54,7 @@ public final class Control {
           // The journal already refuses its claim (version bumped); this frees its place now.
           for (TaskQueue queue : queues.all()) {
             if (queue.remove(task.id())) {
+              metrics.queue(queue.name()).cancelledWaiting();
               break;
             }
           }

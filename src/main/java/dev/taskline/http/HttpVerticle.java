@@ -92,9 +92,11 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   private void submitTask(RoutingContext ctx) {
+    long arrived = System.nanoTime();
     JsonObject body = jsonBody(ctx);
     admission.submit(SubmissionJson.task(body), idempotencyKey(ctx))
         .onSuccess(admitted -> {
+          metrics.accepted(System.nanoTime() - arrived);
           NewTask task = admitted.tasks().get(0);
           ctx.response().putHeader("Location", "/api/tasks/" + task.id());
           replayed(ctx, admitted);
@@ -104,9 +106,11 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   private void submitBatch(RoutingContext ctx) {
+    long arrived = System.nanoTime();
     JsonObject body = jsonBody(ctx);
     admission.submitBatch(SubmissionJson.batch(body), idempotencyKey(ctx))
         .onSuccess(admitted -> {
+          metrics.accepted(System.nanoTime() - arrived);
           JsonArray list = new JsonArray();
           for (NewTask task : admitted.tasks()) {
             list.add(accepted(task));
@@ -286,34 +290,63 @@ public final class HttpVerticle extends VerticleBase {
     long finished = 0;
     long rejected = 0;
     long waiting = 0;
+    long scheduled = 0;
     long running = 0;
+    double[] rates = new double[4];
     for (TaskQueue queue : queues.all()) {
+      // Each queue's counts are one consistent reading; sums of consistent readings balance too.
+      TaskQueue.Counts counts = queue.counts();
       QueueMeters meters = metrics.queue(queue.name());
-      accepted += meters.acceptedCount();
-      finished += meters.finishedCount();
+      accepted += counts.accepted();
+      finished += counts.finished();
+      waiting += counts.waiting();
+      scheduled += counts.scheduled();
+      running += counts.running();
       rejected += meters.rejectedCount();
-      waiting += queue.waiting();
-      running += meters.running();
+      QueueMeters.Rates r = meters.rates();
+      rates[0] += r.arrivals10s();
+      rates[1] += r.arrivals60s();
+      rates[2] += r.completions10s();
+      rates[3] += r.completions60s();
     }
     json(ctx, 200, new JsonObject().put("accepted", accepted).put("finished", finished).put("rejected", rejected)
-        .put("waiting", waiting).put("running", running).put("unfinished", waiting + running));
+        .put("waiting", waiting).put("scheduled", scheduled).put("running", running)
+        .put("unfinished", waiting + scheduled + running)
+        .put("rates", ratesJson(new QueueMeters.Rates(rates[0], rates[1], rates[2], rates[3]))));
   }
 
   private JsonObject queueJson(TaskQueue queue) {
+    TaskQueue.Counts counts = queue.counts();
     QueueMeters meters = metrics.queue(queue.name());
     return new JsonObject()
         .put("name", queue.name())
-        .put("waiting", queue.waiting())
-        .put("running", meters.running())
-        .put("scheduled", queue.scheduled())
+        .put("waiting", counts.waiting())
+        .put("running", counts.running())
+        .put("scheduled", counts.scheduled())
         .put("slots", queue.config().slots())
         .put("capacity", queue.config().capacity())
-        .put("accepted", meters.acceptedCount())
-        .put("finished", meters.finishedCount())
+        .put("scheduledCapacity", queue.config().scheduledCapacity())
+        .put("accepted", counts.accepted())
+        .put("finished", counts.finished())
+        .put("unfinished", counts.unfinished())
         .put("rejected", meters.rejectedCount())
         .put("fencedWrites", meters.fencedCount())
         .put("leaseTakeovers", meters.takeoverCount())
-        .put("completionRate", meters.completionRate());
+        .put("lagSeconds", queue.oldestWaitingAgeMs(journal.clock().millis()) / 1000.0)
+        .put("rates", ratesJson(meters.rates()));
+  }
+
+  /** Rates per second; the trend is how fast the backlog grows (negative: drains). */
+  private static JsonObject ratesJson(QueueMeters.Rates rates) {
+    return new JsonObject()
+        .put("arrival10s", round(rates.arrivals10s())).put("arrival60s", round(rates.arrivals60s()))
+        .put("completion10s", round(rates.completions10s())).put("completion60s", round(rates.completions60s()))
+        .put("backlogTrend10s", round(rates.arrivals10s() - rates.completions10s()))
+        .put("backlogTrend60s", round(rates.arrivals60s() - rates.completions60s()));
+  }
+
+  private static double round(double value) {
+    return Math.round(value * 100) / 100.0;
   }
 
   private void ready(RoutingContext ctx) {

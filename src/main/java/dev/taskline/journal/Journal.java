@@ -20,6 +20,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.ObjLongConsumer;
 
 /**
  * All reads and writes of the journal. Each transition is one statement that updates
@@ -40,16 +42,30 @@ public final class Journal {
   private final GroupCommit<HeartbeatRequest, Heartbeat> heartbeats;
   private final GroupCommit<ProgressRequest, Boolean> progresses;
   private final AtomicLong fencedWrites = new AtomicLong();
+  private final ObjLongConsumer<String> writeTimes;
 
   public Journal(Pool pool, Clock clock) {
+    this(pool, clock, (statement, nanos) -> { });
+  }
+
+  /** @param writeTimes told how long each grouped statement took, by statement name */
+  public Journal(Pool pool, Clock clock, ObjLongConsumer<String> writeTimes) {
     this.pool = pool;
     this.clock = clock;
+    this.writeTimes = writeTimes;
     this.sql = Sql.load("/sql/queries/tasks.sql");
-    this.inserts = new GroupCommit<>(64, this::flushInserts);
-    this.claims = new GroupCommit<>(MAX_GROUP, this::flushClaims);
-    this.finishes = new GroupCommit<>(MAX_GROUP, this::flushFinishes);
-    this.heartbeats = new GroupCommit<>(MAX_GROUP, this::flushHeartbeats);
-    this.progresses = new GroupCommit<>(MAX_GROUP, this::flushProgress);
+    this.inserts = new GroupCommit<>(64, timed("insert_tasks", this::flushInserts));
+    this.claims = new GroupCommit<>(MAX_GROUP, timed("claim", this::flushClaims));
+    this.finishes = new GroupCommit<>(MAX_GROUP, timed("finish", this::flushFinishes));
+    this.heartbeats = new GroupCommit<>(MAX_GROUP, timed("heartbeat", this::flushHeartbeats));
+    this.progresses = new GroupCommit<>(MAX_GROUP, timed("progress", this::flushProgress));
+  }
+
+  private <R, T> Function<List<R>, Future<List<T>>> timed(String statement, Function<List<R>, Future<List<T>>> flush) {
+    return requests -> {
+      long start = System.nanoTime();
+      return flush.apply(requests).onComplete(done -> writeTimes.accept(statement, System.nanoTime() - start));
+    };
   }
 
   public Clock clock() {

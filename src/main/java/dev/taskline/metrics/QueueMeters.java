@@ -1,17 +1,23 @@
 package dev.taskline.metrics;
 
+import dev.taskline.queue.TaskQueue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
+import io.micrometer.core.instrument.Timer;
+import java.time.Clock;
+import java.util.concurrent.TimeUnit;
 
-/** One queue's counters. Every part that moves a task of the queue reports here. */
+/**
+ * One queue's meters. Every part that moves a task of the queue reports here; the gauges read the
+ * queue itself, so they cannot drift from it.
+ */
 public final class QueueMeters {
 
   private final Counter accepted;
   private final Counter rejectedFull;
+  private final Counter rejectedScheduledFull;
+  private final Counter rejectedShuttingDown;
   private final Counter started;
   private final Counter succeeded;
   private final Counter failed;
@@ -20,50 +26,83 @@ public final class QueueMeters {
   private final Counter fenced;
   private final Counter claimsLost;
   private final Counter takeovers;
-  private final AtomicInteger running = new AtomicInteger();
-  private final AtomicLong finished = new AtomicLong();
-  private final RateWindow completions;
+  private final Timer waitTime;
+  private final Timer runTime;
+  private final RateWindow arrivals10;
+  private final RateWindow arrivals60;
+  private final RateWindow completions10;
+  private final RateWindow completions60;
 
-  QueueMeters(MeterRegistry registry, String queue, Supplier<Number> waiting, int slots, int capacity,
-      RateWindow completions) {
-    this.completions = completions;
-    accepted = counter(registry, "taskline.tasks.accepted", queue, "Tasks journaled and answered 202");
-    rejectedFull = Counter.builder("taskline.tasks.rejected").tag("queue", queue).tag("reason", "queue_full")
-        .description("Submissions answered 429").register(registry);
-    started = counter(registry, "taskline.tasks.started", queue, "Attempts claimed and started");
-    succeeded = counter(registry, "taskline.tasks.succeeded", queue, "Tasks that ended succeeded");
-    failed = counter(registry, "taskline.tasks.failed", queue, "Tasks that ended failed");
-    cancelled = counter(registry, "taskline.tasks.cancelled", queue, "Tasks that ended cancelled while running");
-    retried = counter(registry, "taskline.tasks.retried", queue, "Failed attempts put back for another try");
-    fenced = counter(registry, "taskline.tasks.fenced.writes", queue, "Writes refused because their lease was lost");
-    claimsLost = counter(registry, "taskline.tasks.claims.lost", queue, "Claims that found the task already taken");
-    takeovers = counter(registry, "taskline.tasks.lease.takeovers", queue, "Lapsed leases put back to pending");
-    Gauge.builder("taskline.queue.waiting", waiting).tag("queue", queue).register(registry);
-    Gauge.builder("taskline.queue.running", running, AtomicInteger::get).tag("queue", queue).register(registry);
-    Gauge.builder("taskline.queue.slots", () -> slots).tag("queue", queue).register(registry);
-    Gauge.builder("taskline.queue.capacity", () -> capacity).tag("queue", queue).register(registry);
+  QueueMeters(MeterRegistry registry, TaskQueue queue, Clock clock) {
+    String name = queue.name();
+    accepted = counter(registry, "taskline.tasks.accepted", name, "Tasks journaled and answered 202");
+    rejectedFull = rejected(registry, name, "queue_full");
+    rejectedScheduledFull = rejected(registry, name, "scheduled_full");
+    rejectedShuttingDown = rejected(registry, name, "shutting_down");
+    started = counter(registry, "taskline.tasks.started", name, "Attempts claimed and started");
+    succeeded = counter(registry, "taskline.tasks.succeeded", name, "Tasks that ended succeeded");
+    failed = counter(registry, "taskline.tasks.failed", name, "Tasks that ended failed (dead letters)");
+    cancelled = counter(registry, "taskline.tasks.cancelled", name, "Tasks that ended cancelled");
+    retried = counter(registry, "taskline.tasks.retried", name, "Failed attempts put back for another try");
+    fenced = counter(registry, "taskline.tasks.fenced.writes", name, "Writes refused because their lease was lost");
+    claimsLost = counter(registry, "taskline.tasks.claims.lost", name, "Claims that found the task already taken");
+    takeovers = counter(registry, "taskline.tasks.lease.takeovers", name, "Lapsed leases put back to pending");
+    waitTime = Timer.builder("taskline.task.wait").tag("queue", name)
+        .description("From due (accepted, or its delay over) to started").publishPercentileHistogram()
+        .register(registry);
+    runTime = Timer.builder("taskline.task.run").tag("queue", name)
+        .description("From started to the end of the attempt").publishPercentileHistogram().register(registry);
+    Gauge.builder("taskline.queue.waiting", queue, q -> q.counts().waiting()).tag("queue", name)
+        .description("Tasks due and waiting for a slot").register(registry);
+    Gauge.builder("taskline.queue.running", queue, q -> q.counts().running()).tag("queue", name)
+        .description("Tasks taken by a worker on this node").register(registry);
+    Gauge.builder("taskline.queue.scheduled", queue, q -> q.counts().scheduled()).tag("queue", name)
+        .description("Tasks held until due: delayed, or waiting out a retry's backoff").register(registry);
+    Gauge.builder("taskline.queue.slots", queue, q -> q.config().slots()).tag("queue", name).register(registry);
+    Gauge.builder("taskline.queue.capacity", queue, q -> q.config().capacity()).tag("queue", name).register(registry);
+    Gauge.builder("taskline.queue.lag.seconds", queue, q -> q.oldestWaitingAgeMs(clock.millis()) / 1000.0)
+        .tag("queue", name).description("How long the longest-waiting due task has waited").register(registry);
+    arrivals10 = new RateWindow(clock, 10);
+    arrivals60 = new RateWindow(clock, 60);
+    completions10 = new RateWindow(clock, 10);
+    completions60 = new RateWindow(clock, 60);
   }
 
   private static Counter counter(MeterRegistry registry, String name, String queue, String description) {
     return Counter.builder(name).tag("queue", queue).description(description).register(registry);
   }
 
+  private static Counter rejected(MeterRegistry registry, String queue, String reason) {
+    return Counter.builder("taskline.tasks.rejected").tag("queue", queue).tag("reason", reason)
+        .description("Submissions refused with 429 or 503, by reason").register(registry);
+  }
+
   public void accepted(int n) {
     accepted.increment(n);
+    arrivals10.record(n);
+    arrivals60.record(n);
   }
 
   public void rejectedFull(int n) {
     rejectedFull.increment(n);
   }
 
-  public void started() {
-    started.increment();
-    running.incrementAndGet();
+  public void rejectedScheduledFull(int n) {
+    rejectedScheduledFull.increment(n);
   }
 
-  /** An attempt ended on this node, whatever became of its write. */
-  public void stopped() {
-    running.decrementAndGet();
+  public void rejectedShuttingDown(int n) {
+    rejectedShuttingDown.increment(n);
+  }
+
+  /** An attempt started {@code waitedMs} after its task was due. */
+  public void started(long waitedMs) {
+    started.increment();
+    waitTime.record(Math.max(0, waitedMs), TimeUnit.MILLISECONDS);
+  }
+
+  public void ran(long nanos) {
+    runTime.record(nanos, TimeUnit.NANOSECONDS);
   }
 
   public void succeeded() {
@@ -81,13 +120,18 @@ public final class QueueMeters {
     finished();
   }
 
-  public void retried() {
-    retried.increment();
+  /** A pending task cancelled before it ran. */
+  public void cancelledWaiting() {
+    cancelled.increment();
   }
 
   private void finished() {
-    finished.incrementAndGet();
-    completions.record(1);
+    completions10.record(1);
+    completions60.record(1);
+  }
+
+  public void retried() {
+    retried.increment();
   }
 
   public void fenced() {
@@ -102,20 +146,8 @@ public final class QueueMeters {
     takeovers.increment(n);
   }
 
-  public int running() {
-    return running.get();
-  }
-
-  public long acceptedCount() {
-    return (long) accepted.count();
-  }
-
-  public long finishedCount() {
-    return finished.get();
-  }
-
   public long rejectedCount() {
-    return (long) rejectedFull.count();
+    return (long) (rejectedFull.count() + rejectedScheduledFull.count() + rejectedShuttingDown.count());
   }
 
   public long fencedCount() {
@@ -126,8 +158,17 @@ public final class QueueMeters {
     return (long) takeovers.count();
   }
 
-  /** Tasks finished per second over the rate window. */
+  /** Tasks that ended here per second, over the last 10 s; what Retry-After is computed from. */
   public double completionRate() {
-    return completions.perSecond();
+    return completions10.perSecond();
+  }
+
+  public Rates rates() {
+    return new Rates(arrivals10.perSecond(), arrivals60.perSecond(), completions10.perSecond(),
+        completions60.perSecond());
+  }
+
+  /** Arrivals (202s) and completions (ended here) per second over 10 s and 60 s. */
+  public record Rates(double arrivals10s, double arrivals60s, double completions10s, double completions60s) {
   }
 }

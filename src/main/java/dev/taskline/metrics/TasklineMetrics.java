@@ -1,28 +1,37 @@
 package dev.taskline.metrics;
 
 import dev.taskline.queue.TaskQueue;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /** The node's meter registry and the per-queue meters, scraped at {@code GET /metrics}. */
 public final class TasklineMetrics {
 
-  private static final int RATE_WINDOW_SECONDS = 10;
-
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, QueueMeters> queues = new ConcurrentHashMap<>();
+  private final Map<String, Timer> journalWrites = new ConcurrentHashMap<>();
   private final Clock clock;
+  private final Timer acceptLatency;
 
   public TasklineMetrics(Clock clock) {
     this.clock = clock;
+    this.acceptLatency = Timer.builder("taskline.accept.latency")
+        .description("From a submission's arrival to its 202, journal commit included")
+        .publishPercentileHistogram().register(registry);
+  }
+
+  public MeterRegistry registry() {
+    return registry;
   }
 
   public QueueMeters register(TaskQueue queue) {
-    return queues.computeIfAbsent(queue.name(), name -> new QueueMeters(registry, name, queue::waiting,
-        queue.config().slots(), queue.config().capacity(), new RateWindow(clock, RATE_WINDOW_SECONDS)));
+    return queues.computeIfAbsent(queue.name(), name -> new QueueMeters(registry, queue, clock));
   }
 
   public QueueMeters queue(String name) {
@@ -31,6 +40,18 @@ public final class TasklineMetrics {
       throw new IllegalArgumentException("no meters for queue " + name);
     }
     return meters;
+  }
+
+  public void accepted(long nanos) {
+    acceptLatency.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** One grouped journal statement took {@code nanos}; {@code statement} names it. */
+  public void journalWrite(String statement, long nanos) {
+    journalWrites.computeIfAbsent(statement, s -> Timer.builder("taskline.journal.write")
+            .tag("statement", s).description("One grouped journal statement, round trip and commit")
+            .publishPercentileHistogram().register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
   }
 
   public String scrape() {

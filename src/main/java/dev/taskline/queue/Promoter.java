@@ -1,6 +1,7 @@
 package dev.taskline.queue;
 
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import java.time.Clock;
 
@@ -30,8 +31,8 @@ public final class Promoter extends VerticleBase {
     for (TaskQueue queue : queues.all()) {
       queue.onScheduled(() -> context.runOnContext(v -> arm()));
     }
-    safety = vertx.setPeriodic(SAFETY_TICK_MS, id -> runOnce());
-    runOnce();
+    safety = vertx.setPeriodic(SAFETY_TICK_MS, id -> promote());
+    promote();
     return Future.succeededFuture();
   }
 
@@ -45,17 +46,24 @@ public final class Promoter extends VerticleBase {
     return Future.succeededFuture();
   }
 
-  /** Promotes every due task that fits; returns how many moved. */
-  public int runOnce() {
+  /**
+   * Promotes every due task that fits, on the promoter's own event loop; the future holds how
+   * many moved (the timer may have moved some a moment before: tests look at the tasks).
+   */
+  public Future<Integer> runOnce() {
+    Promise<Integer> moved = Promise.promise();
+    context.runOnContext(v -> moved.complete(promote()));
+    return moved.future();
+  }
+
+  private int promote() {
     long now = clock.millis();
     int moved = 0;
     for (TaskQueue queue : queues.all()) {
       moved += queue.promoteDue(now);
     }
-    if (context != null) {
-      armedFor = Long.MAX_VALUE;
-      arm();
-    }
+    armedFor = Long.MAX_VALUE;
+    arm();
     return moved;
   }
 
@@ -74,7 +82,7 @@ public final class Promoter extends VerticleBase {
     long delay = Math.max(1, next - clock.millis());
     timer = vertx.setTimer(delay, id -> {
       timer = -1;
-      runOnce();
+      promote();
     });
   }
 }

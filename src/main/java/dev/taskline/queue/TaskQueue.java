@@ -40,6 +40,12 @@ public final class TaskQueue {
   private Runnable onRoom = () -> { };
   private Runnable onScheduled = () -> { };
   private boolean journalHasMore;
+  // Custody counts: a task enters this node's custody when it is admitted here or read back from
+  // the journal, and leaves it when it ends here or is handed back. Kept under the same lock as
+  // the queues, so that accepted - finished = waiting + scheduled + running holds at every read.
+  private long accepted;
+  private long finished;
+  private int running;
 
   public TaskQueue(QueueConfig config) {
     this.config = config;
@@ -131,6 +137,7 @@ public final class TaskQueue {
     Runnable listener;
     synchronized (this) {
       reserved -= tasks.size();
+      accepted += tasks.size();
       waiting.addAll(tasks);
       listener = onAvailable;
     }
@@ -142,6 +149,7 @@ public final class TaskQueue {
     Runnable listener;
     synchronized (this) {
       reservedScheduled -= tasks.size();
+      accepted += tasks.size();
       scheduled.addAll(tasks);
       listener = onScheduled;
     }
@@ -149,14 +157,17 @@ public final class TaskQueue {
   }
 
   /**
-   * Holds a task that went back to pending with a future due time (a retry's backoff, a snooze).
-   * False when the scheduled set is full: the task then stays in the journal alone and is paged
-   * in when due.
+   * A task this node ran went back to pending with a future due time (a retry's backoff, a
+   * snooze): hold it until then. When the scheduled set is full it is handed back instead, stays in
+   * the journal alone and is paged in when due. True when it is held.
    */
-  public boolean schedule(QueuedTask task) {
+  public boolean reschedule(QueuedTask task) {
     Runnable listener;
     synchronized (this) {
-      if (scheduled.size() + reservedScheduled >= config.scheduledCapacity() || !held.add(task.id())) {
+      running--;
+      if (scheduled.size() + reservedScheduled >= config.scheduledCapacity()) {
+        finished++;
+        held.remove(task.id());
         return false;
       }
       scheduled.add(task);
@@ -164,6 +175,13 @@ public final class TaskQueue {
     }
     listener.run();
     return true;
+  }
+
+  /** A task this node ran left its custody: it ended, or the journal says it is someone else's. */
+  public synchronized void done(UUID id) {
+    running--;
+    finished++;
+    held.remove(id);
   }
 
   /**
@@ -209,6 +227,7 @@ public final class TaskQueue {
           added++;
         }
       }
+      accepted += added;
       listener = onAvailable;
     }
     if (added > 0) {
@@ -217,12 +236,15 @@ public final class TaskQueue {
     return added;
   }
 
-  /** The next task to run, or null. The task stays held until {@link #release}. */
+  /** The next task to run, or null. It counts as running until {@link #done} or {@link #reschedule}. */
   public QueuedTask poll() {
     QueuedTask task;
     Runnable listener = null;
     synchronized (this) {
       task = waiting.poll();
+      if (task != null) {
+        running++;
+      }
       if (task != null && journalHasMore && waiting.size() + reserved <= config.capacity() / 2) {
         journalHasMore = false;
         listener = onRoom;
@@ -242,13 +264,21 @@ public final class TaskQueue {
     boolean removed = waiting.removeIf(t -> t.id().equals(id)) || scheduled.removeIf(t -> t.id().equals(id));
     if (removed) {
       held.remove(id);
+      finished++;
     }
     return removed;
   }
 
-  /** This node is done with the task (finished, lost or handed back to the journal). */
-  public synchronized void release(UUID id) {
-    held.remove(id);
+  /** One consistent reading of the custody counts. */
+  public synchronized Counts counts() {
+    return new Counts(accepted, finished, waiting.size(), scheduled.size(), running);
+  }
+
+  /** Custody counts; {@code accepted - finished == waiting + scheduled + running} always. */
+  public record Counts(long accepted, long finished, int waiting, int scheduled, int running) {
+    public long unfinished() {
+      return (long) waiting + scheduled + running;
+    }
   }
 
   public synchronized int waiting() {

