@@ -20,6 +20,8 @@ import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import dev.taskline.admission.Control;
+import dev.taskline.events.CatchUpVerticle;
+import dev.taskline.events.EventHub;
 import dev.taskline.queue.Promoter;
 import java.time.Clock;
 import java.time.Duration;
@@ -53,6 +55,9 @@ public final class Taskline {
   private final List<WorkerVerticle> workers = new ArrayList<>();
   private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
   private Admission admission;
+  private EventHub hub;
+  /** How often streams ask the journal about writes made by other nodes. */
+  private static final long CATCH_UP_MS = 2_000;
   private HttpVerticle http;
 
   private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
@@ -107,13 +112,17 @@ public final class Taskline {
   private Future<Taskline> deploy(TasklineConfig config) {
     HandlerRegistry handlers = HandlerRegistry.fromClasspath();
     admission = new Admission(config, queues, handlers, journal, metrics, clock);
+    EventHub hub = new EventHub(vertx, journal, config.http().maxStreams());
+    journal.onChange(hub::changed);
+    this.hub = hub;
     Control control = new Control(journal, queues, vertx.eventBus(), metrics);
     return Migrator.migrate(vertx, pool)
         .compose(applied -> deployWorkers(handlers, config))
         .compose(v -> track(vertx.deployVerticle(promoter)))
+        .compose(v -> track(vertx.deployVerticle(new CatchUpVerticle(hub, CATCH_UP_MS))))
         .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
         .compose(v -> {
-          http = new HttpVerticle(config, admission, control, journal, queues, metrics);
+          http = new HttpVerticle(config, admission, control, journal, queues, metrics, hub);
           return track(vertx.deployVerticle(http));
         })
         .map(v -> {
@@ -126,7 +135,7 @@ public final class Taskline {
     Future<Void> chain = Future.succeededFuture();
     for (TaskQueue queue : queues.all()) {
       WorkerVerticle worker = new WorkerVerticle(queue, journal, handlers, metrics.queue(queue.name()), clock,
-          () -> jitter.getAsDouble(), nodeId, config.worker().progressIntervalMs());
+          () -> jitter.getAsDouble(), hub::progress, nodeId, config.worker().progressIntervalMs());
       workers.add(worker);
       chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
     }

@@ -122,7 +122,12 @@ public final class Admission {
               }))
           .map(v -> lost[0] == null
               ? new Admitted(tasks.get(0).batchId(), tasks, false)
-              : replay(key, hash, lost[0]));
+              : replay(key, hash, lost[0]))
+          // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
+          .recover(e -> e instanceof QueueFullException
+              ? journal.idempotentAnswer(key).compose(twin -> twin == null ? Future.failedFuture(e)
+                  : Future.succeededFuture(replay(key, hash, twin)))
+              : Future.failedFuture(e));
     });
   }
 

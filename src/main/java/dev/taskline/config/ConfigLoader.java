@@ -85,13 +85,14 @@ public final class ConfigLoader {
     top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown");
 
     Node http = top.object("http");
-    http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances");
+    http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances", "maxStreams");
     TasklineConfig.Http httpConfig = new TasklineConfig.Http(
         envOr(env, ENV_HTTP_HOST, http.text("host", "127.0.0.1")),
         envInt(env, ENV_HTTP_PORT, "http.port", http.integer("port", 8080)),
         http.longValue("bodyLimitBytes", 1024 * 1024),
         http.integer("maxBatchSize", 100),
-        http.integer("instances", 1));
+        http.integer("instances", 1),
+        http.integer("maxStreams", 10_000));
 
     Node journal = top.object("journal");
     journal.only("pgUrl", "dataDir", "poolSize");

@@ -26,9 +26,13 @@ public record TasklineConfig(
    * @param bodyLimitBytes largest request body; larger ones get 413
    * @param maxBatchSize   most tasks in one batch; more get 422
    * @param instances      HTTP verticle instances (event loops serving the API)
+   * @param maxStreams     most open event streams on this node; beyond it, 503
    */
-  public record Http(String host, int port, long bodyLimitBytes, int maxBatchSize, int instances) {
+  public record Http(String host, int port, long bodyLimitBytes, int maxBatchSize, int instances, int maxStreams) {
     public Http {
+      if (maxStreams < 0 || maxStreams > 1_000_000) {
+        throw new ConfigException("http.maxStreams must be from 0 to 1000000, got " + maxStreams);
+      }
       if (host == null || host.isBlank()) {
         throw new ConfigException("http.host must not be empty");
       }

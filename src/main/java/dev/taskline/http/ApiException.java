@@ -30,6 +30,11 @@ final class ApiException extends RuntimeException {
     return new ApiException(409, type, title, detail, null);
   }
 
+  static ApiException unavailable(String detail, long retryAfterSeconds) {
+    return new ApiException(503, "unavailable", "Unavailable", detail,
+        new JsonObject().put("retryAfterSeconds", retryAfterSeconds));
+  }
+
   static ApiException unsupportedMediaType(String detail) {
     return new ApiException(415, "unsupported-media-type", "Unsupported media type", detail, null);
   }

@@ -4,6 +4,9 @@ import dev.taskline.admission.Admission;
 import dev.taskline.admission.Admitted;
 import dev.taskline.admission.Control;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.events.EventHub;
+import dev.taskline.events.TaskStream;
+import io.vertx.core.http.HttpServerResponse;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.NewTask;
 import dev.taskline.journal.TaskState;
@@ -21,6 +24,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.handler.StaticHandler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -39,10 +43,12 @@ public final class HttpVerticle extends VerticleBase {
   private final Journal journal;
   private final QueueRegistry queues;
   private final TasklineMetrics metrics;
+  private final EventHub hub;
   private HttpServer server;
 
   public HttpVerticle(TasklineConfig config, Admission admission, Control control, Journal journal,
-      QueueRegistry queues, TasklineMetrics metrics) {
+      QueueRegistry queues, TasklineMetrics metrics, EventHub hub) {
+    this.hub = hub;
     this.config = config;
     this.admission = admission;
     this.control = control;
@@ -65,11 +71,15 @@ public final class HttpVerticle extends VerticleBase {
     router.get("/api/tasks").handler(this::listTasks);
     router.get("/api/tasks/:id").handler(this::getTask);
     router.get("/api/batches/:id").handler(this::getBatch);
+    router.get("/api/tasks/:id/events").handler(this::taskEvents);
+    router.get("/api/batches/:id/events").handler(this::batchEvents);
     router.get("/api/queues").handler(this::getQueues);
     router.get("/api/stats").handler(this::getStats);
     router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
     router.get("/metrics").handler(this::scrape);
+    // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.
+    router.get("/*").handler(StaticHandler.create("webroot").setCachingEnabled(false).setIndexPage("index.html"));
 
     router.route().failureHandler(Problems::handle);
     for (int status : new int[] {400, 404, 405, 413}) {
@@ -227,6 +237,72 @@ public final class HttpVerticle extends VerticleBase {
           }
         })
         .onFailure(ctx::fail);
+  }
+
+  private void taskEvents(RoutingContext ctx) {
+    UUID id = idParam(ctx);
+    long after = lastEventId(ctx);
+    journal.streamSnapshot(List.of(id))
+        .onSuccess(found -> {
+          if (found.isEmpty()) {
+            ctx.fail(ApiException.notFound("no task " + id));
+          } else {
+            stream(ctx, List.of(id), after);
+          }
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void batchEvents(RoutingContext ctx) {
+    UUID id = idParam(ctx);
+    long after = lastEventId(ctx);
+    journal.batchTaskIds(id)
+        .onSuccess(tasks -> {
+          if (tasks.isEmpty()) {
+            ctx.fail(ApiException.notFound("no batch " + id));
+          } else {
+            stream(ctx, tasks, after);
+          }
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void stream(RoutingContext ctx, List<UUID> tasks, long afterEventId) {
+    HttpServerResponse response = ctx.response();
+    if (response.closed()) {
+      return;
+    }
+    if (hub.openStreams() >= config.http().maxStreams()) {
+      ctx.fail(ApiException.unavailable("this node serves its most open streams (" + config.http().maxStreams()
+          + "); try again or another node", 5));
+      return;
+    }
+    SseSink sink = new SseSink(vertx, response.setStatusCode(200));
+    TaskStream stream = hub.open(tasks, afterEventId, sink);
+    if (stream == null) {
+      sink.close();
+      return;
+    }
+    response.closeHandler(v -> {
+      sink.clientGone();
+      stream.close();
+    });
+  }
+
+  private static long lastEventId(RoutingContext ctx) {
+    String header = ctx.request().getHeader("Last-Event-ID");
+    if (header == null || header.isBlank()) {
+      return 0;
+    }
+    try {
+      long id = Long.parseLong(header.trim());
+      if (id >= 0) {
+        return id;
+      }
+    } catch (NumberFormatException e) {
+      // fall through
+    }
+    throw ApiException.badRequest("Last-Event-ID must be an event id from this stream");
   }
 
   private void getBatch(RoutingContext ctx) {

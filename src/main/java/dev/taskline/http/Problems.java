@@ -38,7 +38,8 @@ final class Problems {
       return;
     }
     if (failure instanceof ApiException e) {
-      send(ctx, e.status(), e.type(), e.title(), e.getMessage(), e.extensions(), null);
+      Long retryAfter = e.extensions() == null ? null : e.extensions().getLong("retryAfterSeconds");
+      send(ctx, e.status(), e.type(), e.title(), e.getMessage(), e.extensions(), retryAfter);
     } else if (failure instanceof QueueFullException e) {
       send(ctx, 429, e.scheduled() ? "scheduled-full" : "queue-full", e.scheduled() ? "Scheduled tasks full" : "Queue full",
           e.getMessage(), new JsonObject()

@@ -51,6 +51,10 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         .setServerConfig("fsync", durable ? "on" : "off")
         .setServerConfig("max_connections", "200")
         .setPGStartupWait(Duration.ofSeconds(60))
+        // The library's own shutdown hook would stop PostgreSQL while the node still drains on
+        // SIGTERM (hooks run concurrently); the node closes it itself, last. A node that dies
+        // without closing it leaves a leftover, which the next start stops (see stopLeftover).
+        .setRegisterShutdownHook(false)
         .start();
     LOG.info("embedded PostgreSQL on port " + postgres.getPort() + ", data in " + pgData);
     return new EmbeddedPostgresServer(postgres);

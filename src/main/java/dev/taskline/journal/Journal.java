@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.ObjLongConsumer;
 
@@ -43,6 +44,7 @@ public final class Journal {
   private final GroupCommit<ProgressRequest, Boolean> progresses;
   private final AtomicLong fencedWrites = new AtomicLong();
   private final ObjLongConsumer<String> writeTimes;
+  private volatile Consumer<Collection<UUID>> changes = ids -> { };
 
   public Journal(Pool pool, Clock clock) {
     this(pool, clock, (statement, nanos) -> { });
@@ -53,7 +55,7 @@ public final class Journal {
     this.pool = pool;
     this.clock = clock;
     this.writeTimes = writeTimes;
-    this.sql = Sql.load("/sql/queries/tasks.sql");
+    this.sql = Sql.load("/sql/queries/tasks.sql", "/sql/queries/events.sql");
     this.inserts = new GroupCommit<>(64, timed("insert_tasks", this::flushInserts));
     this.claims = new GroupCommit<>(MAX_GROUP, timed("claim", this::flushClaims));
     this.finishes = new GroupCommit<>(MAX_GROUP, timed("finish", this::flushFinishes));
@@ -70,6 +72,71 @@ public final class Journal {
 
   public Clock clock() {
     return clock;
+  }
+
+  /**
+   * Tells {@code listener} which tasks got new events, after each write has committed. It runs on
+   * whatever thread completed the write and must not block.
+   */
+  public void onChange(Consumer<Collection<UUID>> listener) {
+    this.changes = listener;
+  }
+
+  private void changed(Collection<UUID> ids) {
+    if (!ids.isEmpty()) {
+      changes.accept(ids);
+    }
+  }
+
+  // ---- following tasks live ---------------------------------------------------------------------
+
+  /** Current state, progress, result and newest event id of each task. */
+  public Future<List<Row>> streamSnapshot(Collection<UUID> ids) {
+    return pool.preparedQuery(sql.get("stream_snapshot")).execute(Tuple.of(ids.toArray(new UUID[0])))
+        .map(rows -> {
+          List<Row> list = new ArrayList<>(rows.size());
+          rows.forEach(list::add);
+          return list;
+        });
+  }
+
+  /** Up to {@code limit} events of the tasks after {@code afterEventId}, and the transactions then in progress. */
+  public Future<EventPage> streamEvents(Collection<UUID> ids, long afterEventId, int limit) {
+    return pool.preparedQuery(sql.get("stream_events"))
+        .execute(Tuple.of(ids.toArray(new UUID[0]), afterEventId, limit))
+        .map(rows -> {
+          Row row = rows.iterator().next();
+          Object events = row.getValue("events");
+          JsonArray list = events instanceof JsonArray array ? array : new JsonArray(String.valueOf(events));
+          Set<String> inProgress = new HashSet<>(java.util.Arrays.asList(row.getArrayOfStrings("in_progress")));
+          return new EventPage(list, inProgress);
+        });
+  }
+
+  /** Which of the tasks have events after {@code afterEventId}. */
+  public Future<Set<UUID>> changedSince(Collection<UUID> ids, long afterEventId) {
+    return pool.preparedQuery(sql.get("changed_since")).execute(Tuple.of(ids.toArray(new UUID[0]), afterEventId))
+        .map(rows -> {
+          Set<UUID> changed = new HashSet<>();
+          rows.forEach(row -> changed.add(row.getUUID("task_id")));
+          return changed;
+        });
+  }
+
+  public Future<Long> maxEventId() {
+    return pool.query(sql.get("max_event_id")).execute().map(rows -> rows.iterator().next().getLong("max_event_id"));
+  }
+
+  public Future<List<UUID>> batchTaskIds(UUID batchId) {
+    return pool.preparedQuery(sql.get("batch_task_ids")).execute(Tuple.of(batchId)).map(rows -> {
+      List<UUID> ids = new ArrayList<>(rows.size());
+      rows.forEach(row -> ids.add(row.getUUID("id")));
+      return ids;
+    });
+  }
+
+  /** Events in id order, and the ids (as text) of the transactions in progress when they were read. */
+  public record EventPage(JsonArray events, Set<String> inProgress) {
   }
 
   /** Stale writes refused so far: finishes, heartbeats and progress of a lease that was lost. */
@@ -122,10 +189,16 @@ public final class Journal {
         .execute(Tuple.of(ids.toArray(new UUID[0]), batchId, now()))
         .map(rows -> {
           List<Cancelled> answers = new ArrayList<>(rows.size());
+          List<UUID> moved = new ArrayList<>();
           for (Row row : rows) {
-            answers.add(new Cancelled(row.getUUID("id"), TaskState.parse(row.getString("before")),
-                TaskState.parse(row.getString("after"))));
+            Cancelled task = new Cancelled(row.getUUID("id"), TaskState.parse(row.getString("before")),
+                TaskState.parse(row.getString("after")));
+            answers.add(task);
+            if (!task.before().terminal()) {
+              moved.add(task.id());
+            }
           }
+          changed(moved);
           return answers;
         });
   }
@@ -134,7 +207,8 @@ public final class Journal {
   public Future<List<StoredTask>> retry(List<UUID> ids) {
     return pool.preparedQuery(sql.get("retry"))
         .execute(Tuple.of(ids.toArray(new UUID[0]), now()))
-        .map(Journal::storedTasks);
+        .map(Journal::storedTasks)
+        .onSuccess(moved -> changed(moved.stream().map(StoredTask::id).toList()));
   }
 
   /** Dead letters of a queue (and type), oldest first, for a bulk retry. */
@@ -182,7 +256,8 @@ public final class Journal {
               return conn.preparedQuery(sql.get("insert_tasks")).execute(insertParams(List.of(tasks), now))
                   .map(true);
             }))
-        .compose(inserted -> inserted ? Future.succeededFuture((IdempotentAnswer) null)
+        .compose(inserted -> inserted
+            ? Future.succeededFuture((IdempotentAnswer) null).onSuccess(v -> changed(tasks.stream().map(NewTask::id).toList()))
             // The key's owner committed before our insert gave up on it, so its row is visible now.
             : idempotentAnswer(key).map(answer -> answer != null ? answer
                 : new IdempotentAnswer(null, null)));
@@ -206,9 +281,12 @@ public final class Journal {
         .execute(Tuple.of(now(), limit))
         .map(rows -> {
           List<Released> released = new ArrayList<>(rows.size());
+          List<UUID> ids = new ArrayList<>(rows.size());
           for (Row row : rows) {
             released.add(new Released(row.getUUID("id"), row.getString("queue")));
+            ids.add(row.getUUID("id"));
           }
+          changed(ids);
           return released;
         });
   }
@@ -300,9 +378,12 @@ public final class Journal {
             "insert journaled " + rows.rowCount() + " of " + expected + " tasks"));
       }
       List<Void> answers = new ArrayList<>(groups.size());
-      for (int g = 0; g < groups.size(); g++) {
+      List<UUID> ids = new ArrayList<>(expected);
+      for (List<NewTask> group : groups) {
         answers.add(null);
+        group.forEach(task -> ids.add(task.id()));
       }
+      changed(ids);
       return Future.succeededFuture(answers);
     });
   }
@@ -370,6 +451,7 @@ public final class Journal {
           for (Row row : rows) {
             claimed.put(row.getUUID("id"), row);
           }
+          changed(new ArrayList<>(claimed.keySet()));
           List<Lease> answers = new ArrayList<>(n);
           for (ClaimRequest request : requests) {
             // A duplicate request for one task in one group gets the lease once.
@@ -414,6 +496,7 @@ public final class Journal {
           for (Row row : rows) {
             landed.put(row.getUUID("id"), TaskState.parse(row.getString("state")));
           }
+          changed(new ArrayList<>(landed.keySet()));
           List<TaskState> answers = new ArrayList<>(n);
           for (FinishRequest request : requests) {
             TaskState state = landed.remove(request.lease.taskId());

@@ -19,16 +19,20 @@ final class Sql {
     this.statements = Map.copyOf(statements);
   }
 
-  /** Reads a packaged file; called once at start-up, before any event loop needs it. */
-  static Sql load(String resource) {
-    try (InputStream in = Sql.class.getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalStateException("missing SQL resource " + resource);
+  /** Reads packaged files; called once at start-up, before any event loop needs them. */
+  static Sql load(String... resources) {
+    StringBuilder text = new StringBuilder();
+    for (String resource : resources) {
+      try (InputStream in = Sql.class.getResourceAsStream(resource)) {
+        if (in == null) {
+          throw new IllegalStateException("missing SQL resource " + resource);
+        }
+        text.append(new String(in.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
-      return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
+    return parse(text.toString());
   }
 
   static Sql parse(String text) {

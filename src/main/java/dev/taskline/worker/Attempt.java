@@ -31,6 +31,7 @@ final class Attempt implements TaskContext {
   private final Duration leaseFor;
   private final long progressIntervalNanos;
   private final Promise<Outcome> outcome = Promise.promise();
+  private final ProgressListener listener;
   private final long heartbeatTimer;
   private final long timeoutTimer;
 
@@ -46,7 +47,8 @@ final class Attempt implements TaskContext {
   private long lastWriteNanos;
 
   Attempt(Vertx vertx, Context context, Journal journal, QueuedTask task, Lease lease, Duration leaseFor,
-      long heartbeatMs, long timeoutMs, long progressIntervalMs) {
+      long heartbeatMs, long timeoutMs, long progressIntervalMs, ProgressListener listener) {
+    this.listener = listener;
     this.vertx = vertx;
     this.context = context;
     this.journal = journal;
@@ -201,6 +203,8 @@ final class Attempt implements TaskContext {
     }
     this.percent = percent;
     this.message = message;
+    // Watchers see every report at once; the journal gets the latest at a bounded rate.
+    listener.progress(task.id(), percent, message);
     dirty = true;
     writeProgress();
   }

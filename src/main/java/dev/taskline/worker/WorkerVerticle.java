@@ -46,6 +46,7 @@ public final class WorkerVerticle extends VerticleBase {
   private final QueueMeters meters;
   private final Clock clock;
   private final DoubleSupplier jitter;
+  private final ProgressListener progress;
   private final String workerId;
   private final long progressIntervalMs;
   private final Duration leaseFor;
@@ -57,7 +58,8 @@ public final class WorkerVerticle extends VerticleBase {
   private Promise<Void> idle;
 
   public WorkerVerticle(TaskQueue queue, Journal journal, HandlerRegistry handlers, QueueMeters meters, Clock clock,
-      DoubleSupplier jitter, String nodeId, long progressIntervalMs) {
+      DoubleSupplier jitter, ProgressListener progress, String nodeId, long progressIntervalMs) {
+    this.progress = progress;
     this.queue = queue;
     this.journal = journal;
     this.handlers = handlers;
@@ -170,7 +172,7 @@ public final class WorkerVerticle extends VerticleBase {
   private Future<QueuedTask> run(QueuedTask task, Lease lease) {
     long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
     Attempt attempt = new Attempt(vertx, context, journal, task, lease, leaseFor, queue.config().heartbeatMs(),
-        timeoutMs, progressIntervalMs);
+        timeoutMs, progressIntervalMs, progress);
     attempts.put(task.id(), attempt);
     TaskHandler handler = handlers.get(task.type());
     attempt.handlerDone(handler == null
@@ -192,10 +194,13 @@ public final class WorkerVerticle extends VerticleBase {
       return Future.succeededFuture();
     }
     if (outcome instanceof Outcome.Released) {
-      return journal.requeue(lease, now, null, "released", -1, 1).map(state -> {
-        counted(state, false);
-        return null;
-      });
+      return journal.requeue(lease, now, null, "released", -1, 1)
+          .onFailure(e -> LOG.log(Level.WARNING, "could not release task " + task.id()
+              + "; it stays leased until " + queue.config().leaseMs() + " ms after its last heartbeat", e))
+          .map(state -> {
+            counted(state, false);
+            return null;
+          });
     }
     if (attempt.cancelRequested() && !(outcome instanceof Outcome.TimedOut)) {
       JsonObject result = outcome instanceof Outcome.Succeeded s ? s.result() : null;

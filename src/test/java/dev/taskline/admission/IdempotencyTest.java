@@ -24,7 +24,8 @@ class IdempotencyTest {
 
   @BeforeAll
   static void start() throws Exception {
-    node = TestNode.start(TestPostgres.newDatabase(), "{\"queues\": {\"default\": {\"capacity\": 3}}}");
+    node = TestNode.start(TestPostgres.newDatabase(),
+        "{\"queues\": {\"default\": {\"capacity\": 3}, \"roomy\": {\"capacity\": 1000}}}");
   }
 
   @AfterAll
@@ -68,7 +69,8 @@ class IdempotencyTest {
 
   @Test
   void racing_requests_with_one_key_create_one_batch() throws Exception {
-    JsonObject body = new JsonObject().put("tasks", new JsonArray().add(sleepTask(0)).add(sleepTask(0)));
+    JsonObject task = sleepTask(0).put("queue", "roomy");
+    JsonObject body = new JsonObject().put("tasks", new JsonArray().add(task).add(task.copy()));
     List<Future<HttpResponse<Buffer>>> racing = new ArrayList<>();
     for (int i = 0; i < 12; i++) {
       racing.add(send("/api/batches", "key-race", body));

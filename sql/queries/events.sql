@@ -1,0 +1,38 @@
+-- Named queries for following tasks live (Server-Sent Events). Each block starts with "-- name:".
+
+-- name: stream_snapshot
+-- $1 task ids. The current state of each task, and the id of its newest event.
+SELECT t.id, t.state, t.attempt, t.progress_percent, t.progress_message, t.result, t.error,
+       (SELECT max(e.event_id) FROM task_events e WHERE e.task_id = t.id) AS last_event_id
+  FROM tasks t
+ WHERE t.id = ANY ($1::uuid[]);
+
+-- name: stream_events
+-- $1 task ids, $2 after this event id, $3 most events. The events of the tasks after the cursor, in
+-- id order, with a succeeded task's result; and the transactions in progress at this statement's
+-- snapshot. Event ids come from a sequence, so an id taken by a transaction that has not committed
+-- yet can be lower than one already visible: the reader holds visible events back until every
+-- transaction that was in progress when it saw them has ended (see events.TaskStream).
+SELECT coalesce((
+         SELECT json_agg(json_build_object(
+                  'eventId', e.event_id, 'taskId', e.task_id, 'from', e.from_state, 'to', e.to_state,
+                  'reason', e.reason, 'attempt', e.attempt, 'leaseVersion', e.lease_version,
+                  'at', e.at, 'detail', e.detail,
+                  'result', CASE WHEN e.to_state = 'succeeded' THEN t.result END) ORDER BY e.event_id)
+           FROM (SELECT * FROM task_events
+                  WHERE task_id = ANY ($1::uuid[]) AND event_id > $2
+                  ORDER BY event_id
+                  LIMIT $3) e
+           JOIN tasks t ON t.id = e.task_id), '[]'::json) AS events,
+       ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress;
+
+-- name: changed_since
+-- $1 task ids, $2 event id. Which of the tasks have events after the id: the periodic nudge that
+-- lets streams hear of changes made by other nodes.
+SELECT DISTINCT task_id FROM task_events WHERE task_id = ANY ($1::uuid[]) AND event_id > $2;
+
+-- name: max_event_id
+SELECT coalesce(max(event_id), 0) AS max_event_id FROM task_events;
+
+-- name: batch_task_ids
+SELECT id FROM tasks WHERE batch_id = $1;

@@ -1,0 +1,117 @@
+package dev.taskline.events;
+
+import dev.taskline.journal.Journal;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The node's open streams, and the routing of news to them: journal writes on this node poke the
+ * streams of the tasks they touched at once; a periodic {@link #catchUp} asks the journal which
+ * watched tasks changed anyway (other nodes' writes) and pokes those. Progress goes straight from
+ * the worker to the streams of its task.
+ */
+public final class EventHub {
+
+  private final Vertx vertx;
+  private final Journal journal;
+  private final int maxStreams;
+  private final Map<UUID, Set<TaskStream>> byTask = new ConcurrentHashMap<>();
+  private final AtomicInteger open = new AtomicInteger();
+  private long lastWatermark;
+  private long previousWatermark;
+
+  public EventHub(Vertx vertx, Journal journal, int maxStreams) {
+    this.vertx = vertx;
+    this.journal = journal;
+    this.maxStreams = maxStreams;
+  }
+
+  /** Opens a stream on the caller's event loop; null when this node already serves its maximum. */
+  public TaskStream open(Collection<UUID> tasks, long afterEventId, StreamSink sink) {
+    if (open.incrementAndGet() > maxStreams) {
+      open.decrementAndGet();
+      return null;
+    }
+    Context context = vertx.getOrCreateContext();
+    TaskStream[] holder = new TaskStream[1];
+    TaskStream stream = new TaskStream(vertx, context, journal, new HashSet<>(tasks), afterEventId, sink,
+        () -> forget(holder[0]));
+    holder[0] = stream;
+    for (UUID task : stream.tasks()) {
+      byTask.computeIfAbsent(task, t -> new CopyOnWriteArraySet<>()).add(stream);
+    }
+    stream.start();
+    return stream;
+  }
+
+  public int openStreams() {
+    return open.get();
+  }
+
+  /** The journal committed events for these tasks. */
+  public void changed(Collection<UUID> tasks) {
+    if (byTask.isEmpty()) {
+      return;
+    }
+    Set<TaskStream> poked = new HashSet<>();
+    for (UUID task : tasks) {
+      Set<TaskStream> streams = byTask.get(task);
+      if (streams != null) {
+        poked.addAll(streams);
+      }
+    }
+    poked.forEach(TaskStream::poke);
+  }
+
+  public void progress(UUID task, int percent, String message) {
+    Set<TaskStream> streams = byTask.get(task);
+    if (streams != null) {
+      for (TaskStream stream : streams) {
+        stream.progress(task, percent, message);
+      }
+    }
+  }
+
+  /**
+   * One pass of the nudge for writes made elsewhere: which watched tasks have events newer than
+   * two passes ago (generous, so a late commit is not missed); their streams read the journal.
+   */
+  public Future<Integer> catchUp() {
+    if (byTask.isEmpty()) {
+      return journal.maxEventId().map(max -> {
+        previousWatermark = lastWatermark;
+        lastWatermark = max;
+        return 0;
+      });
+    }
+    List<UUID> watched = new ArrayList<>(byTask.keySet());
+    long since = previousWatermark;
+    return journal.maxEventId().compose(max -> journal.changedSince(watched, since).map(changed -> {
+      previousWatermark = lastWatermark;
+      lastWatermark = max;
+      changed(changed);
+      return changed.size();
+    }));
+  }
+
+  private void forget(TaskStream stream) {
+    open.decrementAndGet();
+    for (UUID task : stream.tasks()) {
+      byTask.computeIfPresent(task, (t, streams) -> {
+        streams.remove(stream);
+        return streams.isEmpty() ? null : streams;
+      });
+    }
+  }
+}
