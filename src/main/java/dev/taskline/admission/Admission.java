@@ -210,14 +210,13 @@ public final class Admission {
       meters.rejectedScheduledFull(total);
       int capacity = queue.config().scheduledCapacity();
       return new QueueFullException(queue.name(), capacity, queue.scheduled(), wanted,
-          RetryAfter.seconds(wanted, meters.completionRate()), true);
+          RetryAfter.seconds(queue.scheduled(), meters.completionRate()), true);
     }
     meters.rejectedFull(total);
     int capacity = queue.config().capacity();
     int backlog = capacity - queue.room();
-    long excess = (long) backlog + wanted - capacity;
     return new QueueFullException(queue.name(), capacity, backlog, wanted,
-        RetryAfter.seconds(excess, meters.completionRate()));
+        RetryAfter.seconds(backlog, meters.completionRate()));
   }
 
   private List<NewTask> validate(List<Submission> submissions, UUID batchId) {

@@ -1,6 +1,10 @@
 package dev.taskline.admission;
 
-/** How long a refused client should wait before the queue is likely to have room for it. */
+/**
+ * How long a refused client should wait: the time the queue needs, at its recent completion rate,
+ * to work off its backlog (a full capacity's worth when it refuses). Shorter hints would bring the
+ * refused clients back while the queue is still full, all at once.
+ */
 public final class RetryAfter {
 
   static final long MIN_SECONDS = 1;
@@ -12,14 +16,14 @@ public final class RetryAfter {
   }
 
   /**
-   * @param excess            places that must free up before the request fits
+   * @param backlog           tasks ahead of the refused ones
    * @param completionsPerSec how fast the queue has been finishing tasks lately
    */
-  public static long seconds(long excess, double completionsPerSec) {
+  public static long seconds(long backlog, double completionsPerSec) {
     if (!(completionsPerSec > 0)) {
       return UNKNOWN_RATE_SECONDS;
     }
-    double seconds = Math.ceil(Math.max(1, excess) / completionsPerSec);
+    double seconds = Math.ceil(Math.max(1, backlog) / completionsPerSec);
     return (long) Math.max(MIN_SECONDS, Math.min(MAX_SECONDS, seconds));
   }
 }

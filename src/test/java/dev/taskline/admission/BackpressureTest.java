@@ -84,6 +84,43 @@ class BackpressureTest {
     node.until("/api/queues", q -> queue(q).getInteger("finished") == 2 + CAPACITY);
   }
 
+  @Test
+  void retry_after_is_the_time_to_work_off_the_backlog_at_the_recent_completion_rate() throws Exception {
+    // A node of its own: one slot, capacity 4, and a clock that stands still, so that every
+    // completion falls into the same 10 s rate window.
+    try (TestNode own = TestNode.start(TestPostgres.newDatabase(),
+        "{\"queues\": {\"default\": {\"slots\": 1, \"capacity\": 4}}}")) {
+      assertEquals(5, retryAfterWhenFull(own, 0), "nothing finished lately: the fallback");
+      assertEquals(4, retryAfterWhenFull(own, 10), "10 done in 10 s: 1/s, a backlog of 4 takes 4 s");
+      assertEquals(1, retryAfterWhenFull(own, 30), "40 done in 10 s: 4/s, 1 s");
+    }
+  }
+
+  /** Finishes {@code n} more no-op tasks, fills the queue behind a gate, and reads the hint of a 429. */
+  private static long retryAfterWhenFull(TestNode own, int n) throws Exception {
+    for (int i = 0; i < n; i++) {
+      String id = own.post("/api/tasks", new JsonObject().put("type", "sleep")).bodyAsJsonObject().getString("id");
+      own.waitForState(id, "succeeded");
+    }
+    own.post("/api/tasks", gate());
+    GateHandler.Call holding = GateHandler.next(TestNode.WAIT);
+    own.until("/api/queues", q -> queue(q).getInteger("running") == 1);
+    for (int i = 0; i < 4; i++) {
+      assertEquals(202, own.post("/api/tasks", gate()).statusCode());
+    }
+    HttpResponse<Buffer> refused = own.post("/api/tasks", gate());
+    assertEquals(429, refused.statusCode());
+    long retryAfter = Long.parseLong(refused.getHeader("Retry-After"));
+    // Empty the queue again without counting completions: cancel the waiting ones.
+    for (Object t : own.getJson("/api/tasks?state=pending").getJsonArray("tasks")) {
+      own.post("/api/tasks/" + ((JsonObject) t).getString("id") + "/cancel", new JsonObject());
+    }
+    own.post("/api/tasks/" + holding.taskId() + "/cancel", new JsonObject());
+    holding.fail("cancelled");
+    own.until("/api/queues", q -> queue(q).getInteger("running") == 0);
+    return retryAfter;
+  }
+
   private static JsonObject gate() {
     return new JsonObject().put("type", "gate");
   }

@@ -14,14 +14,14 @@ class RetryAfterTest {
   }
 
   @Test
-  void the_wait_is_the_excess_divided_by_the_rate_rounded_up() {
+  void the_wait_is_the_backlog_divided_by_the_rate_rounded_up() {
     assertEquals(4, RetryAfter.seconds(10, 3.0));
     assertEquals(5, RetryAfter.seconds(10, 2.0));
     assertEquals(2, RetryAfter.seconds(3, 2.0));
   }
 
   @Test
-  void no_excess_still_waits_for_one_completion() {
+  void an_empty_backlog_still_waits_for_one_completion() {
     // A request that exactly fills the queue must still wait for one place to free up.
     assertEquals(4, RetryAfter.seconds(0, 0.25));
     assertEquals(4, RetryAfter.seconds(-7, 0.25));

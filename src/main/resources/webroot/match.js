@@ -1,0 +1,461 @@
+// The motivating case: pick a company profile and up to ten projects, submit them as one batch on
+// the `matching` queue, and follow every match live over Server-Sent Events.
+
+import { api, ApiError } from './api.js';
+import { badge, h, progressBar, setBadge, setProgress, shortId } from './dom.js';
+import { COMPANIES, MAX_PROJECTS, PROJECTS } from './samples.js';
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const MAX_BATCH_VIEWS = 3;
+
+export function today() {
+  const d = new Date();
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+export function setupMatchForm(root, { notify, onSubmitted }) {
+  const form = root.querySelector('form');
+  const companySelect = form.querySelector('#company');
+  const qualificationList = root.querySelector('#company-qualifications');
+  const projectList = root.querySelector('#project-list');
+  const counter = root.querySelector('#project-count');
+  const simulate = form.querySelector('#simulate-ms');
+  const submit = form.querySelector('button[type=submit]');
+  const formError = root.querySelector('#match-error');
+  const batches = root.querySelector('#batches');
+  const views = [];
+
+  for (const profile of COMPANIES) {
+    companySelect.append(h('option', { value: profile.key }, profile.label));
+  }
+
+  PROJECTS.forEach((project, index) => {
+    const id = `project-${index}`;
+    const mandatory = project.requirements.filter((r) => r.mandatory).length;
+    const details = project.requirements
+      .map((r) => `${r.name} ≥ ${r.minLevel}${r.mandatory ? ' (mandatory)' : ''}, weight ${r.weight}`)
+      .join('; ');
+    projectList.append(h('li', null,
+      h('input', { type: 'checkbox', id, name: 'project', value: String(index) }),
+      h('label', { for: id, title: details },
+        h('span.project-name', null, project.name),
+        h('span.muted', null, `${project.requirements.length} requirements, ${mandatory} mandatory`))));
+  });
+
+  function renderQualifications() {
+    const profile = COMPANIES.find((c) => c.key === companySelect.value) || COMPANIES[0];
+    const asOf = today();
+    qualificationList.replaceChildren(...profile.company.qualifications.map((q) => {
+      const expired = q.expires < asOf;
+      return h('li', { class: expired ? 'expired' : '' },
+        h('span', null, q.name),
+        h('span.level', { title: `level ${q.level} of 5`, 'aria-label': `level ${q.level} of 5` }, '●'.repeat(q.level) + '○'.repeat(Math.max(0, 5 - q.level))),
+        h('span.muted', null, expired ? `expired ${q.expires}` : `until ${q.expires}`));
+    }));
+  }
+
+  function selected() {
+    return Array.from(projectList.querySelectorAll('input:checked')).map((box) => PROJECTS[Number(box.value)]);
+  }
+
+  function updateCount() {
+    const count = selected().length;
+    counter.textContent = `${count} of at most ${MAX_PROJECTS} selected`;
+    for (const box of projectList.querySelectorAll('input')) {
+      box.disabled = !box.checked && count >= MAX_PROJECTS;
+    }
+    submit.disabled = count === 0;
+    submit.textContent = count ? `Match ${count} project${count === 1 ? '' : 's'}` : 'Choose projects to match';
+  }
+
+  function showError(message) {
+    formError.textContent = message;
+    formError.hidden = !message;
+  }
+
+  companySelect.addEventListener('change', renderQualifications);
+  projectList.addEventListener('change', updateCount);
+  renderQualifications();
+  updateCount();
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    showError('');
+    const projects = selected();
+    if (!projects.length) {
+      showError('Choose at least one project.');
+      return;
+    }
+    if (projects.length > MAX_PROJECTS) {
+      showError(`Choose at most ${MAX_PROJECTS} projects.`);
+      return;
+    }
+    const simulateMs = Number(simulate.value);
+    if (!Number.isInteger(simulateMs) || simulateMs < 0 || simulateMs > 600000) {
+      showError('The simulated time must be a whole number of milliseconds from 0 to 600000.');
+      simulate.focus();
+      return;
+    }
+    const profile = COMPANIES.find((c) => c.key === companySelect.value) || COMPANIES[0];
+    const asOf = today();
+    const tasks = projects.map((project) => ({
+      type: 'qualification-match',
+      queue: 'matching',
+      payload: { company: profile.company, project, asOf, simulateMs },
+    }));
+    submit.disabled = true;
+    const label = submit.textContent;
+    submit.textContent = 'Submitting…';
+    try {
+      const answer = await api.post('/api/batches', { tasks });
+      const view = new BatchView(answer, profile.company, projects, { notify });
+      views.unshift(view);
+      batches.prepend(view.el);
+      while (views.length > MAX_BATCH_VIEWS) {
+        views.pop().dispose();
+      }
+      view.follow();
+      if (onSubmitted) {
+        onSubmitted(answer);
+      }
+    } catch (e) {
+      let message = e.message;
+      if (e instanceof ApiError && e.status === 429) {
+        message = `Not accepted: ${e.message}.${e.retryAfter ? ` Try again in ${e.retryAfter} s.` : ''}`;
+      } else if (e instanceof ApiError && e.status) {
+        message = `Not accepted (${e.status}): ${e.message}`;
+      }
+      showError(message);
+    } finally {
+      submit.textContent = label;
+      updateCount();
+    }
+  });
+}
+
+/** One submitted batch: a row per project, fed by the batch's event stream. */
+class BatchView {
+  constructor(answer, company, projects, { notify }) {
+    this.batchId = answer.batchId;
+    this.notify = notify;
+    this.source = null;
+    this.pollTimer = 0;
+    this.disposed = false;
+    this.lastEventId = null;
+    this.tasks = new Map();
+    this.renderQueued = false;
+
+    this.liveLabel = h('span.live', { role: 'status' }, 'connecting…');
+    this.counts = h('span.muted');
+    this.cancelButton = h('button.btn.small.secondary', { type: 'button', onclick: () => this.cancel() }, 'Cancel batch');
+    const tbody = h('tbody');
+    this.el = h('article.batch', { dataset: { batchId: this.batchId, live: 'connecting' }, 'aria-label': `batch ${this.batchId}` },
+      h('header.batch-head', null,
+        h('div', null,
+          h('h3', null, `${company.name} · ${projects.length} project${projects.length === 1 ? '' : 's'}`),
+          h('div.muted.mono', { title: this.batchId }, `batch ${this.batchId}`)),
+        h('div.batch-meta', null, this.counts, this.liveLabel, this.cancelButton)),
+      h('div.table-wrap', null,
+        h('table.match-table', null,
+          h('thead', null, h('tr', null,
+            h('th', { scope: 'col' }, 'Project'),
+            h('th', { scope: 'col' }, 'State'),
+            h('th', { scope: 'col' }, 'Progress'),
+            h('th', { scope: 'col' }, 'Score'),
+            h('th', { scope: 'col' }, 'Mandatory'),
+            h('th', { scope: 'col' }, 'Breakdown'))),
+          tbody)));
+
+    answer.tasks.forEach((task, i) => {
+      const project = projects[i];
+      const row = h('tr.match-row', { dataset: { taskId: task.id, state: task.state } });
+      const state = badge(task.state);
+      const progress = progressBar(`progress of ${project ? project.name : task.id}`);
+      const score = h('td.score', { 'data-col': 'score' }, h('span.muted', null, '…'));
+      const mandatory = h('td', { 'data-col': 'mandatory' });
+      const breakdown = h('td', { 'data-col': 'breakdown' });
+      row.append(
+        h('th', { scope: 'row' }, project ? project.name : shortId(task.id), h('div.muted.mono', { title: task.id }, shortId(task.id))),
+        h('td', null, state),
+        h('td', null, progress),
+        score, mandatory, breakdown);
+      tbody.append(row);
+      this.tasks.set(task.id, {
+        row, stateEl: state, progress, score, mandatory, breakdown,
+        state: task.state, attempt: 0, percent: 0, message: null, result: null, error: null,
+      });
+    });
+    this.render();
+  }
+
+  follow() {
+    if (typeof EventSource !== 'function') {
+      this.poll();
+      return;
+    }
+    const source = new EventSource(api.url(`/api/batches/${this.batchId}/events`));
+    this.source = source;
+    source.addEventListener('open', () => this.setLive('sse', 'live'));
+    source.addEventListener('snapshot', (e) => {
+      this.setLive('sse', 'live');
+      const data = JSON.parse(e.data);
+      for (const task of data.tasks || []) {
+        this.applyTask(task);
+      }
+      this.scheduleRender();
+    });
+    source.addEventListener('state', (e) => {
+      const data = JSON.parse(e.data);
+      this.lastEventId = e.lastEventId || this.lastEventId;
+      const task = this.tasks.get(data.taskId);
+      if (task) {
+        if (data.to === 'running' && data.attempt > task.attempt) {
+          task.percent = 0; // a new attempt starts from nothing
+          task.message = null;
+        }
+        if (Number.isInteger(data.attempt)) {
+          task.attempt = Math.max(task.attempt, data.attempt);
+        }
+        task.state = data.to;
+        if (data.to === 'succeeded') {
+          task.percent = 100;
+        }
+        this.scheduleRender();
+      }
+    });
+    source.addEventListener('progress', (e) => {
+      const data = JSON.parse(e.data);
+      const task = this.tasks.get(data.taskId);
+      if (task && !TERMINAL.has(task.state)) {
+        task.percent = data.percent;
+        task.message = data.message;
+        this.scheduleRender();
+      }
+    });
+    source.addEventListener('result', (e) => {
+      const data = JSON.parse(e.data);
+      const task = this.tasks.get(data.taskId);
+      if (task) {
+        task.state = data.state || task.state;
+        task.result = data.result || null;
+        task.error = data.error || null;
+        if (task.state === 'succeeded') {
+          task.percent = 100;
+        }
+        this.scheduleRender();
+      }
+    });
+    source.addEventListener('end', () => {
+      // Every task has finished and the server closes the stream: do not let the browser reconnect.
+      source.close();
+      this.source = null;
+      this.setLive('done', 'finished');
+      this.render();
+      this.fillMissingResults();
+    });
+    source.addEventListener('error', () => {
+      if (this.disposed || !this.source) {
+        return;
+      }
+      if (source.readyState === EventSource.CLOSED) {
+        // Refused outright (not 200 text/event-stream, e.g. 503 when the node has too many
+        // streams): follow the batch by polling instead.
+        this.source = null;
+        this.setLive('polling', 'polling (stream unavailable)');
+        this.poll();
+      } else {
+        this.setLive('reconnecting', 'reconnecting…');
+      }
+    });
+  }
+
+  async poll() {
+    if (this.disposed) {
+      return;
+    }
+    if (this.el.dataset.live !== 'polling') {
+      this.setLive('polling', 'polling');
+    }
+    try {
+      const batch = await api.get(`/api/batches/${this.batchId}`);
+      for (const task of batch.tasks || []) {
+        this.applyTask(task);
+      }
+      this.render();
+      if (this.allFinished()) {
+        this.setLive('done', 'finished');
+        return;
+      }
+    } catch (e) {
+      this.liveLabel.textContent = `polling: ${e.message}`;
+    }
+    this.pollTimer = setTimeout(() => this.poll(), 1000);
+  }
+
+  /** A snapshot entry or a task read over REST. */
+  applyTask(task) {
+    const entry = this.tasks.get(task.id);
+    if (!entry) {
+      return;
+    }
+    entry.state = task.state;
+    if (Number.isInteger(task.attempt)) {
+      entry.attempt = task.attempt;
+    }
+    if (task.progress) {
+      entry.percent = task.progress.percent || 0;
+      entry.message = task.progress.message || null;
+    }
+    if (task.result) {
+      entry.result = task.result;
+    }
+    if (task.error) {
+      entry.error = task.error;
+    }
+    if (entry.state === 'succeeded') {
+      entry.percent = 100;
+    }
+  }
+
+  /**
+   * Renders once per frame at most: a burst of events (the catch-up after the snapshot, many
+   * progress steps) then shows only its outcome instead of flickering through every step.
+   */
+  scheduleRender() {
+    if (this.renderQueued || this.disposed) {
+      return;
+    }
+    this.renderQueued = true;
+    const run = () => {
+      if (this.renderQueued) {
+        this.renderQueued = false;
+        this.render();
+      }
+    };
+    requestAnimationFrame(run);
+    setTimeout(run, 250); // rAF does not run in a background tab; keep the table current anyway
+  }
+
+  /**
+   * A result or error can be missing after the stream ends (a cut right between a terminal state
+   * event and its result event, which share an id, is not replayed): read those from the API.
+   */
+  async fillMissingResults() {
+    const missing = Array.from(this.tasks.values()).some((t) => TERMINAL.has(t.state) && t.state !== 'cancelled' && !t.result && !t.error);
+    if (!missing) {
+      return;
+    }
+    try {
+      const batch = await api.get(`/api/batches/${this.batchId}`);
+      for (const task of batch.tasks || []) {
+        this.applyTask(task);
+      }
+      this.render();
+    } catch (e) {
+      this.notify(`Could not read the results of batch ${shortId(this.batchId)}: ${e.message}`, 'error');
+    }
+  }
+
+  allFinished() {
+    for (const task of this.tasks.values()) {
+      if (!TERMINAL.has(task.state)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  setLive(mode, text) {
+    this.el.dataset.live = mode;
+    this.liveLabel.dataset.mode = mode;
+    this.liveLabel.textContent = text;
+  }
+
+  render() {
+    const counts = { succeeded: 0, failed: 0, cancelled: 0 };
+    for (const task of this.tasks.values()) {
+      if (counts[task.state] !== undefined) {
+        counts[task.state]++;
+      }
+      task.row.dataset.state = task.state;
+      setBadge(task.stateEl, task.state);
+      setProgress(task.progress, task.percent, task.state, task.message);
+      this.renderResult(task);
+    }
+    const finished = counts.succeeded + counts.failed + counts.cancelled;
+    this.counts.textContent = `${finished} of ${this.tasks.size} finished${counts.failed ? `, ${counts.failed} failed` : ''}${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''}`;
+    this.cancelButton.hidden = finished === this.tasks.size;
+  }
+
+  renderResult(task) {
+    const key = task.result ? `r${task.result.score}` : task.error ? 'e' : task.state === 'cancelled' ? 'c' : '';
+    if (task.rendered === key) {
+      return;
+    }
+    task.rendered = key;
+    const { result } = task;
+    if (result && result.score !== undefined) {
+      task.row.dataset.score = String(result.score);
+      const level = result.score >= 80 ? 'high' : result.score >= 50 ? 'mid' : 'low';
+      task.score.replaceChildren(
+        h('span.score-value', { dataset: { level } }, String(result.score)),
+        h('span.score-bar', { 'aria-hidden': 'true' }, h('span', { style: `width:${result.score}%`, dataset: { level } })));
+      task.mandatory.replaceChildren(result.mandatoryMet
+        ? h('span.ok', null, '✓ all met')
+        : h('span.bad', null, '✗ not met'));
+      task.row.dataset.mandatoryMet = String(Boolean(result.mandatoryMet));
+      task.breakdown.replaceChildren(breakdownDetails(result.breakdown || []));
+    } else if (task.error) {
+      const message = typeof task.error === 'string' ? task.error : task.error.message || JSON.stringify(task.error);
+      task.score.replaceChildren(h('span.error-text', null, message));
+      task.mandatory.replaceChildren();
+      task.breakdown.replaceChildren();
+    } else if (task.state === 'cancelled') {
+      task.score.replaceChildren(h('span.muted', null, 'cancelled'));
+    }
+  }
+
+  async cancel() {
+    this.cancelButton.disabled = true;
+    try {
+      const answer = await api.post(`/api/batches/${this.batchId}/cancel`);
+      this.notify(`Batch ${shortId(this.batchId)}: ${answer.cancelled} cancelled, ${answer.cancelling} stopping, ${answer.alreadyFinished} already finished.`);
+    } catch (e) {
+      this.notify(`Cancel failed: ${e.message}`, 'error');
+    } finally {
+      this.cancelButton.disabled = false;
+    }
+  }
+
+  dispose() {
+    this.disposed = true;
+    if (this.source) {
+      this.source.close();
+      this.source = null;
+    }
+    clearTimeout(this.pollTimer);
+    this.el.remove();
+  }
+}
+
+function breakdownDetails(breakdown) {
+  const rows = breakdown.map((item) => h('tr', { dataset: { status: item.status } },
+    h('td', null, item.requirement, item.mandatory ? h('span.tag', { title: 'mandatory' }, 'M') : null),
+    h('td.num', null, String(item.required)),
+    h('td.num', null, item.held === null || item.held === undefined ? '–' : String(item.held)),
+    h('td.num', null, String(item.weight)),
+    h('td', null, h('span.req-status', { dataset: { status: item.status } }, item.status)),
+    h('td.num', null, `${Math.round((item.credit || 0) * 100)}%`)));
+  return h('details.breakdown', null,
+    h('summary', null, `${breakdown.length} requirement${breakdown.length === 1 ? '' : 's'}`),
+    h('table.mini', null,
+      h('thead', null, h('tr', null,
+        h('th', { scope: 'col' }, 'Requirement'),
+        h('th', { scope: 'col' }, 'Needs'),
+        h('th', { scope: 'col' }, 'Holds'),
+        h('th', { scope: 'col' }, 'Weight'),
+        h('th', { scope: 'col' }, 'Status'),
+        h('th', { scope: 'col' }, 'Credit'))),
+      h('tbody', null, rows)));
+}
