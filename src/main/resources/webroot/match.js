@@ -202,6 +202,12 @@ class BatchView {
       const data = JSON.parse(e.data);
       for (const task of data.tasks || []) {
         this.applyTask(task);
+        const entry = this.tasks.get(task.id);
+        if (entry) {
+          // Until the stream passes the point the snapshot shows, older events it replays must
+          // not move the row backwards (a running task flashing back to pending).
+          entry.catchUp = { state: task.state, attempt: task.attempt || 0, lastEventId: Number.isInteger(task.lastEventId) ? task.lastEventId : null };
+        }
       }
       this.scheduleRender();
     });
@@ -209,7 +215,7 @@ class BatchView {
       const data = JSON.parse(e.data);
       this.lastEventId = e.lastEventId || this.lastEventId;
       const task = this.tasks.get(data.taskId);
-      if (task) {
+      if (task && !isBehindSnapshot(task, data, Number(e.lastEventId))) {
         if (data.to === 'running' && data.attempt > task.attempt) {
           task.percent = 0; // a new attempt starts from nothing
           task.message = null;
@@ -437,6 +443,53 @@ class BatchView {
     clearTimeout(this.pollTimer);
     this.el.remove();
   }
+}
+
+function eventRank(event) {
+  if (event.to === 'running') {
+    return 1;
+  }
+  if (TERMINAL.has(event.to)) {
+    return 3;
+  }
+  return event.from === 'running' ? 2 : 0;
+}
+
+function stateRank(state, attempt) {
+  if (state === 'running') {
+    return 1;
+  }
+  if (TERMINAL.has(state)) {
+    return 3;
+  }
+  return attempt > 0 ? 2 : 0; // pending again after an attempt, or not yet run
+}
+
+/**
+ * Whether a state event describes a moment before the snapshot the row was last set from, so that
+ * it must be skipped. Once an event at or after that moment arrives, every later one applies.
+ */
+function isBehindSnapshot(task, event, eventId) {
+  const point = task.catchUp;
+  if (!point) {
+    return false;
+  }
+  let behind;
+  if (point.lastEventId !== null && Number.isFinite(eventId)) {
+    behind = eventId <= point.lastEventId;
+  } else if (TERMINAL.has(event.from)) {
+    behind = false; // a manual retry of a finished task: always news
+  } else if (event.to === point.state && event.attempt === point.attempt) {
+    behind = false; // the very transition the snapshot shows
+  } else {
+    const attempt = Number.isInteger(event.attempt) ? event.attempt : 0;
+    behind = attempt < point.attempt
+      || (attempt === point.attempt && eventRank(event) < stateRank(point.state, point.attempt));
+  }
+  if (!behind) {
+    task.catchUp = null;
+  }
+  return behind;
 }
 
 function breakdownDetails(breakdown) {

@@ -465,9 +465,7 @@ public final class Journal {
 
   private Future<List<TaskState>> flushFinishes(List<FinishRequest> requests) {
     int n = requests.size();
-    UUID[] ids = new UUID[n];
-    Long[] versions = new Long[n];
-    String[] workers = new String[n];
+    LeaseColumns leases = LeaseColumns.of(requests, FinishRequest::lease);
     String[] states = new String[n];
     String[] results = new String[n];
     String[] errors = new String[n];
@@ -477,9 +475,6 @@ public final class Journal {
     Integer[] versionBumps = new Integer[n];
     for (int i = 0; i < n; i++) {
       FinishRequest request = requests.get(i);
-      ids[i] = request.lease.taskId();
-      versions[i] = request.lease.version();
-      workers[i] = request.lease.workerId();
       states[i] = request.to.sql();
       results[i] = request.result == null ? null : request.result.encode();
       errors[i] = request.error == null ? null : request.error.encode();
@@ -489,94 +484,87 @@ public final class Journal {
       versionBumps[i] = request.versionBump;
     }
     return pool.preparedQuery(sql.get("finish"))
-        .execute(Tuple.wrap(new Object[] {ids, versions, workers, states, results, errors, reasons, runAts,
-            attemptDeltas, versionBumps, now()}))
+        .execute(Tuple.wrap(new Object[] {leases.ids, leases.versions, leases.workers, states, results, errors, reasons,
+            runAts, attemptDeltas, versionBumps, now()}))
         .map(rows -> {
           Map<UUID, TaskState> landed = new HashMap<>();
           for (Row row : rows) {
             landed.put(row.getUUID("id"), TaskState.parse(row.getString("state")));
           }
           changed(new ArrayList<>(landed.keySet()));
-          List<TaskState> answers = new ArrayList<>(n);
-          for (FinishRequest request : requests) {
-            TaskState state = landed.remove(request.lease.taskId());
-            if (state == null) {
-              fencedWrites.incrementAndGet();
-            }
-            answers.add(state);
-          }
-          return answers;
+          return perRequest(requests, FinishRequest::lease, landed);
         });
   }
 
   private Future<List<Heartbeat>> flushHeartbeats(List<HeartbeatRequest> requests) {
-    int n = requests.size();
-    UUID[] ids = new UUID[n];
-    Long[] versions = new Long[n];
-    String[] workers = new String[n];
-    OffsetDateTime[] deadlines = new OffsetDateTime[n];
+    LeaseColumns leases = LeaseColumns.of(requests, HeartbeatRequest::lease);
     OffsetDateTime now = now();
-    for (int i = 0; i < n; i++) {
-      HeartbeatRequest request = requests.get(i);
-      ids[i] = request.lease.taskId();
-      versions[i] = request.lease.version();
-      workers[i] = request.lease.workerId();
-      deadlines[i] = now.plus(request.leaseFor);
+    OffsetDateTime[] deadlines = new OffsetDateTime[requests.size()];
+    for (int i = 0; i < deadlines.length; i++) {
+      deadlines[i] = now.plus(requests.get(i).leaseFor);
     }
     return pool.preparedQuery(sql.get("heartbeat"))
-        .execute(Tuple.of(ids, versions, workers, deadlines, now))
+        .execute(Tuple.of(leases.ids, leases.versions, leases.workers, deadlines, now))
         .map(rows -> {
-          Map<UUID, Boolean> held = new HashMap<>();
+          Map<UUID, Heartbeat> held = new HashMap<>();
           for (Row row : rows) {
-            held.put(row.getUUID("id"), row.getBoolean("cancel_requested"));
+            held.put(row.getUUID("id"), row.getBoolean("cancel_requested") ? Heartbeat.CANCEL_REQUESTED : Heartbeat.HELD);
           }
-          List<Heartbeat> answers = new ArrayList<>(n);
-          for (HeartbeatRequest request : requests) {
-            Boolean cancel = held.get(request.lease.taskId());
-            if (cancel == null) {
-              fencedWrites.incrementAndGet();
-            }
-            answers.add(cancel == null ? Heartbeat.LOST : cancel ? Heartbeat.CANCEL_REQUESTED : Heartbeat.HELD);
-          }
+          List<Heartbeat> answers = perRequest(requests, HeartbeatRequest::lease, held);
+          answers.replaceAll(beat -> beat == null ? Heartbeat.LOST : beat);
           return answers;
         });
   }
 
   private Future<List<Boolean>> flushProgress(List<ProgressRequest> requests) {
-    int n = requests.size();
-    UUID[] ids = new UUID[n];
-    Long[] versions = new Long[n];
-    String[] workers = new String[n];
-    Integer[] percents = new Integer[n];
-    String[] messages = new String[n];
-    for (int i = 0; i < n; i++) {
-      ProgressRequest request = requests.get(i);
-      ids[i] = request.lease.taskId();
-      versions[i] = request.lease.version();
-      workers[i] = request.lease.workerId();
-      percents[i] = request.percent;
-      messages[i] = request.message;
+    LeaseColumns leases = LeaseColumns.of(requests, ProgressRequest::lease);
+    Integer[] percents = new Integer[requests.size()];
+    String[] messages = new String[requests.size()];
+    for (int i = 0; i < percents.length; i++) {
+      percents[i] = requests.get(i).percent;
+      messages[i] = requests.get(i).message;
     }
     return pool.preparedQuery(sql.get("progress"))
-        .execute(Tuple.of(ids, versions, workers, percents, messages, now()))
-        .map(rows -> fenced(requests, rows, r -> r.lease.taskId()));
+        .execute(Tuple.of(leases.ids, leases.versions, leases.workers, percents, messages, now()))
+        .map(rows -> {
+          Map<UUID, Boolean> landed = new HashMap<>();
+          rows.forEach(row -> landed.put(row.getUUID("id"), true));
+          List<Boolean> answers = perRequest(requests, ProgressRequest::lease, landed);
+          answers.replaceAll(ok -> ok != null);
+          return answers;
+        });
   }
 
-  /** Which requests landed; those that did not were stale writes and are counted. */
-  private <R> List<Boolean> fenced(List<R> requests, RowSet<Row> rows, java.util.function.Function<R, UUID> id) {
-    Set<UUID> landed = new HashSet<>();
-    for (Row row : rows) {
-      landed.add(row.getUUID("id"));
-    }
-    List<Boolean> answers = new ArrayList<>(requests.size());
+  /**
+   * Per request, what the statement returned for its task, or null when it returned nothing: the
+   * lease was lost and the write refused, which is counted. A task named twice in one group gets
+   * its answer once.
+   */
+  private <R, V> List<V> perRequest(List<R> requests, Function<R, Lease> lease, Map<UUID, V> landed) {
+    List<V> answers = new ArrayList<>(requests.size());
     for (R request : requests) {
-      boolean ok = landed.contains(id.apply(request));
-      if (!ok) {
+      V value = landed.remove(lease.apply(request).taskId());
+      if (value == null) {
         fencedWrites.incrementAndGet();
       }
-      answers.add(ok);
+      answers.add(value);
     }
     return answers;
+  }
+
+  /** The lease columns of a group of fenced writes, as statement parameters. */
+  private record LeaseColumns(UUID[] ids, Long[] versions, String[] workers) {
+    static <R> LeaseColumns of(List<R> requests, Function<R, Lease> lease) {
+      int n = requests.size();
+      LeaseColumns columns = new LeaseColumns(new UUID[n], new Long[n], new String[n]);
+      for (int i = 0; i < n; i++) {
+        Lease l = lease.apply(requests.get(i));
+        columns.ids[i] = l.taskId();
+        columns.versions[i] = l.version();
+        columns.workers[i] = l.workerId();
+      }
+      return columns;
+    }
   }
 
   private static List<JsonObject> tasks(RowSet<Row> rows) {
