@@ -216,12 +216,16 @@ class BatchView {
       this.lastEventId = e.lastEventId || this.lastEventId;
       const task = this.tasks.get(data.taskId);
       if (task && !isBehindSnapshot(task, data, Number(e.lastEventId))) {
-        if (data.to === 'running' && data.attempt > task.attempt) {
-          task.percent = 0; // a new attempt starts from nothing
-          task.message = null;
-        }
-        if (Number.isInteger(data.attempt)) {
-          task.attempt = Math.max(task.attempt, data.attempt);
+        const attempt = Number.isInteger(data.attempt) ? data.attempt : task.attempt;
+        if (TERMINAL.has(data.from)) {
+          // Retried by hand after it had finished: it starts over with fresh attempts.
+          Object.assign(task, { attempt, percent: 0, message: null, result: null, error: null });
+        } else {
+          if (data.to === 'running' && attempt > task.attempt) {
+            task.percent = 0; // a new attempt starts from nothing
+            task.message = null;
+          }
+          task.attempt = Math.max(task.attempt, attempt);
         }
         task.state = data.to;
         if (data.to === 'succeeded') {
@@ -419,6 +423,12 @@ class BatchView {
       task.breakdown.replaceChildren();
     } else if (task.state === 'cancelled') {
       task.score.replaceChildren(h('span.muted', null, 'cancelled'));
+    } else {
+      delete task.row.dataset.score;
+      delete task.row.dataset.mandatoryMet;
+      task.score.replaceChildren(h('span.muted', null, '…'));
+      task.mandatory.replaceChildren();
+      task.breakdown.replaceChildren();
     }
   }
 
