@@ -4,7 +4,7 @@
 //   node src/test/browser/dashboard.test.mjs http://127.0.0.1:8080
 //
 // Needs a Taskline node with the queues `default` and `matching` (slots 2, capacity 100), Debian's
-// /usr/bin/chromium (or CHROMIUM=<path>) and `npm install` (playwright-core). Writes a screenshot
+// /usr/bin/chromium (or CHROMIUM=<path>) and `npm ci --prefix src/test/browser` (playwright-core). Writes a screenshot
 // of the dashboard to $SCREENSHOT (default target/dashboard.png). ONLY=ui or ONLY=sse runs one
 // scenario. Exit code 0 when every check passed.
 
@@ -268,8 +268,11 @@ async function dashboardScenario() {
       });
       assert.equal(batch.status, 202, batch.text);
       const newest = batch.json.tasks.map((t) => t.id);
-      await page.waitForFunction(() => document.querySelectorAll('#recent tbody tr[data-key]').length === 25
-        && !document.querySelector('#recent [data-page=next]').disabled, null, { timeout: 15000 });
+      await page.waitForFunction((ids) => {
+        const rows = Array.from(document.querySelectorAll('#recent tbody tr[data-key]'));
+        return rows.length === 25 && rows.every((r) => ids.includes(r.dataset.key))
+          && !document.querySelector('#recent [data-page=next]').disabled;
+      }, newest, { timeout: 15000 });
       const page1 = await page.locator('#recent tbody tr[data-key]').evaluateAll((rows) => rows.map((r) => r.dataset.key));
       assert.ok(page1.every((id) => newest.includes(id)), 'page 1 holds the newest tasks');
       await page.click('#recent [data-page=next]');
@@ -345,16 +348,51 @@ async function dashboardScenario() {
 
     await check(`a screenshot of the dashboard is written to ${screenshotPath}`, async () => {
       fs.mkdirSync(path.dirname(screenshotPath), { recursive: true });
-      for (const close of await page.locator('.notice-close').all()) {
-        await close.click().catch(() => {}); // a notice may have timed out meanwhile
-      }
+      await page.evaluate(() => document.querySelectorAll('.notice').forEach((n) => n.remove()));
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.waitForTimeout(300); // let the progress transitions and the chart's frame finish
       await page.screenshot({ path: screenshotPath, fullPage: true });
       assert.ok(fs.statSync(screenshotPath).size > 10000);
     });
 
+    await check('when the stream is refused (503) the page follows the batch by polling', async () => {
+      await page.route('**/api/batches/*/events', (route) => route.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ title: 'Service unavailable', status: 503, detail: 'too many open streams' }),
+      }));
+      try {
+        const boxes = page.locator('#project-list input[type=checkbox]');
+        for (const i of [1, 3, 8, 10]) {
+          await boxes.nth(i).uncheck();
+        }
+        await page.fill('#simulate-ms', '300');
+        const [response] = await Promise.all([
+          page.waitForResponse((r) => r.url().endsWith('/api/batches') && r.request().method() === 'POST'),
+          page.click('#match-form button[type=submit]'),
+        ]);
+        assert.equal(response.status(), 202);
+        const id = (await response.json()).tasks[0].id;
+        const batch = page.locator('.batch').first();
+        await page.waitForFunction((taskId) => {
+          const row = document.querySelector(`.match-row[data-task-id="${taskId}"]`);
+          return row && row.dataset.state === 'succeeded' && row.dataset.score !== undefined
+            && row.closest('.batch').dataset.live === 'done';
+        }, id, { timeout: 30000 });
+        assert.match(await batch.locator('.live').textContent(), /finished/);
+        const seen = await page.evaluate(() => window.__seen.live);
+        assert.ok(seen.includes('polling'), `the page fell back to polling, modes: ${seen}`);
+      } finally {
+        await page.unroute('**/api/batches/*/events');
+      }
+    });
+
     await check('a full queue answers 429 and the page shows the detail', async () => {
+      const batchViews = await page.locator('.batch').count();
+      const boxes = page.locator('#project-list input[type=checkbox]');
+      for (const i of [1, 3, 8, 10]) {
+        await boxes.nth(i).check();
+      }
       const blockers = await http('POST', '/api/batches', {
         tasks: Array.from({ length: 100 }, () => ({ type: 'sleep', queue: 'matching', payload: { ms: 15000 } })),
       });
@@ -371,7 +409,7 @@ async function dashboardScenario() {
         const detail = (await response.json()).detail;
         assert.ok(text.includes(detail), `the form shows the problem's detail "${detail}", shows "${text}"`);
         assert.match(text, /Try again in \d+ s/);
-        assert.equal(await page.locator('.batch').count(), 1, 'no batch view for a refused batch');
+        assert.equal(await page.locator('.batch').count(), batchViews, 'no batch view for a refused batch');
       } finally {
         await http('POST', `/api/batches/${blockers.json.batchId}/cancel`);
       }

@@ -107,7 +107,9 @@ public final class TaskStream {
                 .put("percent", row.getValue("progress_percent") == null ? 0 : row.getInteger("progress_percent"))
                 .put("message", row.getString("progress_message")))
             .put("result", row.getValue("result"))
-            .put("error", row.getValue("error")));
+            .put("error", row.getValue("error"))
+            // The page can tell a replayed transition it already reflects from a new one.
+            .put("lastEventId", last));
       }
       if (!closed) {
         sink.send("snapshot", -1, new JsonObject().put("tasks", states));
@@ -229,8 +231,17 @@ public final class TaskStream {
     if (detail != null) {
       state.put("detail", detail);
     }
-    sink.send("state", id, state);
     TaskState to = TaskState.parse(event.getString("to"));
+    if (to != null && to.terminal()) {
+      // The outcome rides on the terminal transition itself: the "result" event after it shares its
+      // id, so a client that drops between the two and resumes after that id still has it.
+      if (to == TaskState.SUCCEEDED) {
+        state.put("result", event.getValue("result"));
+      } else if (detail != null) {
+        state.put("error", detail);
+      }
+    }
+    sink.send("state", id, state);
     shown.put(task, to);
     JsonObject progress = pendingProgress.remove(task);
     if (progress != null && to == TaskState.RUNNING) {
