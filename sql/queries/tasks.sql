@@ -5,22 +5,32 @@
 
 -- name: insert_tasks
 -- $1 ids, $2 queues, $3 types, $4 payloads (JSON text), $5 priorities, $6 run_at, $7 max_attempts,
--- $8 timeout_ms, $9 batch ids (null for single tasks), $10 now, $11 batch ids, $12 batch sizes
+-- $8 timeout_ms, $9 batch ids (null for single tasks), $10 now, $11 batch ids, $12 batch sizes,
+-- $13 worker ids, $14 lease deadlines. A task with a worker id is dispatched at once: its worker
+-- had a free slot and nothing waited, so it is inserted claimed (lease version 1, attempt 1) and
+-- both transitions are journaled here, which spares the claim statement and its round trip.
 WITH new_batches AS (
   INSERT INTO batches (id, size, created_at)
   SELECT b.id, b.size, $10 FROM unnest($11::uuid[], $12::int[]) AS b(id, size)
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
-                     batch_id, created_at, updated_at)
-  SELECT r.id, r.queue, r.type, 'pending', r.payload::jsonb, r.priority, r.run_at, r.max_attempts,
-         r.timeout_ms, r.batch_id, $10, $10
+                     batch_id, created_at, updated_at, worker_id, lease_version, attempt,
+                     lease_expires_at, started_at)
+  SELECT r.id, r.queue, r.type, CASE WHEN r.worker_id IS NULL THEN 'pending' ELSE 'running' END,
+         r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, r.batch_id, $10, $10,
+         r.worker_id, CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END,
+         CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END, r.lease_expires_at,
+         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[],
-              $7::int[], $8::bigint[], $9::uuid[])
-       AS r(id, queue, type, payload, priority, run_at, max_attempts, timeout_ms, batch_id)
-  RETURNING id
+              $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[])
+       AS r(id, queue, type, payload, priority, run_at, max_attempts, timeout_ms, batch_id, worker_id,
+            lease_expires_at)
+  RETURNING id, worker_id
 )
-INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at)
-SELECT id, NULL, 'pending', 'submitted', 0, 0, $10 FROM ins
+INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
+SELECT id, NULL, 'pending', 'submitted', NULL, 0, 0, $10 FROM ins
+UNION ALL
+SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, $10 FROM ins WHERE worker_id IS NOT NULL
 RETURNING task_id;
 
 -- name: claim

@@ -111,7 +111,7 @@ public final class Taskline {
 
   private Future<Taskline> deploy(TasklineConfig config) {
     HandlerRegistry handlers = HandlerRegistry.fromClasspath();
-    admission = new Admission(config, queues, handlers, journal, metrics, clock);
+    admission = new Admission(config, queues, handlers, journal, metrics, clock, nodeId);
     EventHub hub = new EventHub(vertx, journal, config.http().maxStreams());
     journal.onChange(hub::changed);
     this.hub = hub;

@@ -45,10 +45,12 @@ public final class Admission {
   private final Journal journal;
   private final TasklineMetrics metrics;
   private final Clock clock;
+  private final String nodeId;
   private volatile boolean draining;
 
   public Admission(TasklineConfig config, QueueRegistry queues, HandlerRegistry handlers, Journal journal,
-      TasklineMetrics metrics, Clock clock) {
+      TasklineMetrics metrics, Clock clock, String nodeId) {
+    this.nodeId = nodeId;
     this.config = config;
     this.queues = queues;
     this.handlers = handlers;
@@ -103,8 +105,8 @@ public final class Admission {
       return Future.failedFuture(e);
     }
     if (key == null) {
-      return reserveAndInsert(tasks, reservations -> journal.insert(tasks).map(v -> true))
-          .map(v -> new Admitted(tasks.isEmpty() ? null : tasks.get(0).batchId(), tasks, false));
+      return reserveAndInsert(tasks, finalTasks -> journal.insert(finalTasks).map(v -> true))
+          .map(finalTasks -> new Admitted(finalTasks.get(0).batchId(), finalTasks, false));
     }
     String hash = requestHash(submissions, batch);
     // A replay answers even when the queue is full now: the work it names was accepted long ago.
@@ -115,13 +117,13 @@ public final class Admission {
       Journal.IdempotentAnswer[] lost = new Journal.IdempotentAnswer[1];
       JsonObject response = answerJson(tasks);
       Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-      return reserveAndInsert(tasks, reservations -> journal.insertIdempotent(key, hash, response, tasks, keepFor)
+      return reserveAndInsert(tasks, finalTasks -> journal.insertIdempotent(key, hash, response, finalTasks, keepFor)
               .map(answer -> {
                 lost[0] = answer;
                 return answer == null;
               }))
-          .map(v -> lost[0] == null
-              ? new Admitted(tasks.get(0).batchId(), tasks, false)
+          .map(finalTasks -> lost[0] == null
+              ? new Admitted(finalTasks.get(0).batchId(), finalTasks, false)
               : replay(key, hash, lost[0]))
           // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
           .recover(e -> e instanceof QueueFullException
@@ -132,11 +134,13 @@ public final class Admission {
   }
 
   /**
-   * Reserves room for the tasks, runs {@code insert}, then fills the reservations (when the insert
-   * says it journaled them) or gives them back (when it failed or inserted nothing).
+   * Reserves room for the tasks (or, when their queue is idle, free slots: they are then journaled
+   * claimed and start without a claim of their own), runs {@code insert} with the tasks as they
+   * will be journaled, then fills the reservations (when the insert says it journaled them) or
+   * gives them back (when it failed or inserted nothing). The future holds the journaled tasks.
    */
-  private Future<Void> reserveAndInsert(List<NewTask> tasks,
-      java.util.function.Function<List<Reservation>, Future<Boolean>> insert) {
+  private Future<List<NewTask>> reserveAndInsert(List<NewTask> tasks,
+      java.util.function.Function<List<NewTask>, Future<Boolean>> insert) {
     Instant now = clock.instant();
     Map<String, Reservation> byKey = new LinkedHashMap<>();
     for (NewTask task : tasks) {
@@ -147,24 +151,28 @@ public final class Admission {
     List<Reservation> reservations = new ArrayList<>(byKey.values());
     List<Reservation> made = new ArrayList<>();
     for (Reservation reservation : reservations) {
-      if (!reservation.tryReserve()) {
+      if (!reservation.tryReserve(nodeId, now)) {
         made.forEach(Reservation::cancel);
         return Future.failedFuture(full(reservation, tasks.size()));
       }
       made.add(reservation);
     }
-    return insert.apply(reservations)
+    List<NewTask> journaled = new ArrayList<>(tasks.size());
+    for (NewTask task : tasks) {
+      journaled.add(byKey.get(task.queue() + (task.runAt().isAfter(now) ? "/scheduled" : "")).journaled(task));
+    }
+    return insert.apply(journaled)
         .onFailure(e -> reservations.forEach(Reservation::cancel))
         .map(inserted -> {
           if (!inserted) {
             reservations.forEach(Reservation::cancel);
-            return null;
+            return journaled;
           }
           for (Reservation reservation : reservations) {
             reservation.fill();
             metrics.queue(reservation.queue.name()).accepted(reservation.tasks.size());
           }
-          return null;
+          return journaled;
         });
   }
 
@@ -280,11 +288,15 @@ public final class Admission {
     return now;
   }
 
-  /** Room taken in one queue for tasks about to be journaled: waiting room, or scheduled room. */
+  /**
+   * Room taken in one queue for tasks about to be journaled: free slots (dispatched at once),
+   * waiting room, or scheduled room.
+   */
   private static final class Reservation {
     final TaskQueue queue;
     final boolean scheduled;
     final List<NewTask> tasks;
+    private final Map<UUID, NewTask> dispatched = new java.util.HashMap<>();
 
     Reservation(TaskQueue queue, boolean scheduled, List<NewTask> tasks) {
       this.queue = queue;
@@ -292,25 +304,58 @@ public final class Admission {
       this.tasks = tasks;
     }
 
-    boolean tryReserve() {
-      return scheduled ? queue.tryReserveScheduled(ids()) : queue.tryReserve(ids());
+    boolean tryReserve(String nodeId, Instant now) {
+      if (scheduled) {
+        return queue.tryReserveScheduled(ids());
+      }
+      if (queue.tryDispatch(ids())) {
+        String worker = queue.workerId(nodeId);
+        Instant leaseUntil = now.plusMillis(queue.config().leaseMs());
+        for (NewTask task : tasks) {
+          dispatched.put(task.id(), task.dispatched(worker, leaseUntil));
+        }
+        return true;
+      }
+      return queue.tryReserve(ids());
+    }
+
+    /** The task as it goes into the journal: claimed, when it was dispatched. */
+    NewTask journaled(NewTask task) {
+      return dispatched.getOrDefault(task.id(), task);
     }
 
     void cancel() {
-      queue.cancelReservation(ids(), scheduled);
+      if (!dispatched.isEmpty()) {
+        queue.cancelDispatch(ids());
+      } else {
+        queue.cancelReservation(ids(), scheduled);
+      }
     }
 
     void fill() {
+      if (!dispatched.isEmpty()) {
+        List<TaskQueue.Dispatched> ready = new ArrayList<>(tasks.size());
+        for (NewTask task : tasks) {
+          NewTask claimed = dispatched.get(task.id());
+          ready.add(new TaskQueue.Dispatched(held(claimed, 1, 1), claimed.lease()));
+        }
+        queue.fillDispatch(ready);
+        return;
+      }
       List<QueuedTask> held = new ArrayList<>(tasks.size());
       for (NewTask task : tasks) {
-        held.add(new QueuedTask(task.id(), task.queue(), task.type(), task.payload(), task.priority(), 0L, 0,
-            task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli()));
+        held.add(held(task, 0, 0));
       }
       if (scheduled) {
         queue.fillScheduledReservation(held);
       } else {
         queue.fillReservation(held);
       }
+    }
+
+    private static QueuedTask held(NewTask task, long leaseVersion, int attempt) {
+      return new QueuedTask(task.id(), task.queue(), task.type(), task.payload(), task.priority(), leaseVersion,
+          attempt, task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli());
     }
 
     private List<UUID> ids() {

@@ -442,7 +442,7 @@ public final class HttpVerticle extends VerticleBase {
   private static JsonObject accepted(NewTask task) {
     return new JsonObject()
         .put("id", task.id().toString())
-        .put("state", TaskState.PENDING.sql())
+        .put("state", (task.dispatchTo() == null ? TaskState.PENDING : TaskState.RUNNING).sql())
         .put("queue", task.queue())
         .put("type", task.type())
         .put("priority", task.priority())

@@ -24,6 +24,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
   private static final Logger LOG = Logger.getLogger(EmbeddedPostgresServer.class.getName());
   private static final Duration LEFTOVER_STOP_WAIT = Duration.ofSeconds(60);
+  private static final Duration ZOMBIE_WAIT = Duration.ofSeconds(5);
 
   private final EmbeddedPostgres postgres;
 
@@ -115,6 +116,13 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
               + LEFTOVER_STOP_WAIT.toSeconds() + " s");
         }
         Thread.sleep(50);
+      }
+      // Give a reaping init a moment to collect it, so that nothing of it is left in the table;
+      // where nobody reaps, the zombie is harmless and we go on.
+      try {
+        process.get().onExit().get(ZOMBIE_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+        LOG.fine("PostgreSQL " + pid + " stopped but was not reaped yet");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

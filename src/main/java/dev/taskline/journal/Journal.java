@@ -369,16 +369,18 @@ public final class Journal {
   private Future<List<Void>> flushInserts(List<List<NewTask>> groups) {
     int total = 0;
     for (List<NewTask> group : groups) {
-      total += group.size();
+      for (NewTask task : group) {
+        total += task.dispatchTo() == null ? 1 : 2; // a dispatched task is journaled claimed too
+      }
     }
     int expected = total;
     return pool.preparedQuery(sql.get("insert_tasks")).execute(insertParams(groups, now())).compose(rows -> {
       if (rows.rowCount() != expected) {
         return Future.failedFuture(new IllegalStateException(
-            "insert journaled " + rows.rowCount() + " of " + expected + " tasks"));
+            "insert journaled " + rows.rowCount() + " of " + expected + " events"));
       }
       List<Void> answers = new ArrayList<>(groups.size());
-      List<UUID> ids = new ArrayList<>(expected);
+      List<UUID> ids = new ArrayList<>();
       for (List<NewTask> group : groups) {
         answers.add(null);
         group.forEach(task -> ids.add(task.id()));
@@ -402,6 +404,8 @@ public final class Journal {
     Integer[] maxAttempts = new Integer[n];
     Long[] timeouts = new Long[n];
     UUID[] batchIds = new UUID[n];
+    String[] workers = new String[n];
+    OffsetDateTime[] leaseUntil = new OffsetDateTime[n];
     Map<UUID, Integer> batchSizes = new HashMap<>();
     int i = 0;
     for (List<NewTask> group : groups) {
@@ -415,6 +419,8 @@ public final class Journal {
         maxAttempts[i] = task.maxAttempts();
         timeouts[i] = task.timeoutMs();
         batchIds[i] = task.batchId();
+        workers[i] = task.dispatchTo();
+        leaseUntil[i] = task.leaseUntil() == null ? null : OffsetDateTime.ofInstant(task.leaseUntil(), ZoneOffset.UTC);
         if (task.batchId() != null) {
           batchSizes.merge(task.batchId(), 1, Integer::sum);
         }
@@ -426,8 +432,8 @@ public final class Journal {
     for (int b = 0; b < batches.length; b++) {
       sizes[b] = batchSizes.get(batches[b]);
     }
-    return Tuple.of(ids, queues, types, payloads, priorities, runAts, maxAttempts, timeouts,
-        batchIds, now, batches, sizes);
+    return Tuple.wrap(new Object[] {ids, queues, types, payloads, priorities, runAts, maxAttempts, timeouts,
+        batchIds, now, batches, sizes, workers, leaseUntil});
   }
 
   private Future<List<Lease>> flushClaims(List<ClaimRequest> requests) {

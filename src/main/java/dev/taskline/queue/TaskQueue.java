@@ -34,6 +34,8 @@ public final class TaskQueue {
   private final PriorityQueue<QueuedTask> scheduled =
       new PriorityQueue<>(Comparator.comparingLong(QueuedTask::dueAtMillis).thenComparing(QueuedTask::id));
   private final Set<UUID> held = new HashSet<>();
+  /** Tasks admitted straight to a slot (journaled claimed), for the worker to start first. */
+  private final java.util.ArrayDeque<Dispatched> ready = new java.util.ArrayDeque<>();
   private int reserved;
   private int reservedScheduled;
   private Runnable onAvailable = () -> { };
@@ -69,6 +71,11 @@ public final class TaskQueue {
 
   public QueueConfig config() {
     return config;
+  }
+
+  /** The name under which this queue's worker on node {@code nodeId} holds leases. */
+  public String workerId(String nodeId) {
+    return nodeId + "/" + config.name();
   }
 
   /** Called (outside the lock) whenever tasks became waiting; the worker uses it to wake up. */
@@ -108,6 +115,47 @@ public final class TaskQueue {
       held.addAll(ids);
       return true;
     }
+  }
+
+  /**
+   * Takes slots for tasks about to be journaled as already claimed: only when nothing waits (they
+   * must not overtake anyone) and enough slots are free. They count as running from here on.
+   */
+  public boolean tryDispatch(Collection<UUID> ids) {
+    synchronized (this) {
+      if (!waiting.isEmpty() || running + ids.size() > config.slots()) {
+        return false;
+      }
+      running += ids.size();
+      held.addAll(ids);
+      return true;
+    }
+  }
+
+  /** The journal refused the dispatched tasks: free their slots. */
+  public synchronized void cancelDispatch(Collection<UUID> ids) {
+    running -= ids.size();
+    held.removeAll(ids);
+  }
+
+  /** The dispatched tasks are journaled, claimed: hand them to the worker. */
+  public void fillDispatch(List<Dispatched> tasks) {
+    Runnable listener;
+    synchronized (this) {
+      accepted += tasks.size();
+      ready.addAll(tasks);
+      listener = onAvailable;
+    }
+    listener.run();
+  }
+
+  /** The next dispatched task, already running and leased, or null. */
+  public synchronized Dispatched pollDispatched() {
+    return ready.poll();
+  }
+
+  /** A task admitted straight to a slot, with the lease it was journaled under. */
+  public record Dispatched(QueuedTask task, dev.taskline.journal.Lease lease) {
   }
 
   /** As {@link #tryReserve}, for tasks that will not be due for a while. */
@@ -236,12 +284,15 @@ public final class TaskQueue {
     return added;
   }
 
-  /** The next task to run, or null. It counts as running until {@link #done} or {@link #reschedule}. */
+  /**
+   * The next task to run, or null when none waits or every slot is taken. It counts as running
+   * until {@link #done} or {@link #reschedule}.
+   */
   public QueuedTask poll() {
     QueuedTask task;
     Runnable listener = null;
     synchronized (this) {
-      task = waiting.poll();
+      task = running < config.slots() ? waiting.poll() : null;
       if (task != null) {
         running++;
       }

@@ -66,7 +66,7 @@ public final class WorkerVerticle extends VerticleBase {
     this.meters = meters;
     this.clock = clock;
     this.jitter = jitter;
-    this.workerId = nodeId + "/" + queue.name();
+    this.workerId = queue.workerId(nodeId);
     this.progressIntervalMs = progressIntervalMs;
     this.leaseFor = Duration.ofMillis(queue.config().leaseMs());
   }
@@ -102,6 +102,7 @@ public final class WorkerVerticle extends VerticleBase {
     context.runOnContext(v -> {
       stopping = true;
       queue.onAvailable(() -> { });
+      releaseDispatched();
       if (running == 0) {
         done.complete();
         return;
@@ -116,6 +117,20 @@ public final class WorkerVerticle extends VerticleBase {
     return done.future();
   }
 
+  /**
+   * Dispatched tasks this node will not start now are journaled as running: hand them back at
+   * once rather than leave them to a lapsing lease.
+   */
+  private void releaseDispatched() {
+    TaskQueue.Dispatched left;
+    while ((left = queue.pollDispatched()) != null) {
+      TaskQueue.Dispatched task = left;
+      running++;
+      track(task.task(), journal.requeue(task.lease(), clock.instant(), null, "released", -1, 1)
+          .map(state -> (QueuedTask) null));
+    }
+  }
+
   /** Safe from any thread; many wake-ups before the drain runs cost one hop. */
   private void wake() {
     if (wakeScheduled.compareAndSet(false, true)) {
@@ -127,29 +142,46 @@ public final class WorkerVerticle extends VerticleBase {
   }
 
   private void drain() {
-    while (!stopping && running < queue.config().slots()) {
+    TaskQueue.Dispatched dispatched;
+    while (!stopping && (dispatched = queue.pollDispatched()) != null) {
+      TaskQueue.Dispatched given = dispatched;
+      running++;
+      meters.started(0);
+      long startedAt = System.nanoTime();
+      track(given.task(), run(given.task(), given.lease()).eventually(() -> {
+        meters.ran(System.nanoTime() - startedAt);
+        return Future.succeededFuture();
+      }));
+    }
+    while (!stopping) {
+      // The queue keeps the slot count: it hands out a task only while one is free.
       QueuedTask task = queue.poll();
       if (task == null) {
         return;
       }
       running++;
-      claimAndRun(task).onComplete(done -> {
-        if (done.failed()) {
-          LOG.log(Level.WARNING, "task " + task.id() + " could not be run or recorded", done.cause());
-        }
-        running--;
-        if (done.succeeded() && done.result() != null && !stopping) {
-          // Back to pending with a due time: hold it here until then (or leave it to the journal).
-          queue.reschedule(done.result());
-        } else {
-          queue.done(task.id());
-        }
-        if (running == 0 && idle != null) {
-          idle.tryComplete();
-        }
-        drain();
-      });
+      track(task, claimAndRun(task));
     }
+  }
+
+  /** When an attempt is over: free its slot, or hold the task for its next try, and look for more. */
+  private void track(QueuedTask task, Future<QueuedTask> attempt) {
+    attempt.onComplete(done -> {
+      if (done.failed()) {
+        LOG.log(Level.WARNING, "task " + task.id() + " could not be run or recorded", done.cause());
+      }
+      running--;
+      if (done.succeeded() && done.result() != null && !stopping) {
+        // Back to pending with a due time: hold it here until then (or leave it to the journal).
+        queue.reschedule(done.result());
+      } else {
+        queue.done(task.id());
+      }
+      if (running == 0 && idle != null) {
+        idle.tryComplete();
+      }
+      drain();
+    });
   }
 
   /** Claims and runs one task; the future holds the task again when it went back to pending. */

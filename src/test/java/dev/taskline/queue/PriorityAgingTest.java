@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class PriorityAgingTest {
 
   private static TaskQueue queue(double agingPerSecond, int capacity) {
-    return new TaskQueue(new QueueConfig("q", 1, capacity, 30_000, 10_000, 3, 1_000, 300_000, 60_000,
+    return new TaskQueue(new QueueConfig("q", 10_000, capacity, 30_000, 10_000, 3, 1_000, 300_000, 60_000,
         agingPerSecond, 100));
   }
 

@@ -1,6 +1,7 @@
 package dev.taskline.queue;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class TaskQueueTest {
 
   private static TaskQueue queue(int capacity) {
-    return new TaskQueue(new QueueConfig("q", 1, capacity, 30_000, 10_000));
+    return new TaskQueue(new QueueConfig("q", 10_000, capacity, 30_000, 10_000));
   }
 
   private static QueuedTask task(UUID id, int priority, long enqueuedAtMillis) {
@@ -237,5 +238,29 @@ class TaskQueueTest {
   private static void assertBalanced(TaskQueue queue) {
     TaskQueue.Counts counts = queue.counts();
     assertEquals(counts.accepted() - counts.finished(), counts.unfinished(), counts.toString());
+  }
+
+  @Test
+  void poll_hands_out_no_more_tasks_than_the_queue_has_slots() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 2, 10, 30_000, 10_000));
+    queue.offer(List.of(task(0, 1), task(0, 2), task(0, 3)));
+    QueuedTask first = queue.poll();
+    queue.poll();
+    assertNull(queue.poll(), "both slots are taken");
+    queue.done(first.id());
+    assertNotNull(queue.poll(), "a freed slot takes the next task");
+  }
+
+  @Test
+  void an_idle_queue_dispatches_straight_to_free_slots_and_a_busy_one_does_not() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 3, 10, 30_000, 10_000));
+    List<UUID> two = List.of(UUID.randomUUID(), UUID.randomUUID());
+    assertTrue(queue.tryDispatch(two));
+    assertEquals(2, queue.counts().running());
+    assertFalse(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID())), "one slot left for two");
+    queue.cancelDispatch(two);
+    assertEquals(0, queue.counts().running());
+    queue.offer(List.of(task(0, 1)));
+    assertFalse(queue.tryDispatch(List.of(UUID.randomUUID())), "a waiting task must not be overtaken");
   }
 }
