@@ -31,6 +31,12 @@ SELECT coalesce((
 -- lets streams hear of changes made by other nodes.
 SELECT DISTINCT task_id FROM task_events WHERE task_id = ANY ($1::uuid[]) AND event_id > $2;
 
+-- name: running_progress
+-- $1 task ids. Progress of those running, as last written by their lease holder: how streams on
+-- this node follow tasks that run on another.
+SELECT id, progress_percent, progress_message FROM tasks
+ WHERE id = ANY ($1::uuid[]) AND state = 'running' AND progress_percent IS NOT NULL;
+
 -- name: max_event_id
 -- The newest event id handed out (committed or not): a watermark for the catch-up, which looks
 -- back two passes anyway. Reading the sequence costs nothing; max(event_id) would scan the table.

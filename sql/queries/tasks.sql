@@ -139,6 +139,11 @@ WITH expired AS (
 )
 SELECT id, queue FROM released;
 
+-- name: pending_count
+-- $1 queue, $2 now. How many tasks of the queue are due and waiting in the journal: page-in runs
+-- only when that is more than this node holds, since its query must skip every id held here.
+SELECT count(*) AS pending FROM tasks WHERE state = 'pending' AND queue = $1 AND run_at <= $2;
+
 -- name: page_in
 -- $1 queue, $2 now, $3 ids already held in memory, $4 most rows, $5 the queue's aging rate
 -- (priority points per second of waiting). The same order as the in-memory queue: effective

@@ -165,6 +165,11 @@ public final class Taskline {
     return promoter;
   }
 
+  /** The node's open event streams; tests run its catch-up pass by hand. */
+  public EventHub events() {
+    return hub;
+  }
+
   /**
    * The graceful half of a shutdown: readiness goes false and new submissions get 503; running
    * tasks get {@code grace} to finish; those that do not are handed back to the journal (pending,

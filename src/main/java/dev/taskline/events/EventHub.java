@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The node's open streams, and the routing of news to them: journal writes on this node poke the
  * streams of the tasks they touched at once; a periodic {@link #catchUp} asks the journal which
- * watched tasks changed anyway (other nodes' writes) and pokes those. Progress goes straight from
- * the worker to the streams of its task.
+ * watched tasks changed anyway (other nodes' writes) and pokes those, and reads the progress of
+ * watched running tasks. Progress of local tasks goes straight from the worker to the streams.
  */
 public final class EventHub {
 
@@ -28,8 +28,9 @@ public final class EventHub {
   private final int maxStreams;
   private final Map<UUID, Set<TaskStream>> byTask = new ConcurrentHashMap<>();
   private final AtomicInteger open = new AtomicInteger();
-  private long lastWatermark;
-  private long previousWatermark;
+  // The timer's passes and a test's run on different threads.
+  private volatile long lastWatermark;
+  private volatile long previousWatermark;
 
   public EventHub(Vertx vertx, Journal journal, int maxStreams) {
     this.vertx = vertx;
@@ -102,6 +103,13 @@ public final class EventHub {
       lastWatermark = max;
       changed(changed);
       return changed.size();
+    })).compose(changed -> journal.runningProgress(watched).map(rows -> {
+      // Progress of tasks running on other nodes reaches us only through the journal; streams
+      // drop what they have already shown, so local progress is not repeated.
+      for (var row : rows) {
+        progress(row.getUUID("id"), row.getInteger("progress_percent"), row.getString("progress_message"));
+      }
+      return changed;
     }));
   }
 

@@ -53,6 +53,7 @@ public final class TaskStream {
   // The state each task has as far as this subscriber knows; progress is shown only for a task it
   // knows to be running, so that it never sees progress before the "running" event.
   private final Map<UUID, TaskState> shown = new HashMap<>();
+  private final Map<UUID, String> lastProgress = new HashMap<>();
   private long cursor;
   private long heldUpTo = -1;
   private Set<String> heldBehind = Set.of();
@@ -128,6 +129,10 @@ public final class TaskStream {
     onContext(() -> {
       if (closed || !started) {
         return;
+      }
+      String key = percent + "|" + message;
+      if (key.equals(lastProgress.put(task, key))) {
+        return; // already shown (the catch-up re-reads what the worker reported here)
       }
       JsonObject data = new JsonObject().put("taskId", task.toString()).put("percent", percent).put("message", message);
       if (shown.get(task) != TaskState.RUNNING) {

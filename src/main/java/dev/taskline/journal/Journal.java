@@ -123,6 +123,16 @@ public final class Journal {
         });
   }
 
+  /** The journaled progress of those of the tasks that are running. */
+  public Future<List<Row>> runningProgress(Collection<UUID> ids) {
+    return pool.preparedQuery(sql.get("running_progress")).execute(Tuple.of(ids.toArray(new UUID[0])))
+        .map(rows -> {
+          List<Row> list = new ArrayList<>(rows.size());
+          rows.forEach(list::add);
+          return list;
+        });
+  }
+
   public Future<Long> maxEventId() {
     return pool.query(sql.get("max_event_id")).execute().map(rows -> rows.iterator().next().getLong("max_event_id"));
   }
@@ -289,6 +299,12 @@ public final class Journal {
           changed(ids);
           return released;
         });
+  }
+
+  /** How many tasks of the queue wait in the journal, due now. */
+  public Future<Long> pendingCount(String queue) {
+    return pool.preparedQuery(sql.get("pending_count")).execute(Tuple.of(queue, now()))
+        .map(rows -> rows.iterator().next().getLong("pending"));
   }
 
   /** Waiting tasks of a queue that are due and not in {@code exclude}, in the order they must run. */

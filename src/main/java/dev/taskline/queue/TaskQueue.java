@@ -48,6 +48,8 @@ public final class TaskQueue {
   private long accepted;
   private long finished;
   private int running;
+  // Slots taken by tasks whose claimed insert has not committed yet: not in custody until then.
+  private int dispatching;
 
   public TaskQueue(QueueConfig config) {
     this.config = config;
@@ -123,10 +125,10 @@ public final class TaskQueue {
    */
   public boolean tryDispatch(Collection<UUID> ids) {
     synchronized (this) {
-      if (!waiting.isEmpty() || running + ids.size() > config.slots()) {
+      if (!waiting.isEmpty() || running + dispatching + ids.size() > config.slots()) {
         return false;
       }
-      running += ids.size();
+      dispatching += ids.size();
       held.addAll(ids);
       return true;
     }
@@ -134,7 +136,7 @@ public final class TaskQueue {
 
   /** The journal refused the dispatched tasks: free their slots. */
   public synchronized void cancelDispatch(Collection<UUID> ids) {
-    running -= ids.size();
+    dispatching -= ids.size();
     held.removeAll(ids);
   }
 
@@ -142,6 +144,8 @@ public final class TaskQueue {
   public void fillDispatch(List<Dispatched> tasks) {
     Runnable listener;
     synchronized (this) {
+      dispatching -= tasks.size();
+      running += tasks.size();
       accepted += tasks.size();
       ready.addAll(tasks);
       listener = onAvailable;
@@ -292,7 +296,7 @@ public final class TaskQueue {
     QueuedTask task;
     Runnable listener = null;
     synchronized (this) {
-      task = running < config.slots() ? waiting.poll() : null;
+      task = running + dispatching < config.slots() ? waiting.poll() : null;
       if (task != null) {
         running++;
       }
@@ -343,6 +347,17 @@ public final class TaskQueue {
   /** Room left for new tasks: capacity less waiting and reserved. */
   public synchronized int room() {
     return config.capacity() - waiting.size() - reserved;
+  }
+
+  /** Tasks this node holds that the journal shows as pending and due: waiting, and scheduled but due. */
+  public synchronized int heldPendingDue(long nowMillis) {
+    int due = waiting.size();
+    for (QueuedTask task : scheduled) {
+      if (task.dueAtMillis() <= nowMillis) {
+        due++;
+      }
+    }
+    return due;
   }
 
   /** Every id this node holds, for page-in to skip. */

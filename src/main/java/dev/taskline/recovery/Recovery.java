@@ -68,6 +68,15 @@ public final class Recovery {
     if (room <= 0) {
       return pageIn(remaining, index + 1, pagedSoFar);
     }
+    long heldDue = queue.heldPendingDue(journal.clock().millis());
+    // Skipping every id held here costs the page-in query dearly with a long queue; when the
+    // journal holds no more due work than this node does, there is nothing to page in.
+    return journal.pendingCount(queue.name()).compose(pending -> pending <= heldDue
+        ? pageIn(remaining, index + 1, pagedSoFar)
+        : pageInQueue(queue, room).compose(added -> pageIn(remaining, index + 1, pagedSoFar + added)));
+  }
+
+  private Future<Integer> pageInQueue(TaskQueue queue, int room) {
     return journal.pageIn(queue.name(), queue.heldIds(), room, queue.config().agingPerSecond()).compose(found -> {
       // A full page means the journal may hold more than fitted; the queue calls back for more
       // once it has drained to half, so waiting work follows freed room without a timer.
@@ -78,7 +87,7 @@ public final class Recovery {
             stored.leaseVersion(), stored.attempt(), stored.maxAttempts(), stored.timeoutMs(),
             stored.runAt().toEpochMilli()));
       }
-      return pageIn(remaining, index + 1, pagedSoFar + queue.offer(tasks));
+      return Future.succeededFuture(queue.offer(tasks));
     });
   }
 

@@ -256,11 +256,14 @@ class TaskQueueTest {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 3, 10, 30_000, 10_000));
     List<UUID> two = List.of(UUID.randomUUID(), UUID.randomUUID());
     assertTrue(queue.tryDispatch(two));
-    assertEquals(2, queue.counts().running());
+    assertEquals(0, queue.counts().running(), "not in custody before its insert commits");
+    assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
     assertFalse(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID())), "one slot left for two");
     queue.cancelDispatch(two);
-    assertEquals(0, queue.counts().running());
-    queue.offer(List.of(task(0, 1)));
-    assertFalse(queue.tryDispatch(List.of(UUID.randomUUID())), "a waiting task must not be overtaken");
+    assertTrue(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID())),
+        "cancelling gave the slots back");
+    TaskQueue other = new TaskQueue(new QueueConfig("q", 3, 10, 30_000, 10_000));
+    other.offer(List.of(task(0, 1)));
+    assertFalse(other.tryDispatch(List.of(UUID.randomUUID())), "a waiting task must not be overtaken");
   }
 }
