@@ -67,7 +67,12 @@ public final class Taskline {
     this.embedded = embedded;
     this.pool = PgBuilder.pool()
         .with(new PoolOptions().setMaxSize(config.journal().poolSize()))
-        .connectingTo(PgUrl.parse(pgUrl).setPipeliningLimit(256))
+        .connectingTo(PgUrl.parse(pgUrl)
+            .setPipeliningLimit(256)
+            // Planning the grouped array statements took milliseconds each time (their CTEs are
+            // not small); prepared once per connection, PostgreSQL settles on a generic plan.
+            .setCachePreparedStatements(true)
+            .setPreparedStatementCacheMaxSize(128))
         .using(vertx)
         .build();
     this.metrics = metrics;
