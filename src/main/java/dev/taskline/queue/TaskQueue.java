@@ -349,20 +349,14 @@ public final class TaskQueue {
     return config.capacity() - waiting.size() - reserved;
   }
 
-  /** Tasks this node holds that the journal shows as pending and due: waiting, and scheduled but due. */
-  public synchronized int heldPendingDue(long nowMillis) {
-    int due = waiting.size();
-    for (QueuedTask task : scheduled) {
-      if (task.dueAtMillis() <= nowMillis) {
-        due++;
-      }
-    }
-    return due;
-  }
-
   /** Every id this node holds, for page-in to skip. */
   public synchronized List<UUID> heldIds() {
     return new ArrayList<>(held);
+  }
+
+  /** How many ids this node holds: reserved, scheduled, waiting or running. */
+  public synchronized int heldCount() {
+    return held.size();
   }
 
   /** How long the task first in line has waited, in ms at {@code nowMillis}; 0 when none wait. */

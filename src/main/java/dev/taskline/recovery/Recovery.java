@@ -68,10 +68,13 @@ public final class Recovery {
     if (room <= 0) {
       return pageIn(remaining, index + 1, pagedSoFar);
     }
-    long heldDue = queue.heldPendingDue(journal.clock().millis());
-    // Skipping every id held here costs the page-in query dearly with a long queue; when the
-    // journal holds no more due work than this node does, there is nothing to page in.
-    return journal.pendingCount(queue.name()).compose(pending -> pending <= heldDue
+    int held = queue.heldCount();
+    // Skipping every id held here costs the page-in query dearly with a long queue. Every due
+    // pending task of the journal that this node knows of is among its held ids (waiting, or taken
+    // by a worker whose claim has not committed yet), so unless the journal holds more, none is
+    // someone else's. (While this node is busy that can hide a few orphans of a dead node until
+    // its held set shrinks; they are not lost, only later.)
+    return journal.pendingCount(queue.name()).compose(pending -> pending <= held
         ? pageIn(remaining, index + 1, pagedSoFar)
         : pageInQueue(queue, room).compose(added -> pageIn(remaining, index + 1, pagedSoFar + added)));
   }
