@@ -50,6 +50,8 @@ public final class TaskQueue {
   private int running;
   // Slots taken by tasks whose claimed insert has not committed yet: not in custody until then.
   private int dispatching;
+  // Tasks handed to the worker whose claim has not returned: still pending in the journal.
+  private int claiming;
 
   public TaskQueue(QueueConfig config) {
     this.config = config;
@@ -299,6 +301,7 @@ public final class TaskQueue {
       task = running + dispatching < config.slots() ? waiting.poll() : null;
       if (task != null) {
         running++;
+        claiming++;
       }
       if (task != null && journalHasMore && waiting.size() + reserved <= config.capacity() / 2) {
         journalHasMore = false;
@@ -354,9 +357,23 @@ public final class TaskQueue {
     return new ArrayList<>(held);
   }
 
-  /** How many ids this node holds: reserved, scheduled, waiting or running. */
-  public synchronized int heldCount() {
-    return held.size();
+  /** The worker's claim of a polled task returned (taken or lost): it is no longer pending here. */
+  public synchronized void claimReturned() {
+    claiming--;
+  }
+
+  /**
+   * How many of the tasks this node holds the journal shows as pending and due now: waiting,
+   * scheduled and due, being claimed, or being inserted.
+   */
+  public synchronized int heldPending(long nowMillis) {
+    int pending = waiting.size() + claiming + reserved;
+    for (QueuedTask task : scheduled) {
+      if (task.dueAtMillis() <= nowMillis) {
+        pending++;
+      }
+    }
+    return pending;
   }
 
   /** How long the task first in line has waited, in ms at {@code nowMillis}; 0 when none wait. */

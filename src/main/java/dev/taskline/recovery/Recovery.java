@@ -68,15 +68,18 @@ public final class Recovery {
     if (room <= 0) {
       return pageIn(remaining, index + 1, pagedSoFar);
     }
-    int held = queue.heldCount();
-    // Skipping every id held here costs the page-in query dearly with a long queue. Every due
-    // pending task of the journal that this node knows of is among its held ids (waiting, or taken
-    // by a worker whose claim has not committed yet), so unless the journal holds more, none is
-    // someone else's. (While this node is busy that can hide a few orphans of a dead node until
-    // its held set shrinks; they are not lost, only later.)
+    int held = queue.heldPending(journal.clock().millis());
+    // Skipping every id held here costs the page-in query dearly with a long queue. When the
+    // journal shows no more due pending tasks than this node holds as pending, none is someone
+    // else's; the counts race a little, so a skip leaves the room signal armed for another look.
     return journal.pendingCount(queue.name()).compose(pending -> pending <= held
-        ? pageIn(remaining, index + 1, pagedSoFar)
+        ? skip(queue, pending).compose(v -> pageIn(remaining, index + 1, pagedSoFar))
         : pageInQueue(queue, room).compose(added -> pageIn(remaining, index + 1, pagedSoFar + added)));
+  }
+
+  private Future<Void> skip(TaskQueue queue, long pending) {
+    queue.journalHasMore(pending > 0);
+    return Future.succeededFuture();
   }
 
   private Future<Integer> pageInQueue(TaskQueue queue, int room) {

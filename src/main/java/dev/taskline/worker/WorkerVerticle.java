@@ -186,19 +186,21 @@ public final class WorkerVerticle extends VerticleBase {
 
   /** Claims and runs one task; the future holds the task again when it went back to pending. */
   private Future<QueuedTask> claimAndRun(QueuedTask task) {
-    return journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor).compose(lease -> {
-      if (lease == null) {
-        // Cancelled, finished or claimed by another node since it was queued: nothing to do.
-        meters.claimLost();
-        return Future.succeededFuture();
-      }
-      meters.started(clock.millis() - task.dueAtMillis());
-      long startedAt = System.nanoTime();
-      return run(task, lease).eventually(() -> {
-        meters.ran(System.nanoTime() - startedAt);
-        return Future.succeededFuture();
-      });
-    });
+    return journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor)
+        .onComplete(done -> queue.claimReturned())
+        .compose(lease -> {
+          if (lease == null) {
+            // Cancelled, finished or claimed by another node since it was queued: nothing to do.
+            meters.claimLost();
+            return Future.succeededFuture();
+          }
+          meters.started(clock.millis() - task.dueAtMillis());
+          long startedAt = System.nanoTime();
+          return run(task, lease).eventually(() -> {
+            meters.ran(System.nanoTime() - startedAt);
+            return Future.succeededFuture();
+          });
+        });
   }
 
   private Future<QueuedTask> run(QueuedTask task, Lease lease) {
