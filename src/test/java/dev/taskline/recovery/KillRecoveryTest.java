@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.taskline.testing.ChildNode;
+import dev.taskline.testing.ChildNodeTest;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -39,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * come up on the same data, and the tasks the dead node held must be taken over once their leases
  * lapse.
  */
-class KillRecoveryTest {
+class KillRecoveryTest extends ChildNodeTest {
 
   private static final String CONFIG = """
       {"queues":{"default":{"slots":4,"capacity":1000,"leaseMs":1500,"heartbeatMs":300}},
@@ -48,51 +49,14 @@ class KillRecoveryTest {
   private static final int BATCHES = 3;
   private static final int PER_BATCH = 10;
   private static final int TASKS = BATCHES * PER_BATCH;
-  private static final Duration START_WAIT = Duration.ofSeconds(120);
   private static final Duration FINISH_WAIT = Duration.ofSeconds(120);
-  private static final Set<String> TERMINAL = Set.of("succeeded", "failed", "cancelled");
-
-  @TempDir
-  Path tmp;
-
-  private final List<ChildNode> children = new ArrayList<>();
-  private String classPath;
-
-  @AfterEach
-  void cleanUp() {
-    // Only what this test started: its child JVMs, then any PostgreSQL they left on this test's
-    // own data directory (found by that unique path on its command line).
-    for (ChildNode child : children) {
-      child.close();
-    }
-    List<ProcessHandle> leftovers = processesOnDataDir();
-    for (ProcessHandle p : leftovers) {
-      System.err.println("cleanup: stopping leftover " + describe(p));
-      p.destroy();
-    }
-    for (ProcessHandle p : leftovers) {
-      try {
-        p.onExit().get(15, TimeUnit.SECONDS);
-      } catch (Exception e) {
-        p.destroyForcibly();
-      }
-    }
-  }
 
   @Test
   @Timeout(value = 4, unit = TimeUnit.MINUTES)
   void every_accepted_task_ends_exactly_once_across_kill_and_restart() throws Exception {
-    Path dataDir = Files.createDirectories(tmp.resolve("data"));
-    Path configFile = tmp.resolve("taskline.json");
-    Files.writeString(configFile, CONFIG, StandardCharsets.UTF_8);
-    Map<String, String> env = new HashMap<>();
-    env.put("TASKLINE_HTTP_PORT", "0");
-    env.put("TASKLINE_HTTP_HOST", "127.0.0.1");
-    env.put("TASKLINE_DATA_DIR", dataDir.toString());
-    env.put("TASKLINE_CONFIG", configFile.toString());
-    env.put("TASKLINE_PG_URL", null); // removed: the node must start its embedded PostgreSQL
+    Map<String, String> env = childEnv(CONFIG);
+    Path dataDir = dataDir();
     long t0 = System.nanoTime();
-    classPath = ChildNode.snapshotClassPath(Files.createDirectories(tmp.resolve("classpath")));
 
     // --- first node: accept work, let it get going, then SIGKILL it mid-run ---
     ChildNode first = startChild("node1", env);
@@ -268,68 +232,14 @@ class KillRecoveryTest {
     return problems;
   }
 
-  private ChildNode startChild(String name, Map<String, String> env) throws IOException {
-    ChildNode child = ChildNode.start(name, tmp, env, classPath);
-    children.add(child);
-    child.awaitListening(START_WAIT);
-    return child;
-  }
-
-  /**
-   * Polls GET /api/tasks until {@code done} holds for our tasks' states (our rows of the last answer
-   * are left in {@code rows}); fails with the last answer.
-   */
-  private static Map<String, String> pollStates(ChildNode node, List<String> ids, Duration wait,
-      Map<String, JsonObject> rows, Predicate<Map<String, String>> done, String what) {
-    long deadline = System.nanoTime() + wait.toNanos();
-    Set<String> ours = Set.copyOf(ids);
-    Map<String, String> states = Map.of();
-    while (true) {
-      JsonArray page = node.getJson("/api/tasks?limit=1000").getJsonArray("tasks");
-      rows.clear();
-      for (int i = 0; i < page.size(); i++) {
-        JsonObject row = page.getJsonObject(i);
-        if (ours.contains(row.getString("id"))) {
-          rows.put(row.getString("id"), row);
-        }
-      }
-      states = new LinkedHashMap<>();
-      for (String id : ids) {
-        JsonObject row = rows.get(id);
-        states.put(id, row == null ? "<missing>" : row.getString("state"));
-      }
-      if (done.test(states)) {
-        return states;
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("not reached within " + wait + ": " + what + "; last states " + histogram(states)
-            + " " + states + "\n--- " + node.name + " log ---\n" + node.log());
-      }
-      pause(25);
-    }
-  }
-
   /** Running and at most at its first progress step: the attempt has a good while to go. */
   private static boolean earlyInRun(JsonObject row) {
     return "running".equals(row.getString("state"))
         && row.getJsonObject("progress", new JsonObject()).getInteger("percent", 0) < 75;
   }
 
-  private static List<JsonObject> events(JsonObject task) {
-    JsonArray history = task.getJsonArray("history", new JsonArray());
-    List<JsonObject> list = new ArrayList<>(history.size());
-    for (int i = 0; i < history.size(); i++) {
-      list.add(history.getJsonObject(i));
-    }
-    return list;
-  }
-
   private static long count(Map<String, String> states, String state) {
     return states.values().stream().filter(state::equals).count();
-  }
-
-  private static Map<String, Long> histogram(Map<String, String> states) {
-    return states.values().stream().collect(Collectors.groupingBy(s -> s, TreeMap::new, Collectors.counting()));
   }
 
   private static Optional<Long> postmasterPid(Path dataDir) throws IOException {
@@ -341,26 +251,4 @@ class KillRecoveryTest {
     return lines.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(lines.get(0).trim()));
   }
 
-  /** Live processes whose command line mentions this test's data directory (the child JVMs' does not). */
-  private List<ProcessHandle> processesOnDataDir() {
-    String marker = tmp.resolve("data").toAbsolutePath().normalize().toString();
-    long self = ProcessHandle.current().pid();
-    return ProcessHandle.allProcesses()
-        .filter(p -> p.pid() != self && p.isAlive())
-        .filter(p -> p.info().commandLine().map(c -> c.contains(marker)).orElse(false))
-        .toList();
-  }
-
-  private static String describe(ProcessHandle p) {
-    return p.pid() + " " + p.info().commandLine().orElse("?");
-  }
-
-  /** A short pause in a polling loop with a deadline. */
-  private static void pause(long ms) {
-    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(ms));
-  }
-
-  private static long elapsedMs(long startNanos) {
-    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-  }
 }

@@ -1,0 +1,157 @@
+package dev.taskline.testing;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the tests that run Taskline as child JVMs share: a data directory and a config of their
+ * own, starting children on them, polling task states over HTTP, and cleaning up only what they
+ * started (the children, then any PostgreSQL left on this test's own data directory).
+ */
+public abstract class ChildNodeTest {
+
+  protected static final Duration START_WAIT = Duration.ofSeconds(120);
+  protected static final Set<String> TERMINAL = Set.of("succeeded", "failed", "cancelled");
+
+  @TempDir
+  protected Path tmp;
+
+  protected final List<ChildNode> children = new ArrayList<>();
+  private String classPath;
+
+  @AfterEach
+  void cleanUp() {
+    for (ChildNode child : children) {
+      child.close();
+    }
+    List<ProcessHandle> leftovers = processesOnDataDir();
+    for (ProcessHandle p : leftovers) {
+      System.err.println("cleanup: stopping leftover " + describe(p));
+      p.destroy();
+    }
+    for (ProcessHandle p : leftovers) {
+      try {
+        p.onExit().get(15, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        p.destroyForcibly();
+      }
+    }
+  }
+
+  /**
+   * Writes {@code config} and returns the environment of a child node on this test's data
+   * directory, with the embedded PostgreSQL (any TASKLINE_PG_URL is removed) and a free port.
+   */
+  protected Map<String, String> childEnv(String config) throws IOException {
+    Path dataDir = Files.createDirectories(dataDir());
+    Path configFile = tmp.resolve("taskline.json");
+    Files.writeString(configFile, config, StandardCharsets.UTF_8);
+    Map<String, String> env = new HashMap<>();
+    env.put("TASKLINE_HTTP_PORT", "0");
+    env.put("TASKLINE_HTTP_HOST", "127.0.0.1");
+    env.put("TASKLINE_DATA_DIR", dataDir.toString());
+    env.put("TASKLINE_CONFIG", configFile.toString());
+    env.put("TASKLINE_PG_URL", null); // removed: the node must start its embedded PostgreSQL
+    classPath = ChildNode.snapshotClassPath(Files.createDirectories(tmp.resolve("classpath")));
+    return env;
+  }
+
+  protected Path dataDir() {
+    return tmp.resolve("data");
+  }
+
+  protected ChildNode startChild(String name, Map<String, String> env) throws IOException {
+    ChildNode child = ChildNode.start(name, tmp, env, classPath);
+    children.add(child);
+    child.awaitListening(START_WAIT);
+    return child;
+  }
+
+  /**
+   * Polls GET /api/tasks until {@code done} holds for our tasks' states (our rows of the last answer
+   * are left in {@code rows}); fails with the last answer.
+   */
+  protected static Map<String, String> pollStates(ChildNode node, List<String> ids, Duration wait,
+      Map<String, JsonObject> rows, Predicate<Map<String, String>> done, String what) {
+    long deadline = System.nanoTime() + wait.toNanos();
+    Set<String> ours = Set.copyOf(ids);
+    Map<String, String> states = Map.of();
+    while (true) {
+      JsonArray page = node.getJson("/api/tasks?limit=1000").getJsonArray("tasks");
+      rows.clear();
+      for (int i = 0; i < page.size(); i++) {
+        JsonObject row = page.getJsonObject(i);
+        if (ours.contains(row.getString("id"))) {
+          rows.put(row.getString("id"), row);
+        }
+      }
+      states = new LinkedHashMap<>();
+      for (String id : ids) {
+        JsonObject row = rows.get(id);
+        states.put(id, row == null ? "<missing>" : row.getString("state"));
+      }
+      if (done.test(states)) {
+        return states;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("not reached within " + wait + ": " + what + "; last states " + histogram(states)
+            + " " + states + "\n--- " + node.name + " log ---\n" + node.log());
+      }
+      pause(25);
+    }
+  }
+
+  protected static List<JsonObject> events(JsonObject task) {
+    JsonArray history = task.getJsonArray("history", new JsonArray());
+    List<JsonObject> list = new ArrayList<>(history.size());
+    for (int i = 0; i < history.size(); i++) {
+      list.add(history.getJsonObject(i));
+    }
+    return list;
+  }
+
+  protected static Map<String, Long> histogram(Map<String, String> states) {
+    return states.values().stream().collect(Collectors.groupingBy(s -> s, TreeMap::new, Collectors.counting()));
+  }
+
+  /** Live processes whose command line mentions this test's data directory (the child JVMs' does not). */
+  protected List<ProcessHandle> processesOnDataDir() {
+    String marker = dataDir().toAbsolutePath().normalize().toString();
+    long self = ProcessHandle.current().pid();
+    return ProcessHandle.allProcesses()
+        .filter(p -> p.pid() != self && p.isAlive())
+        .filter(p -> p.info().commandLine().map(c -> c.contains(marker)).orElse(false))
+        .toList();
+  }
+
+  protected static String describe(ProcessHandle p) {
+    return p.pid() + " " + p.info().commandLine().orElse("?");
+  }
+
+  /** A short pause in a polling loop with a deadline. */
+  protected static void pause(long ms) {
+    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(ms));
+  }
+
+  protected static long elapsedMs(long startNanos) {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+  }
+}
