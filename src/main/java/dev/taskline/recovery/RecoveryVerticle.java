@@ -7,7 +7,12 @@ import io.vertx.core.VerticleBase;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** Runs {@link Recovery#runOnce} on a timer and when a queue asks for more, one pass at a time. */
+/**
+ * Runs {@link Recovery#runOnce} on a timer and when a queue asks for more, one pass at a time.
+ * Lapsed leases are looked for on every tick; the journal's backlog is counted on every
+ * {@value #CHECK_EVERY_TICKS}th tick and when a queue asks for more, since that count reads every
+ * waiting task of the queue.
+ */
 public final class RecoveryVerticle extends VerticleBase {
 
   private static final Logger LOG = Logger.getLogger(RecoveryVerticle.class.getName());
@@ -16,11 +21,14 @@ public final class RecoveryVerticle extends VerticleBase {
   private final QueueRegistry queues;
   private final long intervalMs;
   private static final long CLEAN_EVERY_MS = 60_000;
+  static final int CHECK_EVERY_TICKS = 5;
 
   private long timer = -1;
   private long cleanTimer = -1;
   private boolean passRunning;
   private boolean again;
+  private long ticks;
+  private boolean roomAsked;
 
   public RecoveryVerticle(Recovery recovery, QueueRegistry queues, long intervalMs) {
     this.recovery = recovery;
@@ -31,7 +39,10 @@ public final class RecoveryVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     for (TaskQueue queue : queues.all()) {
-      queue.onRoom(() -> context.runOnContext(v -> tick()));
+      queue.onRoom(() -> context.runOnContext(v -> {
+        roomAsked = true;
+        tick();
+      }));
     }
     // The first pass reloads what an earlier run left; the node takes no new work before it ends.
     passRunning = true;
@@ -67,7 +78,9 @@ public final class RecoveryVerticle extends VerticleBase {
       return;
     }
     passRunning = true;
-    recovery.runOnce()
+    boolean checkJournal = roomAsked || ticks++ % CHECK_EVERY_TICKS == 0;
+    roomAsked = false;
+    recovery.runOnce(checkJournal)
         .onFailure(e -> LOG.log(Level.WARNING, "recovery pass failed; will try again", e))
         .onComplete(done -> {
           passRunning = false;
