@@ -67,26 +67,27 @@ WITH req AS (
   SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::timestamptz[], $9::int[], $10::int[])
          AS r(id, lease_version, worker_id, to_state, result, error, reason, run_at, attempt_delta, version_bump)
-), decided AS (
-  SELECT req.*, CASE WHEN t.cancel_requested AND req.to_state = 'pending' THEN 'cancelled' ELSE req.to_state END AS final_state,
-         CASE WHEN t.cancel_requested AND req.to_state = 'pending' THEN 'cancelled' ELSE req.reason END AS final_reason
-    FROM req JOIN tasks t ON t.id = req.id
-   WHERE t.state = 'running' AND t.worker_id = req.worker_id
-     AND t.lease_version = req.lease_version AND t.lease_expires_at > $11
 ), done AS (
+  -- One pass over each row: the SET and RETURNING expressions read the row as it stands when it is
+  -- locked (a cancel request that committed meanwhile is seen), so no separate read is needed.
   UPDATE tasks t
-     SET state = d.final_state, result = d.result::jsonb, error = d.error::jsonb,
-         progress_percent = CASE WHEN d.final_state = 'succeeded' THEN 100 ELSE t.progress_percent END,
-         run_at = COALESCE(d.run_at, t.run_at),
-         attempt = t.attempt + d.attempt_delta,
-         lease_version = t.lease_version + d.version_bump,
+     SET state = CASE WHEN t.cancel_requested AND req.to_state = 'pending' THEN 'cancelled' ELSE req.to_state END,
+         result = req.result::jsonb, error = req.error::jsonb,
+         progress_percent = CASE WHEN req.to_state = 'succeeded' THEN 100 ELSE t.progress_percent END,
+         run_at = COALESCE(req.run_at, t.run_at),
+         attempt = t.attempt + req.attempt_delta,
+         lease_version = t.lease_version + req.version_bump,
          worker_id = NULL, lease_expires_at = NULL,
          cancel_requested = false,
-         finished_at = CASE WHEN d.final_state = 'pending' THEN NULL ELSE $11 END,
+         finished_at = CASE WHEN req.to_state = 'pending' AND NOT t.cancel_requested THEN NULL ELSE $11 END,
          updated_at = $11
-    FROM decided d
-   WHERE t.id = d.id AND t.state = 'running' AND t.worker_id = d.worker_id AND t.lease_version = d.lease_version
-  RETURNING t.id, t.state, t.lease_version, t.attempt, d.worker_id, d.final_reason, d.error, d.run_at
+    FROM req
+   WHERE t.id = req.id AND t.state = 'running' AND t.worker_id = req.worker_id
+     AND t.lease_version = req.lease_version AND t.lease_expires_at > $11
+  RETURNING t.id, t.state, t.lease_version, t.attempt, req.worker_id,
+            CASE WHEN t.state = 'cancelled' AND req.to_state = 'pending' THEN 'cancelled' ELSE req.reason END
+              AS final_reason,
+            req.error, req.run_at
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
   SELECT id, 'running', state, final_reason, worker_id, lease_version, attempt, $11,
