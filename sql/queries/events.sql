@@ -43,4 +43,5 @@ SELECT id, progress_percent, progress_message FROM tasks
 SELECT last_value AS max_event_id FROM task_events_event_id_seq;
 
 -- name: batch_task_ids
-SELECT id FROM tasks WHERE batch_id = $1;
+SELECT t.id FROM batches b JOIN tasks t ON t.id BETWEEN b.first_task_id AND b.last_task_id
+ WHERE b.id = $1 AND t.batch_id = $1;

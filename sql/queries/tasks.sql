@@ -6,12 +6,14 @@
 -- name: insert_tasks
 -- $1 ids, $2 queues, $3 types, $4 payloads (JSON text), $5 priorities, $6 run_at, $7 max_attempts,
 -- $8 timeout_ms, $9 batch ids (null for single tasks), $10 now, $11 batch ids, $12 batch sizes,
--- $13 worker ids, $14 lease deadlines. A task with a worker id is dispatched at once: its worker
+-- $13 worker ids, $14 lease deadlines, $15 and $16 each batch's smallest and largest task id (the
+-- range in which its tasks are found). A task with a worker id is dispatched at once: its worker
 -- had a free slot and nothing waited, so it is inserted claimed (lease version 1, attempt 1) and
 -- both transitions are journaled here, which spares the claim statement and its round trip.
 WITH new_batches AS (
-  INSERT INTO batches (id, size, created_at)
-  SELECT b.id, b.size, $10 FROM unnest($11::uuid[], $12::int[]) AS b(id, size)
+  INSERT INTO batches (id, size, created_at, first_task_id, last_task_id)
+  SELECT b.id, b.size, $10, b.first_task_id, b.last_task_id
+    FROM unnest($11::uuid[], $12::int[], $15::uuid[], $16::uuid[]) AS b(id, size, first_task_id, last_task_id)
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
                      batch_id, created_at, updated_at, worker_id, lease_version, attempt,
@@ -163,7 +165,9 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
 -- Answers one row per task found: its state before, and after.
 WITH target AS (
   SELECT id, state FROM tasks
-   WHERE id = ANY ($1::uuid[]) OR ($2::uuid IS NOT NULL AND batch_id = $2)
+   WHERE id = ANY ($1::uuid[])
+      OR (batch_id = $2 AND id BETWEEN (SELECT first_task_id FROM batches WHERE id = $2)
+                                   AND (SELECT last_task_id FROM batches WHERE id = $2))
    FOR UPDATE
 ), pend AS (
   UPDATE tasks t
@@ -244,7 +248,9 @@ WITH gone AS (
 ), batches_gone AS (
   DELETE FROM batches b
    WHERE b.id IN (SELECT batch_id FROM gone WHERE batch_id IS NOT NULL)
-     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.batch_id = b.id AND t.id NOT IN (SELECT id FROM gone))
+     AND NOT EXISTS (SELECT 1 FROM tasks t
+                      WHERE t.id BETWEEN b.first_task_id AND b.last_task_id AND t.batch_id = b.id
+                        AND t.id NOT IN (SELECT id FROM gone))
 )
 SELECT count(*) AS deleted FROM gone;
 
@@ -269,7 +275,10 @@ SELECT * FROM tasks
 SELECT id, size, created_at FROM batches WHERE id = $1;
 
 -- name: batch_tasks
-SELECT * FROM tasks WHERE batch_id = $1 ORDER BY id;
+-- The batch's id range, then its tasks within it (see migration 000004).
+SELECT t.* FROM batches b JOIN tasks t ON t.id BETWEEN b.first_task_id AND b.last_task_id
+ WHERE b.id = $1 AND t.batch_id = $1
+ ORDER BY t.id;
 
 -- name: ping
 SELECT 1;

@@ -423,6 +423,7 @@ public final class Journal {
     String[] workers = new String[n];
     OffsetDateTime[] leaseUntil = new OffsetDateTime[n];
     Map<UUID, Integer> batchSizes = new HashMap<>();
+    Map<UUID, UUID[]> batchRanges = new HashMap<>();
     int i = 0;
     for (List<NewTask> group : groups) {
       for (NewTask task : group) {
@@ -439,17 +440,28 @@ public final class Journal {
         leaseUntil[i] = task.leaseUntil() == null ? null : OffsetDateTime.ofInstant(task.leaseUntil(), ZoneOffset.UTC);
         if (task.batchId() != null) {
           batchSizes.merge(task.batchId(), 1, Integer::sum);
+          UUID[] range = batchRanges.computeIfAbsent(task.batchId(), b -> new UUID[] {task.id(), task.id()});
+          if (TaskIds.compare(task.id(), range[0]) < 0) {
+            range[0] = task.id();
+          }
+          if (TaskIds.compare(task.id(), range[1]) > 0) {
+            range[1] = task.id();
+          }
         }
         i++;
       }
     }
     UUID[] batches = batchSizes.keySet().toArray(new UUID[0]);
     Integer[] sizes = new Integer[batches.length];
+    UUID[] firsts = new UUID[batches.length];
+    UUID[] lasts = new UUID[batches.length];
     for (int b = 0; b < batches.length; b++) {
       sizes[b] = batchSizes.get(batches[b]);
+      firsts[b] = batchRanges.get(batches[b])[0];
+      lasts[b] = batchRanges.get(batches[b])[1];
     }
     return Tuple.wrap(new Object[] {ids, queues, types, payloads, priorities, runAts, maxAttempts, timeouts,
-        batchIds, now, batches, sizes, workers, leaseUntil});
+        batchIds, now, batches, sizes, workers, leaseUntil, firsts, lasts});
   }
 
   private Future<List<Lease>> flushClaims(List<ClaimRequest> requests) {

@@ -22,6 +22,15 @@ public final class TaskIds {
   private TaskIds() {
   }
 
+  /**
+   * Orders ids as PostgreSQL orders uuid values (byte by byte, unsigned), which for UUIDv7 is
+   * creation order. {@link UUID#compareTo} compares signed halves and may disagree.
+   */
+  public static int compare(UUID a, UUID b) {
+    int high = Long.compareUnsigned(a.getMostSignificantBits(), b.getMostSignificantBits());
+    return high != 0 ? high : Long.compareUnsigned(a.getLeastSignificantBits(), b.getLeastSignificantBits());
+  }
+
   public static UUID next(Clock clock) {
     long millis;
     int sequence;
