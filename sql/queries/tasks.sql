@@ -2,6 +2,16 @@
 -- Every transition updates tasks and appends to task_events in ONE statement (data-modifying
 -- CTEs), so the two can never disagree. Statements take arrays so that one round trip carries a
 -- whole group of requests (group commit); "$now" parameters come from the node's clock.
+--
+-- Plans: the statements that write a group of tasks by id (claim, finish, heartbeat, progress) must
+-- find each task through the primary key, whatever the table's statistics say. A literal
+-- "t.state = 'pending'" lets the planner use a partial index on state instead, and it does when
+-- the statistics are stale (a fresh table, a burst since the last ANALYZE): a hash join over every
+-- pending task for each claim, 100 ms instead of 10 at 100,000 waiting. Likewise "lease_expires_at
+-- > now", with "now" past the newest deadline the statistics know, reads as "no row": a sequential
+-- scan as the outer side of a join. So the state a writer expects and the time it writes at come
+-- from the request rows (held_state and at, in a MATERIALIZED list the planner cannot see into),
+-- like the expected lease version: the same checks, but nothing on the task alone to misjudge.
 
 -- name: insert_tasks
 -- $1 ids, $2 queues, $3 types, $4 payloads (JSON text), $5 priorities, $6 run_at, $7 max_attempts,
@@ -39,8 +49,9 @@ RETURNING task_id;
 -- $1 ids, $2 expected lease versions, $3 worker ids, $4 lease deadlines, $5 now
 -- A claim succeeds only for a task still pending at the version the claimer saw: a task that was
 -- cancelled, finished or claimed elsewhere meanwhile is simply not returned.
-WITH req AS (
-  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])
+WITH req AS MATERIALIZED (
+  SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
+    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])
          AS r(id, expected_version, worker_id, lease_expires_at)
 ), claimed AS (
   UPDATE tasks t
@@ -48,8 +59,8 @@ WITH req AS (
          lease_expires_at = req.lease_expires_at, attempt = t.attempt + 1,
          started_at = COALESCE(t.started_at, $5), updated_at = $5
     FROM req
-   WHERE t.id = req.id AND t.state = 'pending' AND t.lease_version = req.expected_version
-     AND t.run_at <= $5
+   WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
+     AND t.run_at <= req.at
   RETURNING t.id, t.lease_version, t.attempt, t.worker_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
@@ -65,9 +76,10 @@ SELECT id, lease_version, attempt FROM claimed;
 -- shutdown). Fenced: lands only while state, worker and version match and the lease is live,
 -- checked in the statement that writes. A stale worker's row is not returned and the caller counts
 -- it. A task asked to cancel never goes back to pending: it ends cancelled.
-WITH req AS (
-  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                       $8::timestamptz[], $9::int[], $10::int[])
+WITH req AS MATERIALIZED (
+  SELECT r.*, 'running'::text AS held_state, $11::timestamptz AS at
+    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                $8::timestamptz[], $9::int[], $10::int[])
          AS r(id, lease_version, worker_id, to_state, result, error, reason, run_at, attempt_delta, version_bump)
 ), done AS (
   -- One pass over each row: the SET and RETURNING expressions read the row as it stands when it is
@@ -84,8 +96,8 @@ WITH req AS (
          finished_at = CASE WHEN req.to_state = 'pending' AND NOT t.cancel_requested THEN NULL ELSE $11 END,
          updated_at = $11
     FROM req
-   WHERE t.id = req.id AND t.state = 'running' AND t.worker_id = req.worker_id
-     AND t.lease_version = req.lease_version AND t.lease_expires_at > $11
+   WHERE t.id = req.id AND t.state = req.held_state AND t.worker_id = req.worker_id
+     AND t.lease_version = req.lease_version AND t.lease_expires_at > req.at
   RETURNING t.id, t.state, t.lease_version, t.attempt, req.worker_id,
             CASE WHEN t.state = 'cancelled' AND req.to_state = 'pending' THEN 'cancelled' ELSE req.reason END
               AS final_reason,
@@ -102,20 +114,28 @@ SELECT id, state FROM done;
 -- name: heartbeat
 -- $1 ids, $2 lease versions, $3 worker ids, $4 new deadlines, $5 now. Also tells the holder
 -- whether someone asked to cancel, which is how a worker on another node learns of it.
+WITH r AS MATERIALIZED (
+  SELECT u.*, 'running'::text AS held_state, $5::timestamptz AS at
+    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[]) AS u(id, lease_version, worker_id, lease_expires_at)
+)
 UPDATE tasks t
    SET lease_expires_at = r.lease_expires_at
-  FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[]) AS r(id, lease_version, worker_id, lease_expires_at)
- WHERE t.id = r.id AND t.state = 'running' AND t.worker_id = r.worker_id
-   AND t.lease_version = r.lease_version AND t.lease_expires_at > $5
+  FROM r
+ WHERE t.id = r.id AND t.state = r.held_state AND t.worker_id = r.worker_id
+   AND t.lease_version = r.lease_version AND t.lease_expires_at > r.at
 RETURNING t.id, t.cancel_requested;
 
 -- name: progress
 -- $1 ids, $2 lease versions, $3 worker ids, $4 percents, $5 messages, $6 now
+WITH r AS MATERIALIZED (
+  SELECT u.*, 'running'::text AS held_state, $6::timestamptz AS at
+    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::int[], $5::text[]) AS u(id, lease_version, worker_id, percent, message)
+)
 UPDATE tasks t
    SET progress_percent = r.percent, progress_message = r.message, updated_at = $6
-  FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::int[], $5::text[]) AS r(id, lease_version, worker_id, percent, message)
- WHERE t.id = r.id AND t.state = 'running' AND t.worker_id = r.worker_id
-   AND t.lease_version = r.lease_version AND t.lease_expires_at > $6
+  FROM r
+ WHERE t.id = r.id AND t.state = r.held_state AND t.worker_id = r.worker_id
+   AND t.lease_version = r.lease_version AND t.lease_expires_at > r.at
 RETURNING t.id;
 
 -- name: release_expired

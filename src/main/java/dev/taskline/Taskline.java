@@ -6,6 +6,7 @@ import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.http.HttpVerticle;
 import dev.taskline.journal.EmbeddedPostgresServer;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalConnections;
 import dev.taskline.journal.Migrator;
 import dev.taskline.journal.PgUrl;
 import dev.taskline.metrics.TasklineMetrics;
@@ -67,16 +68,7 @@ public final class Taskline {
     this.embedded = embedded;
     this.pool = PgBuilder.pool()
         .with(new PoolOptions().setMaxSize(config.journal().poolSize()))
-        .connectingTo(PgUrl.parse(pgUrl)
-            .setPipeliningLimit(256)
-            // Parsing the grouped array statements each time cost milliseconds (their CTEs are
-            // not small), so they are prepared once per connection. But a generic plan, made once
-            // from the statistics of the moment (an empty table on a new journal), can pick a
-            // sequential scan and keep it: measured, claims went from 20 to 150 ms. Custom plans
-            // see the actual arrays and always take the index.
-            .setCachePreparedStatements(true)
-            .setPreparedStatementCacheMaxSize(128)
-            .addProperty("plan_cache_mode", "force_custom_plan"))
+        .connectingTo(JournalConnections.options(pgUrl))
         .using(vertx)
         .build();
     this.metrics = metrics;
