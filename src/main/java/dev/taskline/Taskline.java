@@ -73,6 +73,7 @@ public final class Taskline {
         .build();
     this.metrics = metrics;
     this.journal = new Journal(pool, clock, metrics::journalWrite);
+    metrics.waitingInserts(journal::waitingInserts);
     this.queues = new QueueRegistry(config.queues().values());
     for (TaskQueue queue : queues.all()) {
       metrics.register(queue);

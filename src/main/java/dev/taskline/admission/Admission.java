@@ -149,6 +149,14 @@ public final class Admission {
           k -> new Reservation(queues.get(task.queue()), later, new ArrayList<>())).tasks.add(task);
     }
     List<Reservation> reservations = new ArrayList<>(byKey.values());
+    // Checked before any room is taken: a refusal here must leave the queues as they were.
+    int waiting = journal.waitingInserts();
+    if (waiting >= config.journal().maxWaitingInserts()) {
+      for (Reservation reservation : reservations) {
+        metrics.queue(reservation.queue.name()).rejectedJournalBusy(reservation.tasks.size());
+      }
+      return Future.failedFuture(new JournalBusyException(waiting));
+    }
     List<Reservation> made = new ArrayList<>();
     for (Reservation reservation : reservations) {
       if (!reservation.tryReserve(nodeId, now)) {

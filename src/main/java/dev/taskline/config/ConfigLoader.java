@@ -95,11 +95,12 @@ public final class ConfigLoader {
         http.integer("maxStreams", 10_000));
 
     Node journal = top.object("journal");
-    journal.only("pgUrl", "dataDir", "poolSize");
+    journal.only("pgUrl", "dataDir", "poolSize", "maxWaitingInserts");
     TasklineConfig.Journal journalConfig = new TasklineConfig.Journal(
         envOr(env, ENV_PG_URL, journal.text("pgUrl", null)),
         Path.of(envOr(env, ENV_DATA_DIR, journal.text("dataDir", "./data"))),
-        envInt(env, ENV_POOL_SIZE, "journal.poolSize", journal.integer("poolSize", 8)));
+        envInt(env, ENV_POOL_SIZE, "journal.poolSize", journal.integer("poolSize", 8)),
+        journal.integer("maxWaitingInserts", 64));
 
     Map<String, QueueConfig> queues = new LinkedHashMap<>();
     Node queuesNode = top.object("queues");

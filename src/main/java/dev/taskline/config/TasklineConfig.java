@@ -55,8 +55,10 @@ public record TasklineConfig(
    * @param pgUrl    {@code postgresql://user:pass@host:port/db}; null starts the embedded PostgreSQL
    * @param dataDir  where the embedded PostgreSQL keeps its data
    * @param poolSize connections to PostgreSQL
+   * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, new ones
+   *                          get 429 at once instead of waiting for more than the next insert
    */
-  public record Journal(String pgUrl, Path dataDir, int poolSize) {
+  public record Journal(String pgUrl, Path dataDir, int poolSize, int maxWaitingInserts) {
     public Journal {
       if (pgUrl != null && pgUrl.isBlank()) {
         pgUrl = null;
@@ -69,6 +71,9 @@ public record TasklineConfig(
       }
       if (poolSize < 1 || poolSize > 200) {
         throw new ConfigException("journal.poolSize must be from 1 to 200, got " + poolSize);
+      }
+      if (maxWaitingInserts < 1) {
+        throw new ConfigException("journal.maxWaitingInserts must be at least 1, got " + maxWaitingInserts);
       }
     }
   }

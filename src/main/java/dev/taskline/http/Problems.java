@@ -2,6 +2,7 @@ package dev.taskline.http;
 
 import dev.taskline.admission.IdempotencyConflictException;
 import dev.taskline.admission.InvalidTaskException;
+import dev.taskline.admission.JournalBusyException;
 import dev.taskline.admission.ShuttingDownException;
 import dev.taskline.admission.QueueFullException;
 import io.vertx.core.VertxException;
@@ -45,6 +46,10 @@ final class Problems {
           e.getMessage(), new JsonObject()
           .put("queue", e.queue()).put("capacity", e.capacity()).put("backlog", e.backlog())
           .put("requested", e.requested()).put("retryAfterSeconds", e.retryAfterSeconds()), e.retryAfterSeconds());
+    } else if (failure instanceof JournalBusyException e) {
+      send(ctx, 429, "journal-busy", "Journal busy", e.getMessage(),
+          new JsonObject().put("waiting", e.waiting()).put("retryAfterSeconds", JournalBusyException.RETRY_AFTER_SECONDS),
+          JournalBusyException.RETRY_AFTER_SECONDS);
     } else if (failure instanceof IdempotencyConflictException e) {
       send(ctx, 409, "idempotency-key-reused", "Idempotency-Key reused", e.getMessage(), null, null);
     } else if (failure instanceof ShuttingDownException e) {

@@ -49,6 +49,11 @@ final class GroupCommit<R, T> {
     return promise.future();
   }
 
+  /** Requests waiting for the flush in progress to return. */
+  synchronized int waiting() {
+    return queue.size();
+  }
+
   private void flushNext() {
     List<Waiting<R, T>> group = new ArrayList<>();
     synchronized (this) {

@@ -33,6 +33,8 @@ public final class Journal {
 
   /** Most requests one grouped statement carries; bounds statement size and latency. */
   private static final int MAX_GROUP = 2_000;
+  /** Submissions (of up to a batch each) that one insert statement carries at most. */
+  public static final int INSERT_GROUP = 64;
 
   private final Pool pool;
   private final Clock clock;
@@ -56,7 +58,7 @@ public final class Journal {
     this.clock = clock;
     this.writeTimes = writeTimes;
     this.sql = Sql.load("/sql/queries/tasks.sql", "/sql/queries/events.sql");
-    this.inserts = new GroupCommit<>(64, timed("insert_tasks", this::flushInserts));
+    this.inserts = new GroupCommit<>(INSERT_GROUP, timed("insert_tasks", this::flushInserts));
     this.claims = new GroupCommit<>(MAX_GROUP, timed("claim", this::flushClaims));
     this.finishes = new GroupCommit<>(MAX_GROUP, timed("finish", this::flushFinishes));
     this.heartbeats = new GroupCommit<>(MAX_GROUP, timed("heartbeat", this::flushHeartbeats));
@@ -155,6 +157,11 @@ public final class Journal {
   }
 
   // ---- writes -------------------------------------------------------------------------------
+
+  /** Submissions waiting for the insert statement in progress to return. */
+  public int waitingInserts() {
+    return inserts.waiting();
+  }
 
   /** Journals new tasks, all or nothing; completes after the commit. */
   public Future<Void> insert(List<NewTask> tasks) {

@@ -18,6 +18,7 @@ public final class QueueMeters {
   private final Counter rejectedFull;
   private final Counter rejectedScheduledFull;
   private final Counter rejectedShuttingDown;
+  private final Counter rejectedJournalBusy;
   private final Counter started;
   private final Counter succeeded;
   private final Counter failed;
@@ -39,6 +40,7 @@ public final class QueueMeters {
     rejectedFull = rejected(registry, name, "queue_full");
     rejectedScheduledFull = rejected(registry, name, "scheduled_full");
     rejectedShuttingDown = rejected(registry, name, "shutting_down");
+    rejectedJournalBusy = rejected(registry, name, "journal_busy");
     started = counter(registry, "taskline.tasks.started", name, "Attempts claimed and started");
     succeeded = counter(registry, "taskline.tasks.succeeded", name, "Tasks that ended succeeded");
     failed = counter(registry, "taskline.tasks.failed", name, "Tasks that ended failed (dead letters)");
@@ -95,6 +97,10 @@ public final class QueueMeters {
     rejectedShuttingDown.increment(n);
   }
 
+  public void rejectedJournalBusy(int n) {
+    rejectedJournalBusy.increment(n);
+  }
+
   /** An attempt started {@code waitedMs} after its task was due. */
   public void started(long waitedMs) {
     started.increment();
@@ -147,7 +153,8 @@ public final class QueueMeters {
   }
 
   public long rejectedCount() {
-    return (long) (rejectedFull.count() + rejectedScheduledFull.count() + rejectedShuttingDown.count());
+    return (long) (rejectedFull.count() + rejectedScheduledFull.count() + rejectedShuttingDown.count()
+        + rejectedJournalBusy.count());
   }
 
   public long fencedCount() {

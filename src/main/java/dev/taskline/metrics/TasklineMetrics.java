@@ -1,6 +1,7 @@
 package dev.taskline.metrics;
 
 import dev.taskline.queue.TaskQueue;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -9,6 +10,7 @@ import java.time.Clock;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 
 /** The node's meter registry and the per-queue meters, scraped at {@code GET /metrics}. */
 public final class TasklineMetrics {
@@ -52,6 +54,12 @@ public final class TasklineMetrics {
             .tag("statement", s).description("One grouped journal statement, round trip and commit")
             .publishPercentileHistogram().register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** How many submissions wait for the insert in progress, read at each scrape. */
+  public void waitingInserts(IntSupplier waiting) {
+    Gauge.builder("taskline.journal.waiting.inserts", waiting::getAsInt)
+        .description("Submissions waiting for the journal's insert in progress").register(registry);
   }
 
   public String scrape() {

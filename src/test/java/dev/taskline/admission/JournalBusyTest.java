@@ -1,0 +1,118 @@
+package dev.taskline.admission;
+
+import static dev.taskline.testing.TestNode.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.taskline.journal.PgUrl;
+import dev.taskline.testing.TestNode;
+import dev.taskline.testing.TestPostgres;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * When a full insert's worth of submissions already waits for the journal, the next one is
+ * refused at once (429, journal-busy) instead of queueing behind them, and nothing of it is
+ * journaled. The journal is held still by a lock that blocks inserts into tasks.
+ */
+class JournalBusyTest {
+
+  private static final int MAX_WAITING = 2;
+  private static String url;
+  private static TestNode node;
+  private static Pool locker;
+
+  @BeforeAll
+  static void start() throws Exception {
+    url = TestPostgres.newDatabase();
+    node = TestNode.start(url, "{\"journal\": {\"maxWaitingInserts\": " + MAX_WAITING + "},"
+        + " \"queues\": {\"default\": {\"slots\": 4, \"capacity\": 100}}}");
+    locker = PgBuilder.pool().with(new PoolOptions().setMaxSize(2)).connectingTo(PgUrl.parse(url))
+        .using(node.vertx).build();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    await(locker.close());
+    node.close();
+  }
+
+  private static JsonObject task() {
+    return new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 0));
+  }
+
+  private static Future<HttpResponse<Buffer>> send() {
+    return node.http.post("/api/tasks").sendJsonObject(task());
+  }
+
+  @Test
+  void a_submission_beyond_the_waiting_bound_gets_429_at_once_and_the_others_commit_later() throws Exception {
+    SqlConnection lock = await(locker.getConnection());
+    await(lock.query("BEGIN").execute());
+    await(lock.query("LOCK TABLE tasks IN SHARE MODE").execute());
+
+    List<Future<HttpResponse<Buffer>>> held = new ArrayList<>();
+    held.add(send());
+    // The first submission's insert is in flight, blocked on the lock ...
+    until(() -> await(locker.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        + " AND query LIKE '%INSERT INTO tasks%'").execute()).iterator().next().getLong("n") == 1);
+    // ... and the next ones wait behind it, up to the bound.
+    for (int i = 0; i < MAX_WAITING; i++) {
+      held.add(send());
+    }
+    until(() -> metric("taskline_journal_waiting_inserts ") == MAX_WAITING);
+
+    HttpResponse<Buffer> refused = node.post("/api/tasks", task());
+    assertEquals(429, refused.statusCode(), refused.bodyAsString());
+    assertEquals("1", refused.getHeader("Retry-After"));
+    JsonObject problem = refused.bodyAsJsonObject();
+    assertEquals("Journal busy", problem.getString("title"));
+    assertEquals(MAX_WAITING, problem.getInteger("waiting"));
+    assertEquals(1.0, metric("taskline_tasks_rejected_total{queue=\"default\",reason=\"journal_busy\"} "));
+
+    await(lock.query("COMMIT").execute());
+    await(lock.close());
+    for (Future<HttpResponse<Buffer>> response : held) {
+      assertEquals(202, await(response).statusCode());
+    }
+    JsonObject queue = node.getJson("/api/queues").getJsonArray("queues").getJsonObject(0);
+    assertEquals(1 + MAX_WAITING, queue.getInteger("accepted"), "the refused one was not journaled: " + queue);
+    node.until("/api/tasks?state=succeeded", page -> page.getJsonArray("tasks").size() == 1 + MAX_WAITING);
+    assertEquals(1 + MAX_WAITING, node.getJson("/api/tasks").getJsonArray("tasks").size());
+  }
+
+  private static double metric(String prefix) throws Exception {
+    for (String line : node.get("/metrics").bodyAsString().split("\n")) {
+      if (line.startsWith(prefix)) {
+        return Double.parseDouble(line.substring(prefix.length()).trim());
+      }
+    }
+    return Double.NaN;
+  }
+
+  private interface Check {
+    boolean holds() throws Exception;
+  }
+
+  /** Polls a condition the test cannot be signalled about (another process's state), bounded. */
+  private static void until(Check check) throws Exception {
+    long deadline = System.nanoTime() + TestNode.WAIT.toNanos();
+    while (!check.holds()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not reached within " + TestNode.WAIT);
+      }
+      await(node.vertx.timer(20, TimeUnit.MILLISECONDS));
+    }
+  }
+}
