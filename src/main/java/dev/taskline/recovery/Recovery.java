@@ -86,13 +86,12 @@ public final class Recovery {
     int held = queue.heldPending(journal.clock().millis());
     // Skipping every id held here costs the page-in query dearly with a long queue. When the
     // journal shows no more due pending tasks than this node holds as pending, none is someone
-    // else's. The skip also disarms the room signal: with a long queue of our own, "pending > 0"
-    // would otherwise call for a count (a scan of the whole backlog) at every poll below half
-    // capacity, which took a fifth of PostgreSQL's time in the benchmark. The counts race a
-    // little (a commit between the two readings); the next timed pass looks again.
+    // else's. But the two readings race (a claim that commits between them hides a task of
+    // someone else's from the comparison), so a skip leaves the room signal armed while anything
+    // is pending: the verticle spaces the passes that signal asks for (see RecoveryVerticle).
     return journal.pendingCount(queue.name()).compose(pending -> {
       if (pending <= held) {
-        queue.journalHasMore(false);
+        queue.journalHasMore(pending > 0);
         return pageIn(remaining, index + 1, pagedSoFar);
       }
       return pageInQueue(queue, room).compose(added -> pageIn(remaining, index + 1, pagedSoFar + added));
