@@ -78,9 +78,11 @@ final class Report {
     server(b, run);
     if (o.scenario.equals("bench")) {
       line(b, "throughput   %s tasks/s over the %d s submission window (%s), per-second median %s, min %s (from"
-          + " t=5 s); end to end %s tasks/s (all %d accepted tasks ended by t=%.1f s)",
+          + " t=5 s); end to end %s tasks/s (the server had finished all %d accepted tasks at t=%.1f s; the"
+          + " client had read each one back as ended by t=%.1f s)",
           num(run.benchWindowThroughput), o.duration, run.benchCounter, num(run.benchMedianSecond),
-          num(run.benchMinSecond), num(run.benchEndToEnd), f.acceptedTasks, run.drainEndSeconds);
+          num(run.benchMinSecond), num(run.benchEndToEnd), f.acceptedTasks, run.serverDrainSeconds,
+          run.drainEndSeconds);
       line(b, "             accepted %s tasks/s by the client over the window", num(r.acceptedTasks / run.loadSeconds));
     }
     line(b, "generator    max send lag %.1f ms (%d sends more than 10 ms late), peak in flight %d, run %.1f s%s",

@@ -20,6 +20,8 @@ final class Run {
   double loadSeconds;
   /** Seconds from t0 when following ended. */
   double drainEndSeconds;
+  /** When the server's finished counter for the queue covered every accepted task; NaN if never seen. */
+  double serverDrainSeconds = Double.NaN;
   boolean drainedInTime;
 
   // server readings
