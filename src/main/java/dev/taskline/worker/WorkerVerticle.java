@@ -146,7 +146,8 @@ public final class WorkerVerticle extends VerticleBase {
     while (!stopping && (dispatched = queue.pollDispatched()) != null) {
       TaskQueue.Dispatched given = dispatched;
       running++;
-      meters.started(0);
+      // Due when admitted: for a task dispatched at admission this is its submit-to-start time.
+      meters.started(clock.millis() - given.task().dueAtMillis());
       long startedAt = System.nanoTime();
       track(given.task(), run(given.task(), given.lease()).eventually(() -> {
         meters.ran(System.nanoTime() - startedAt);
