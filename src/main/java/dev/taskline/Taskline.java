@@ -15,6 +15,7 @@ import dev.taskline.queue.TaskQueue;
 import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
 import dev.taskline.worker.WorkerVerticle;
+import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
@@ -60,6 +61,7 @@ public final class Taskline {
   /** How often streams ask the journal about writes made by other nodes. */
   private static final long CATCH_UP_MS = 2_000;
   private HttpVerticle http;
+  private final List<HttpVerticle> httpInstances = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
       EmbeddedPostgresServer embedded, String pgUrl) {
@@ -124,11 +126,18 @@ public final class Taskline {
         .compose(v -> track(vertx.deployVerticle(new CatchUpVerticle(hub, CATCH_UP_MS))))
         .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
         .compose(v -> {
-          http = new HttpVerticle(config, admission, control, journal, queues, metrics, hub);
-          return track(vertx.deployVerticle(http));
+          // One deployment of N instances: Vert.x shares their listening socket (a random port too)
+          // and hands each new connection to the next instance's event loop.
+          return track(vertx.deployVerticle(() -> {
+            HttpVerticle instance = new HttpVerticle(config, admission, control, journal, queues, metrics, hub);
+            httpInstances.add(instance);
+            return instance;
+          }, new DeploymentOptions().setInstances(config.http().instances())))
+              .onSuccess(w -> http = httpInstances.get(0));
         })
         .map(v -> {
-          LOG.info(nodeId + " listening on http://" + config.http().host() + ":" + http.port());
+          LOG.info(nodeId + " listening on http://" + config.http().host() + ":" + http.port()
+              + (httpInstances.size() > 1 ? " (" + httpInstances.size() + " HTTP event loops)" : ""));
           return this;
         });
   }
@@ -153,6 +162,11 @@ public final class Taskline {
 
   public int httpPort() {
     return http.port();
+  }
+
+  /** How many HTTP verticles (each on its own event loop) serve the API. */
+  public int httpInstances() {
+    return httpInstances.size();
   }
 
   public String nodeId() {
