@@ -45,6 +45,7 @@ final class Options {
   int connections = 256;
   long maxRequests = 2_000_000;
   int count = 2_000;
+  int warmup = 500;
   int requestTimeoutMs = 30_000;
   int calibrateS = 5;
   boolean followDuringRun = true;
@@ -95,6 +96,8 @@ final class Options {
           --connections N       HTTP/1.1 connections at most (default 256)
           --max-requests N      stop the schedule after N requests (default 2000000)
           --count N             idle-latency: tasks to measure (default 2000)
+          --warmup N            idle-latency: tasks sent the same way first and not measured, so
+                                that a fresh server has compiled its hot paths (default 500)
           --request-timeout MS  per request (default 30000)
           --calibrate S         seconds of calibration (default 5)
           --follow-during-run B poll accepted tasks while the load runs too (default true; bench false)
@@ -162,6 +165,7 @@ final class Options {
         case "connections" -> o.connections = (int) integer("connections", v, 1, 10_000);
         case "max-requests" -> o.maxRequests = integer("max-requests", v, 1, MAX_REQUESTS_LIMIT);
         case "count" -> o.count = (int) integer("count", v, 1, 1_000_000);
+        case "warmup" -> o.warmup = (int) integer("warmup", v, 0, 100_000);
         case "request-timeout" -> o.requestTimeoutMs = (int) integer("request-timeout", v, 1, 600_000);
         case "calibrate" -> o.calibrateS = (int) integer("calibrate", v, 2, 60);
         case "follow-during-run" -> o.followDuringRun = bool("follow-during-run", v);
