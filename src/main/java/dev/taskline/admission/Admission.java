@@ -105,7 +105,7 @@ public final class Admission {
       return Future.failedFuture(e);
     }
     if (key == null) {
-      return reserveAndInsert(tasks, finalTasks -> journal.insert(finalTasks).map(v -> true))
+      return reserveAndInsert(tasks, true, finalTasks -> journal.insert(finalTasks).map(v -> true))
           .map(finalTasks -> new Admitted(finalTasks.get(0).batchId(), finalTasks, false));
     }
     String hash = requestHash(submissions, batch);
@@ -117,7 +117,9 @@ public final class Admission {
       Journal.IdempotentAnswer[] lost = new Journal.IdempotentAnswer[1];
       JsonObject response = answerJson(tasks);
       Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-      return reserveAndInsert(tasks, finalTasks -> journal.insertIdempotent(key, hash, response, finalTasks, keepFor)
+      // Keyed submissions commit in a transaction of their own, not in the grouped insert, so the
+      // bound on waiting inserts does not apply to them.
+      return reserveAndInsert(tasks, false, finalTasks -> journal.insertIdempotent(key, hash, response, finalTasks, keepFor)
               .map(answer -> {
                 lost[0] = answer;
                 return answer == null;
@@ -139,7 +141,7 @@ public final class Admission {
    * will be journaled, then fills the reservations (when the insert says it journaled them) or
    * gives them back (when it failed or inserted nothing). The future holds the journaled tasks.
    */
-  private Future<List<NewTask>> reserveAndInsert(List<NewTask> tasks,
+  private Future<List<NewTask>> reserveAndInsert(List<NewTask> tasks, boolean grouped,
       java.util.function.Function<List<NewTask>, Future<Boolean>> insert) {
     Instant now = clock.instant();
     Map<String, Reservation> byKey = new LinkedHashMap<>();
@@ -150,8 +152,8 @@ public final class Admission {
     }
     List<Reservation> reservations = new ArrayList<>(byKey.values());
     // Checked before any room is taken: a refusal here must leave the queues as they were.
-    int waiting = journal.waitingInserts();
-    if (waiting >= config.journal().maxWaitingInserts()) {
+    int waiting = grouped ? journal.waitingInserts() : 0;
+    if (grouped && waiting >= config.journal().maxWaitingInserts()) {
       for (Reservation reservation : reservations) {
         metrics.queue(reservation.queue.name()).rejectedJournalBusy(reservation.tasks.size());
       }
