@@ -5,10 +5,14 @@
 -- seventh of the journal's writes in the throughput benchmark.
 ALTER TABLE batches ADD COLUMN first_task_id uuid, ADD COLUMN last_task_id uuid;
 
--- uuid's text form orders like its bytes, and min/max exist for text.
+-- uuid's text form orders like its bytes under the C collation (a numeric-aware collation would
+-- not), and min/max exist for text.
+--
+-- Nodes of an earlier version must be stopped before this runs: they would write batches without
+-- a range, whose tasks the range lookups then cannot find.
 UPDATE batches b
    SET first_task_id = r.first_id, last_task_id = r.last_id
-  FROM (SELECT batch_id, min(id::text)::uuid AS first_id, max(id::text)::uuid AS last_id
+  FROM (SELECT batch_id, min(id::text COLLATE "C")::uuid AS first_id, max(id::text COLLATE "C")::uuid AS last_id
           FROM tasks WHERE batch_id IS NOT NULL GROUP BY batch_id) r
  WHERE r.batch_id = b.id;
 

@@ -88,7 +88,9 @@ public record TasklineConfig(
   }
 
   /**
-   * @param intervalMs how often the sweeper looks for expired leases and pages in waiting work
+   * @param intervalMs how often the sweeper looks for expired leases; the journal's backlog is
+   *                   counted (and waiting work paged in) every fifth pass, and when a queue that
+   *                   drained to half asks for more (at most once a second)
    * @param batchSize  most rows one sweep or page-in touches
    */
   public record Recovery(long intervalMs, int batchSize) {
