@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Function;
 
 /**
  * Follows every accepted task to its end, by polling.
@@ -162,7 +163,7 @@ final class Follower {
   private Future<Void> round(boolean full) {
     absorb();
     Future<Void> tasks = openTasks.isEmpty() ? Future.succeededFuture()
-        : openTasks.size() <= FEW && full ? readEach(new ArrayList<>(openTasks), 8) : sweep();
+        : openTasks.size() <= FEW && full ? atMost(8, new ArrayList<>(openTasks), this::readTask) : sweep();
     return tasks.compose(v -> batches(full));
   }
 
@@ -211,35 +212,38 @@ final class Follower {
     });
   }
 
-  private Future<Void> readEach(List<String> ids, int parallel) {
+  /** One GET /api/tasks/{id}; never fails. */
+  private Future<Void> readTask(String id) {
+    pollRequests++;
+    return api.get("/api/tasks/" + id).transform(ar -> {
+      if (ar.succeeded() && ar.result().status() == 200 && ar.result().json() != null) {
+        String state = ar.result().json().getString("state");
+        lastSeenState.put(id, state);
+        if (isTerminal(state) && openTasks.remove(id)) {
+          ended(state, 1);
+        }
+      } else if (ar.succeeded() && ar.result().status() == 404) {
+        lastSeenState.put(id, "missing (404)");
+      } else {
+        pollError(ar.succeeded() ? "GET /api/tasks/" + id + " answered " + ar.result().status()
+            : ar.cause().toString());
+      }
+      return Future.<Void>succeededFuture();
+    });
+  }
+
+  /** Runs {@code read} on every id, {@code parallel} at a time; done when all are. */
+  private Future<Void> atMost(int parallel, List<String> ids, Function<String, Future<Void>> read) {
     Promise<Void> done = Promise.promise();
     Iterator<String> it = ids.iterator();
     int[] running = {0};
     Runnable[] pump = new Runnable[1];
     pump[0] = () -> {
       while (running[0] < parallel && it.hasNext()) {
-        String id = it.next();
         running[0]++;
-        pollRequests++;
-        api.get("/api/tasks/" + id).onComplete(ar -> {
+        read.apply(it.next()).onComplete(ar -> {
           running[0]--;
-          if (ar.succeeded() && ar.result().status() == 200 && ar.result().json() != null) {
-            String state = ar.result().json().getString("state");
-            lastSeenState.put(id, state);
-            if (isTerminal(state) && openTasks.remove(id)) {
-              ended(state, 1);
-            }
-          } else if (ar.succeeded() && ar.result().status() == 404) {
-            lastSeenState.put(id, "missing (404)");
-          } else {
-            pollError(ar.succeeded() ? "GET /api/tasks/" + id + " answered " + ar.result().status()
-                : ar.cause().toString());
-          }
-          if (running[0] == 0 && !it.hasNext()) {
-            done.tryComplete();
-          } else {
-            pump[0].run();
-          }
+          pump[0].run();
         });
       }
       if (running[0] == 0 && !it.hasNext()) {
@@ -264,31 +268,7 @@ final class Follower {
     if (!full) {
       return oldestBatches(new ArrayList<>(openBatches.keySet()).iterator(), 20);
     }
-    List<String> ids = new ArrayList<>(openBatches.keySet());
-    Promise<Void> done = Promise.promise();
-    Iterator<String> it = ids.iterator();
-    int parallel = 8;
-    int[] running = {0};
-    Runnable[] pump = new Runnable[1];
-    pump[0] = () -> {
-      while (running[0] < parallel && it.hasNext()) {
-        String id = it.next();
-        running[0]++;
-        readBatch(id).onComplete(ar -> {
-          running[0]--;
-          if (running[0] == 0 && !it.hasNext()) {
-            done.tryComplete();
-          } else {
-            pump[0].run();
-          }
-        });
-      }
-      if (running[0] == 0 && !it.hasNext()) {
-        done.tryComplete();
-      }
-    };
-    pump[0].run();
-    return done.future();
+    return atMost(8, new ArrayList<>(openBatches.keySet()), this::readBatch);
   }
 
   private Future<Void> oldestBatches(Iterator<String> it, int left) {
@@ -359,7 +339,7 @@ final class Follower {
       }
       few.add(id);
     }
-    return readEach(few, 8).compose(v -> batches(true)).onComplete(ar -> {
+    return atMost(8, few, this::readTask).compose(v -> batches(true)).onComplete(ar -> {
       for (String id : openTasks) {
         String state = lastSeenState.getOrDefault(id, "not read");
         lostByState.merge(state, 1L, Long::sum);

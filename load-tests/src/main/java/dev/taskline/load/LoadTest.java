@@ -568,7 +568,8 @@ public final class LoadTest {
     }
     return api.get("/api/queues").transform(ar -> {
       long now = System.nanoTime();
-      Long finished = ar.succeeded() ? queueCounter(ar.result(), "finished") : null;
+      JsonObject q = ar.succeeded() ? Sampler.queueIn(ar.result(), options.queue) : null;
+      Long finished = q == null ? null : q.getLong("finished");
       if (finished != null && finished - finishedBefore >= accepted) {
         return Future.succeededFuture(now);
       }
@@ -578,18 +579,6 @@ public final class LoadTest {
       return vertx.timer(50, java.util.concurrent.TimeUnit.MILLISECONDS)
           .compose(v -> serverDrained(accepted, finishedBefore, deadline));
     });
-  }
-
-  private Long queueCounter(Api.Reply reply, String field) {
-    if (reply.status() != 200 || reply.json() == null) {
-      return null;
-    }
-    for (Object item : reply.json().getJsonArray("queues", new io.vertx.core.json.JsonArray())) {
-      if (item instanceof JsonObject q && options.queue.equals(q.getString("name"))) {
-        return q.getLong(field);
-      }
-    }
-    return null;
   }
 
   private void decide() {

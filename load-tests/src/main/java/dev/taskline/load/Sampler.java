@@ -75,6 +75,22 @@ final class Sampler {
     readOnce().onComplete(ar -> busy = false);
   }
 
+  /** The entry of queue {@code name} in a GET /api/queues answer, or null (no such queue, or no answer). */
+  static JsonObject queueIn(Api.Reply reply, String name) {
+    if (reply.status() != 200 || reply.json() == null) {
+      return null;
+    }
+    JsonArray list = reply.json().getJsonArray("queues");
+    if (list != null) {
+      for (Object item : list) {
+        if (item instanceof JsonObject q && name.equals(q.getString("name"))) {
+          return q;
+        }
+      }
+    }
+    return null;
+  }
+
   /** One reading now; also usable on its own (before and after a run). */
   Future<Sample> readOnce() {
     long asked = System.nanoTime();
@@ -84,18 +100,7 @@ final class Sampler {
     return Future.join(stats, queues).transform(ar -> {
       double millis = (System.nanoTime() - asked) / 1e6;
       JsonObject s = stats.succeeded() && stats.result().status() == 200 ? stats.result().json() : null;
-      JsonObject q = null;
-      if (queues.succeeded() && queues.result().status() == 200 && queues.result().json() != null) {
-        JsonArray list = queues.result().json().getJsonArray("queues");
-        if (list != null) {
-          for (int i = 0; i < list.size(); i++) {
-            Object item = list.getValue(i);
-            if (item instanceof JsonObject o && queue.equals(o.getString("name"))) {
-              q = o;
-            }
-          }
-        }
-      }
+      JsonObject q = queues.succeeded() ? queueIn(queues.result(), queue) : null;
       if (s == null || q == null) {
         failedReads++;
         lastError = stats.failed() ? stats.cause().toString()
