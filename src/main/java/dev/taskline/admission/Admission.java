@@ -152,7 +152,7 @@ public final class Admission {
     }
     List<Reservation> reservations = new ArrayList<>(byKey.values());
     // Checked before any room is taken: a refusal here must leave the queues as they were.
-    int waiting = grouped ? journal.waitingInserts() : 0;
+    int waiting = journal.waitingInserts();
     if (grouped && waiting >= config.journal().maxWaitingInserts()) {
       for (Reservation reservation : reservations) {
         metrics.queue(reservation.queue.name()).rejectedJournalBusy(reservation.tasks.size());

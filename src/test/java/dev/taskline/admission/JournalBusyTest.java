@@ -16,7 +16,6 @@ import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlConnection;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -65,13 +64,12 @@ class JournalBusyTest {
     List<Future<HttpResponse<Buffer>>> held = new ArrayList<>();
     held.add(send());
     // The first submission's insert is in flight, blocked on the lock ...
-    until(() -> await(locker.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-        + " AND query LIKE '%INSERT INTO tasks%'").execute()).iterator().next().getLong("n") == 1);
+    node.until(() -> lockWaiters(" AND query LIKE '%INSERT INTO tasks%'") == 1, () -> "for the insert to wait");
     // ... and the next ones wait behind it, up to the bound.
     for (int i = 0; i < MAX_WAITING; i++) {
       held.add(send());
     }
-    until(() -> metric("taskline_journal_waiting_inserts ") == MAX_WAITING);
+    node.until(() -> metric("taskline_journal_waiting_inserts ") == MAX_WAITING, () -> "for waiting inserts");
 
     HttpResponse<Buffer> refused = node.post("/api/tasks", task());
     assertEquals(429, refused.statusCode(), refused.bodyAsString());
@@ -85,8 +83,7 @@ class JournalBusyTest {
     // bound is not its business, so it waits for the lock like the others instead of a 429.
     Future<HttpResponse<Buffer>> keyed = node.http.post("/api/tasks").putHeader("Idempotency-Key", "busy-1")
         .sendJsonObject(task());
-    until(() -> await(locker.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
-        .execute()).iterator().next().getLong("n") == 2);
+    node.until(() -> lockWaiters("") == 2, () -> "for the keyed insert to wait");
     held.add(keyed);
 
     await(lock.query("COMMIT").execute());
@@ -100,6 +97,12 @@ class JournalBusyTest {
     assertEquals(2 + MAX_WAITING, node.getJson("/api/tasks").getJsonArray("tasks").size());
   }
 
+  /** Sessions of the journal waiting for a lock, among those matching {@code and}. */
+  private static long lockWaiters(String and) throws Exception {
+    return await(locker.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'" + and)
+        .execute()).iterator().next().getLong("n");
+  }
+
   private static double metric(String prefix) throws Exception {
     for (String line : node.get("/metrics").bodyAsString().split("\n")) {
       if (line.startsWith(prefix)) {
@@ -107,20 +110,5 @@ class JournalBusyTest {
       }
     }
     return Double.NaN;
-  }
-
-  private interface Check {
-    boolean holds() throws Exception;
-  }
-
-  /** Polls a condition the test cannot be signalled about (another process's state), bounded. */
-  private static void until(Check check) throws Exception {
-    long deadline = System.nanoTime() + TestNode.WAIT.toNanos();
-    while (!check.holds()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not reached within " + TestNode.WAIT);
-      }
-      await(node.vertx.timer(20, TimeUnit.MILLISECONDS));
-    }
   }
 }

@@ -98,17 +98,27 @@ public final class TestNode implements AutoCloseable {
 
   /** Reads {@code path} until {@code done} holds, failing after {@link #WAIT}. */
   public JsonObject until(String path, Predicate<JsonObject> done) throws Exception {
+    JsonObject[] last = {null};
+    until(() -> done.test(last[0] = getJson(path)), () -> "on " + path + "; last answer: " + last[0]);
+    return last[0];
+  }
+
+  /** Something the test reads again and again: a read model, another process's state. */
+  public interface Check {
+    boolean holds() throws Exception;
+  }
+
+  /** Reads {@code check} until it holds, failing after {@link #WAIT} with {@code what}. */
+  public void until(Check check, java.util.function.Supplier<String> what) throws Exception {
     long deadline = System.nanoTime() + WAIT.toNanos();
-    JsonObject last = null;
     while (System.nanoTime() < deadline) {
-      last = getJson(path);
-      if (done.test(last)) {
-        return last;
+      if (check.holds()) {
+        return;
       }
       // Polling a read model is the signal here; a short pause keeps it from hogging the CPU.
       await(vertxTimer(20));
     }
-    throw new AssertionError("condition not met within " + WAIT + " on " + path + "; last answer: " + last);
+    throw new AssertionError("condition not met within " + WAIT + " " + what.get());
   }
 
   /**
