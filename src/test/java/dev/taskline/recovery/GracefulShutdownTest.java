@@ -268,22 +268,9 @@ class GracefulShutdownTest extends ChildNodeTest {
     List<String> problems = new ArrayList<>();
     String id = task.getString("id");
     List<JsonObject> history = events(task);
-    if (!"succeeded".equals(task.getString("state"))) {
-      problems.add("state is " + task.getString("state") + ", not succeeded");
-    }
-    long succeeded = history.stream().filter(e -> "succeeded".equals(e.getString("reason"))).count();
-    if (succeeded != 1) {
-      problems.add(succeeded + " 'succeeded' events, expected exactly 1");
-    }
-    List<JsonObject> terminal = history.stream().filter(e -> TERMINAL.contains(e.getString("to"))).toList();
-    if (terminal.size() != 1) {
-      problems.add(terminal.size() + " events into a terminal state, expected exactly 1");
-    }
+    checkSucceededOnce(task, history, problems);
     if (history.stream().anyMatch(e -> "lease_expired".equals(e.getString("reason")))) {
       problems.add("has a lease_expired event: the restart waited for a lease to lapse");
-    }
-    if (history.isEmpty() || !"submitted".equals(history.get(0).getString("reason"))) {
-      problems.add("history does not start with 'submitted'");
     }
     List<JsonObject> claims = history.stream().filter(e -> "claimed".equals(e.getString("reason"))).toList();
     List<JsonObject> releases = history.stream().filter(e -> "released".equals(e.getString("reason"))).toList();
@@ -315,80 +302,42 @@ class GracefulShutdownTest extends ChildNodeTest {
     } else if (!releases.isEmpty()) {
       problems.add("was not running at SIGTERM but has 'released' events");
     }
-    long lastEventId = Long.MIN_VALUE;
-    long maxVersion = -1;
-    for (int i = 0; i < history.size(); i++) {
-      JsonObject e = history.get(i);
-      long eventId = e.getLong("eventId");
-      if (eventId <= lastEventId) {
-        problems.add("event ids not increasing at #" + i);
+    checkLeases(history, node1, node2, "released", (i, claim, worker, version, next) -> {
+      if (!worker.startsWith(node1)) {
+        problems.add("a lease of node2 was released (" + worker + " v" + version + "), but node2 was not stopped");
       }
-      lastEventId = eventId;
-      Long version = e.getLong("leaseVersion");
-      String reason = e.getString("reason");
-      if (version != null) {
-        boolean newLease = "claimed".equals(reason) || "released".equals(reason);
-        if (newLease ? version <= maxVersion : version < maxVersion) {
-          problems.add("lease version " + version + " of '" + reason + "' at #" + i + " after version " + maxVersion);
-        }
-        maxVersion = Math.max(maxVersion, version);
+      if (!"running".equals(next.getString("from")) || !"pending".equals(next.getString("to"))) {
+        problems.add("release at #" + (i + 1) + " goes from " + next.getString("from") + " to " + next.getString("to")
+            + ", not from running to pending");
       }
-      if (!"claimed".equals(reason)) {
-        continue;
+      if (!worker.equals(next.getString("workerId"))) {
+        problems.add("release at #" + (i + 1) + " is by " + next.getString("workerId") + ", not the claimer " + worker);
       }
-      String worker = e.getString("workerId", "");
-      if (!worker.startsWith(node1) && !worker.startsWith(node2)) {
-        problems.add("claimed by unknown worker " + worker);
+      Long releasedVersion = next.getLong("leaseVersion");
+      if (releasedVersion == null || releasedVersion != version + 1) {
+        problems.add("release at #" + (i + 1) + " has lease version " + releasedVersion + ", expected " + (version + 1));
       }
-      JsonObject next = i + 1 < history.size() ? history.get(i + 1) : null;
-      if (next == null) {
-        problems.add("claim at #" + i + " (v" + version + ") is the last event: never finished");
-      } else if ("succeeded".equals(next.getString("reason"))) {
-        if (!worker.equals(next.getString("workerId")) || !version.equals(next.getLong("leaseVersion"))) {
-          problems.add("succeeded event at #" + (i + 1) + " is not by the claim's lease (" + worker + " v" + version + ")");
-        }
-        if (i + 2 != history.size()) {
-          problems.add("events after 'succeeded': " + history.subList(i + 2, history.size()));
-        }
-      } else if ("released".equals(next.getString("reason"))) {
-        if (!worker.startsWith(node1)) {
-          problems.add("a lease of node2 was released (" + worker + " v" + version + "), but node2 was not stopped");
-        }
-        if (!"running".equals(next.getString("from")) || !"pending".equals(next.getString("to"))) {
-          problems.add("release at #" + (i + 1) + " goes from " + next.getString("from") + " to " + next.getString("to")
-              + ", not from running to pending");
-        }
-        if (!worker.equals(next.getString("workerId"))) {
-          problems.add("release at #" + (i + 1) + " is by " + next.getString("workerId") + ", not the claimer " + worker);
-        }
-        Long releasedVersion = next.getLong("leaseVersion");
-        if (releasedVersion == null || releasedVersion != version + 1) {
-          problems.add("release at #" + (i + 1) + " has lease version " + releasedVersion + ", expected " + (version + 1));
-        }
-        Integer releasedAttempt = next.getInteger("attempt");
-        Integer claimAttempt = e.getInteger("attempt");
-        if (releasedAttempt == null || claimAttempt == null || releasedAttempt != claimAttempt - 1) {
-          problems.add("release at #" + (i + 1) + " leaves attempt " + releasedAttempt + " after a claim with attempt "
-              + claimAttempt + ": a release must not spend an attempt");
-        }
-        JsonObject reclaim = history.subList(i + 2, history.size()).stream()
-            .filter(x -> "claimed".equals(x.getString("reason"))).findFirst().orElse(null);
-        if (reclaim == null || reclaim.getLong("leaseVersion") <= releasedVersion) {
-          problems.add("release at #" + (i + 1) + " is not followed by a claim with a higher lease version");
-        } else {
-          // Taken over at once by the restarted node, not after a lease's worth of waiting.
-          Duration gap = Duration.between(Instant.parse(next.getString("at")), Instant.parse(reclaim.getString("at")));
-          if (gap.toMillis() >= LEASE_MS / 2) {
-            problems.add("reclaimed " + gap + " after its release: as long as waiting for the lease");
-          }
-          if (!reclaim.getString("workerId", "").startsWith(node2)) {
-            problems.add("reclaimed by " + reclaim.getString("workerId") + ", not by " + node2);
-          }
-        }
+      Integer releasedAttempt = next.getInteger("attempt");
+      Integer claimAttempt = claim.getInteger("attempt");
+      if (releasedAttempt == null || claimAttempt == null || releasedAttempt != claimAttempt - 1) {
+        problems.add("release at #" + (i + 1) + " leaves attempt " + releasedAttempt + " after a claim with attempt "
+            + claimAttempt + ": a release must not spend an attempt");
+      }
+      JsonObject reclaim = history.subList(i + 2, history.size()).stream()
+          .filter(x -> "claimed".equals(x.getString("reason"))).findFirst().orElse(null);
+      if (reclaim == null || reclaim.getLong("leaseVersion") <= releasedVersion) {
+        problems.add("release at #" + (i + 1) + " is not followed by a claim with a higher lease version");
       } else {
-        problems.add("claim at #" + i + " is followed by '" + next.getString("reason") + "'");
+        // Taken over at once by the restarted node, not after a lease's worth of waiting.
+        Duration gap = Duration.between(Instant.parse(next.getString("at")), Instant.parse(reclaim.getString("at")));
+        if (gap.toMillis() >= LEASE_MS / 2) {
+          problems.add("reclaimed " + gap + " after its release: as long as waiting for the lease");
+        }
+        if (!reclaim.getString("workerId", "").startsWith(node2)) {
+          problems.add("reclaimed by " + reclaim.getString("workerId") + ", not by " + node2);
+        }
       }
-    }
+    }, problems);
     return problems;
   }
 

@@ -157,78 +157,27 @@ class KillRecoveryTest extends ChildNodeTest {
     List<String> problems = new ArrayList<>();
     String id = task.getString("id");
     List<JsonObject> history = events(task);
-    if (!"succeeded".equals(task.getString("state"))) {
-      problems.add("state is " + task.getString("state") + ", not succeeded");
-    }
-    long succeeded = history.stream().filter(e -> "succeeded".equals(e.getString("reason"))).count();
-    if (succeeded != 1) {
-      problems.add(succeeded + " 'succeeded' events, expected exactly 1");
-    }
-    List<JsonObject> terminal = history.stream().filter(e -> TERMINAL.contains(e.getString("to"))).toList();
-    if (terminal.size() != 1) {
-      problems.add(terminal.size() + " events into a terminal state, expected exactly 1");
-    }
+    checkSucceededOnce(task, history, problems);
     List<JsonObject> claims = history.stream().filter(e -> "claimed".equals(e.getString("reason"))).toList();
     if (task.getInteger("attempt") != claims.size()) {
       problems.add("attempt is " + task.getInteger("attempt") + " but there are " + claims.size() + " claims");
     }
-    if (history.isEmpty() || !"submitted".equals(history.get(0).getString("reason"))) {
-      problems.add("history does not start with 'submitted'");
-    }
-    long lastEventId = Long.MIN_VALUE;
-    long maxVersion = -1;
-    for (int i = 0; i < history.size(); i++) {
-      JsonObject e = history.get(i);
-      long eventId = e.getLong("eventId");
-      if (eventId <= lastEventId) {
-        problems.add("event ids not increasing at #" + i);
+    checkLeases(history, node1, node2, "lease_expired", (i, claim, worker, version, next) -> {
+      JsonObject detail = next.getJsonObject("detail", new JsonObject());
+      if (!version.equals(detail.getLong("previousLeaseVersion")) || !worker.equals(detail.getString("previousWorker"))) {
+        problems.add("lease_expired at #" + (i + 1) + " does not name the claim's lease: " + detail);
       }
-      lastEventId = eventId;
-      Long version = e.getLong("leaseVersion");
-      String reason = e.getString("reason");
-      if (version != null) {
-        boolean newLease = "claimed".equals(reason) || "lease_expired".equals(reason);
-        if (newLease ? version <= maxVersion : version < maxVersion) {
-          problems.add("lease version " + version + " of '" + reason + "' at #" + i + " after version " + maxVersion);
-        }
-        maxVersion = Math.max(maxVersion, version);
+      JsonObject reclaim = history.subList(i + 2, history.size()).stream()
+          .filter(x -> "claimed".equals(x.getString("reason"))).findFirst().orElse(null);
+      if (reclaim == null || reclaim.getLong("leaseVersion") <= version) {
+        problems.add("lease_expired at #" + (i + 1) + " is not followed by a claim with a higher lease version");
       }
-      if (!"claimed".equals(reason)) {
-        continue;
-      }
-      String worker = e.getString("workerId", "");
-      if (!worker.startsWith(node1) && !worker.startsWith(node2)) {
-        problems.add("claimed by unknown worker " + worker);
-      }
-      JsonObject next = i + 1 < history.size() ? history.get(i + 1) : null;
-      if (next == null) {
-        problems.add("claim at #" + i + " (v" + version + ") is the last event: never finished");
-      } else if ("succeeded".equals(next.getString("reason"))) {
-        if (!worker.equals(next.getString("workerId")) || !version.equals(next.getLong("leaseVersion"))) {
-          problems.add("succeeded event at #" + (i + 1) + " is not by the claim's lease (" + worker + " v" + version + ")");
-        }
-        if (i + 2 != history.size()) {
-          problems.add("events after 'succeeded': " + history.subList(i + 2, history.size()));
-        }
-      } else if ("lease_expired".equals(next.getString("reason"))) {
-        JsonObject detail = next.getJsonObject("detail", new JsonObject());
-        if (!version.equals(detail.getLong("previousLeaseVersion")) || !worker.equals(detail.getString("previousWorker"))) {
-          problems.add("lease_expired at #" + (i + 1) + " does not name the claim's lease: " + detail);
-        }
-        JsonObject reclaim = history.subList(i + 2, history.size()).stream()
-            .filter(x -> "claimed".equals(x.getString("reason"))).findFirst().orElse(null);
-        if (reclaim == null || reclaim.getLong("leaseVersion") <= version) {
-          problems.add("lease_expired at #" + (i + 1) + " is not followed by a claim with a higher lease version");
-        }
-        if (worker.startsWith(node1)) {
-          takenOver.add(id);
-        } else {
-          problems.add("a lease of the surviving node lapsed (" + worker + " v" + version + ")");
-        }
+      if (worker.startsWith(node1)) {
+        takenOver.add(id);
       } else {
-        problems.add("claim at #" + i + " is followed by '" + next.getString("reason") + "'");
+        problems.add("a lease of the surviving node lapsed (" + worker + " v" + version + ")");
       }
-    }
+    }, problems);
     return problems;
   }
 

@@ -128,6 +128,80 @@ public abstract class ChildNodeTest {
     return list;
   }
 
+  /** Whatever happened to its nodes, a task began 'submitted' and ended succeeded, exactly once. */
+  protected static void checkSucceededOnce(JsonObject task, List<JsonObject> history, List<String> problems) {
+    if (!"succeeded".equals(task.getString("state"))) {
+      problems.add("state is " + task.getString("state") + ", not succeeded");
+    }
+    long succeeded = history.stream().filter(e -> "succeeded".equals(e.getString("reason"))).count();
+    if (succeeded != 1) {
+      problems.add(succeeded + " 'succeeded' events, expected exactly 1");
+    }
+    List<JsonObject> terminal = history.stream().filter(e -> TERMINAL.contains(e.getString("to"))).toList();
+    if (terminal.size() != 1) {
+      problems.add(terminal.size() + " events into a terminal state, expected exactly 1");
+    }
+    if (history.isEmpty() || !"submitted".equals(history.get(0).getString("reason"))) {
+      problems.add("history does not start with 'submitted'");
+    }
+  }
+
+  /** Checks the event that handed a claim's lease back, right after the claim at {@code i}. */
+  protected interface HandBack {
+    void check(int i, JsonObject claim, String worker, Long version, JsonObject next);
+  }
+
+  /**
+   * Walks a task's leases: event ids grow; lease versions never go back and grow at each new lease
+   * (a claim, or the hand-back named {@code handBack}); every claim is by node1 or node2 and is
+   * followed by its own lease's one 'succeeded' (the last event) or by {@code handBack}, which
+   * {@code onHandBack} checks.
+   */
+  protected static void checkLeases(List<JsonObject> history, String node1, String node2, String handBack,
+      HandBack onHandBack, List<String> problems) {
+    long lastEventId = Long.MIN_VALUE;
+    long maxVersion = -1;
+    for (int i = 0; i < history.size(); i++) {
+      JsonObject e = history.get(i);
+      long eventId = e.getLong("eventId");
+      if (eventId <= lastEventId) {
+        problems.add("event ids not increasing at #" + i);
+      }
+      lastEventId = eventId;
+      Long version = e.getLong("leaseVersion");
+      String reason = e.getString("reason");
+      if (version != null) {
+        boolean newLease = "claimed".equals(reason) || handBack.equals(reason);
+        if (newLease ? version <= maxVersion : version < maxVersion) {
+          problems.add("lease version " + version + " of '" + reason + "' at #" + i + " after version " + maxVersion);
+        }
+        maxVersion = Math.max(maxVersion, version);
+      }
+      if (!"claimed".equals(reason)) {
+        continue;
+      }
+      String worker = e.getString("workerId", "");
+      if (!worker.startsWith(node1) && !worker.startsWith(node2)) {
+        problems.add("claimed by unknown worker " + worker);
+      }
+      JsonObject next = i + 1 < history.size() ? history.get(i + 1) : null;
+      if (next == null) {
+        problems.add("claim at #" + i + " (v" + version + ") is the last event: never finished");
+      } else if ("succeeded".equals(next.getString("reason"))) {
+        if (!worker.equals(next.getString("workerId")) || !version.equals(next.getLong("leaseVersion"))) {
+          problems.add("succeeded event at #" + (i + 1) + " is not by the claim's lease (" + worker + " v" + version + ")");
+        }
+        if (i + 2 != history.size()) {
+          problems.add("events after 'succeeded': " + history.subList(i + 2, history.size()));
+        }
+      } else if (handBack.equals(next.getString("reason"))) {
+        onHandBack.check(i, e, worker, version, next);
+      } else {
+        problems.add("claim at #" + i + " is followed by '" + next.getString("reason") + "'");
+      }
+    }
+  }
+
   protected static Map<String, Long> histogram(Map<String, String> states) {
     return states.values().stream().collect(Collectors.groupingBy(s -> s, TreeMap::new, Collectors.counting()));
   }
