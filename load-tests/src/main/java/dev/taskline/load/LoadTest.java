@@ -168,16 +168,9 @@ public final class LoadTest {
     run.plan.add(String.format("%d requests planned (%s arrivals%s), at most %d in flight", schedule.plannedRequests(),
         options.arrivals, options.arrivals.equals("poisson") ? ", seed " + options.seed : "", options.maxInFlight));
     projection(schedule);
-    for (String line : run.plan) {
-      out.println("plan: " + line);
-    }
-
     Recorder recorder = new Recorder(options.batch);
-    run.recorder = recorder;
     long t0 = System.nanoTime();
-    Sampler sampler = new Sampler(vertx, api, options.queue, t0);
-    run.sampler = sampler;
-    run.before = onLoop(sampler::readOnce);
+    Sampler sampler = begin(recorder, t0);
     onLoop(() -> {
       sampler.start();
       if (options.followDuringRun) {
@@ -194,6 +187,18 @@ public final class LoadTest {
     run.clientCpuSeconds = (cpuNanos() - cpu0) / 1e9;
     run.afterLoad = onLoop(sampler::readOnce);
     drain(follower, sampler, t0);
+  }
+
+  /** Prints the plan and takes the run's first server reading, from which every delta counts. */
+  private Sampler begin(Recorder recorder, long t0) {
+    for (String line : run.plan) {
+      out.println("plan: " + line);
+    }
+    run.recorder = recorder;
+    Sampler sampler = new Sampler(vertx, api, options.queue, t0);
+    run.sampler = sampler;
+    run.before = onLoop(sampler::readOnce);
+    return sampler;
   }
 
   private List<Schedule.Phase> phases() {
@@ -339,15 +344,9 @@ public final class LoadTest {
     run.follower = follower;
     run.plan.add(String.format("closed loop: %d submitters, %d tasks per request, for %d s; on 429 a submitter"
         + " pauses 10 ms, doubling up to 160 ms while 429s go on", options.concurrency, options.batch, options.duration));
-    for (String line : run.plan) {
-      out.println("plan: " + line);
-    }
     Recorder recorder = new Recorder(options.batch);
-    run.recorder = recorder;
     long t0 = System.nanoTime();
-    Sampler sampler = new Sampler(vertx, api, options.queue, t0);
-    run.sampler = sampler;
-    run.before = onLoop(sampler::readOnce);
+    Sampler sampler = begin(recorder, t0);
     long start = System.nanoTime();
     onLoop(() -> {
       sampler.start();
@@ -410,15 +409,9 @@ public final class LoadTest {
     run.plan.add(String.format("%d single tasks, one at a time (the next is sent when the previous has ended),"
         + " at most %d s, after %d sent the same way and not measured (warm-up)", options.count, options.duration,
         options.warmup));
-    for (String line : run.plan) {
-      out.println("plan: " + line);
-    }
     Recorder recorder = new Recorder(1);
-    run.recorder = recorder;
     long t0 = System.nanoTime();
-    Sampler sampler = new Sampler(vertx, api, options.queue, t0);
-    run.sampler = sampler;
-    run.before = onLoop(sampler::readOnce);
+    Sampler sampler = begin(recorder, t0);
     if (run.before.waiting() != null && run.before.running() != null
         && run.before.waiting() + run.before.running() > 0) {
       run.idleNote = "the server was not idle at the start: waiting " + run.before.waiting() + ", running "
