@@ -74,7 +74,7 @@ public final class Taskline {
         .using(vertx)
         .build();
     this.metrics = metrics;
-    this.journal = new Journal(pool, clock, metrics::journalWrite);
+    this.journal = new Journal(pool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
     metrics.waitingInserts(journal::waitingInserts);
     this.queues = new QueueRegistry(config.queues().values());
     for (TaskQueue queue : queues.all()) {

@@ -6,6 +6,7 @@ import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.handler.InvalidPayloadException;
 import dev.taskline.handler.TaskHandler;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalBusyException;
 import dev.taskline.journal.NewTask;
 import dev.taskline.journal.TaskIds;
 import dev.taskline.metrics.QueueMeters;
@@ -105,7 +106,7 @@ public final class Admission {
       return Future.failedFuture(e);
     }
     if (key == null) {
-      return reserveAndInsert(tasks, true, finalTasks -> journal.insert(finalTasks).map(v -> true))
+      return reserveAndInsert(tasks, finalTasks -> journal.insert(finalTasks).map(v -> true))
           .map(finalTasks -> new Admitted(finalTasks.get(0).batchId(), finalTasks, false));
     }
     String hash = requestHash(submissions, batch);
@@ -117,9 +118,7 @@ public final class Admission {
       Journal.IdempotentAnswer[] lost = new Journal.IdempotentAnswer[1];
       JsonObject response = answerJson(tasks);
       Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-      // Keyed submissions commit in a transaction of their own, not in the grouped insert, so the
-      // bound on waiting inserts does not apply to them.
-      return reserveAndInsert(tasks, false, finalTasks -> journal.insertIdempotent(key, hash, response, finalTasks, keepFor)
+      return reserveAndInsert(tasks, finalTasks -> journal.insertIdempotent(key, hash, response, finalTasks, keepFor)
               .map(answer -> {
                 lost[0] = answer;
                 return answer == null;
@@ -141,7 +140,7 @@ public final class Admission {
    * will be journaled, then fills the reservations (when the insert says it journaled them) or
    * gives them back (when it failed or inserted nothing). The future holds the journaled tasks.
    */
-  private Future<List<NewTask>> reserveAndInsert(List<NewTask> tasks, boolean grouped,
+  private Future<List<NewTask>> reserveAndInsert(List<NewTask> tasks,
       java.util.function.Function<List<NewTask>, Future<Boolean>> insert) {
     Instant now = clock.instant();
     Map<String, Reservation> byKey = new LinkedHashMap<>();
@@ -151,14 +150,6 @@ public final class Admission {
           k -> new Reservation(queues.get(task.queue()), later, new ArrayList<>())).tasks.add(task);
     }
     List<Reservation> reservations = new ArrayList<>(byKey.values());
-    // Checked before any room is taken: a refusal here must leave the queues as they were.
-    int waiting = journal.waitingInserts();
-    if (grouped && waiting >= config.journal().maxWaitingInserts()) {
-      for (Reservation reservation : reservations) {
-        metrics.queue(reservation.queue.name()).rejectedJournalBusy(reservation.tasks.size());
-      }
-      return Future.failedFuture(new JournalBusyException(waiting));
-    }
     List<Reservation> made = new ArrayList<>();
     for (Reservation reservation : reservations) {
       if (!reservation.tryReserve(nodeId, now)) {
@@ -172,7 +163,12 @@ public final class Admission {
       journaled.add(byKey.get(task.queue() + (task.runAt().isAfter(now) ? "/scheduled" : "")).journaled(task));
     }
     return insert.apply(journaled)
-        .onFailure(e -> reservations.forEach(Reservation::cancel))
+        .onFailure(e -> {
+          reservations.forEach(Reservation::cancel);
+          if (e instanceof JournalBusyException) {
+            reservations.forEach(r -> metrics.queue(r.queue.name()).rejectedJournalBusy(r.tasks.size()));
+          }
+        })
         .map(inserted -> {
           if (!inserted) {
             reservations.forEach(Reservation::cancel);

@@ -25,13 +25,23 @@ import java.util.function.Function;
 final class GroupCommit<R, T> {
 
   private final int maxGroup;
+  private final int maxWaiting;
   private final Function<List<R>, Future<List<T>>> flush;
   private final ArrayDeque<Waiting<R, T>> queue = new ArrayDeque<>();
   private boolean flushing;
 
   /** @param flush runs one statement for a group; its answers are in the order of the requests */
   GroupCommit(int maxGroup, Function<List<R>, Future<List<T>>> flush) {
+    this(maxGroup, Integer.MAX_VALUE, flush);
+  }
+
+  /**
+   * @param maxWaiting requests that may wait for the flush in progress; beyond, a request fails at
+   *                   once with {@link JournalBusyException} and never reaches the journal
+   */
+  GroupCommit(int maxGroup, int maxWaiting, Function<List<R>, Future<List<T>>> flush) {
     this.maxGroup = maxGroup;
+    this.maxWaiting = maxWaiting;
     this.flush = flush;
   }
 
@@ -39,6 +49,9 @@ final class GroupCommit<R, T> {
     Promise<T> promise = Promise.promise();
     boolean start;
     synchronized (this) {
+      if (queue.size() >= maxWaiting) {
+        return Future.failedFuture(new JournalBusyException(queue.size()));
+      }
       queue.add(new Waiting<>(request, promise, Vertx.currentContext()));
       start = !flushing;
       flushing = true;

@@ -49,16 +49,20 @@ public final class Journal {
   private volatile Consumer<Collection<UUID>> changes = ids -> { };
 
   public Journal(Pool pool, Clock clock) {
-    this(pool, clock, (statement, nanos) -> { });
+    this(pool, clock, (statement, nanos) -> { }, Integer.MAX_VALUE);
   }
 
-  /** @param writeTimes told how long each grouped statement took, by statement name */
-  public Journal(Pool pool, Clock clock, ObjLongConsumer<String> writeTimes) {
+  /**
+   * @param writeTimes        told how long each grouped statement took, by statement name
+   * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, {@link
+   *                          #insert} fails at once with {@link JournalBusyException}
+   */
+  public Journal(Pool pool, Clock clock, ObjLongConsumer<String> writeTimes, int maxWaitingInserts) {
     this.pool = pool;
     this.clock = clock;
     this.writeTimes = writeTimes;
     this.sql = Sql.load("/sql/queries/tasks.sql", "/sql/queries/events.sql");
-    this.inserts = new GroupCommit<>(INSERT_GROUP, timed("insert_tasks", this::flushInserts));
+    this.inserts = new GroupCommit<>(INSERT_GROUP, maxWaitingInserts, timed("insert_tasks", this::flushInserts));
     this.claims = new GroupCommit<>(MAX_GROUP, timed("claim", this::flushClaims));
     this.finishes = new GroupCommit<>(MAX_GROUP, timed("finish", this::flushFinishes));
     this.heartbeats = new GroupCommit<>(MAX_GROUP, timed("heartbeat", this::flushHeartbeats));
@@ -163,7 +167,10 @@ public final class Journal {
     return inserts.waiting();
   }
 
-  /** Journals new tasks, all or nothing; completes after the commit. */
+  /**
+   * Journals new tasks, all or nothing; completes after the commit, or fails at once with {@link
+   * JournalBusyException} when a full insert's worth already waits.
+   */
   public Future<Void> insert(List<NewTask> tasks) {
     return inserts.submit(tasks);
   }

@@ -48,6 +48,28 @@ class GroupCommitTest {
   }
 
   @Test
+  void beyond_the_waiting_bound_a_request_is_refused_at_once_and_never_flushed() {
+    GroupCommit<String, String> bounded = new GroupCommit<>(3, 2, requests -> {
+      flushed.add(List.copyOf(requests));
+      Promise<List<String>> promise = Promise.promise();
+      pending.add(promise);
+      return promise.future();
+    });
+    Future<String> inFlight = bounded.submit("a");
+    Future<String> b = bounded.submit("b");
+    Future<String> c = bounded.submit("c");
+    Future<String> refused = bounded.submit("d");
+    assertTrue(refused.failed());
+    assertEquals(2, ((JournalBusyException) refused.cause()).waiting());
+    answer(0);
+    answer(1);
+    assertEquals(List.of(List.of("a"), List.of("b", "c")), flushed, "'d' never reached a flush");
+    assertEquals(List.of("A", "B", "C"), List.of(inFlight.result(), b.result(), c.result()));
+    bounded.submit("e");
+    assertEquals(List.of("e"), flushed.get(2), "room again once the waiting ones were flushed");
+  }
+
+  @Test
   void one_failing_request_does_not_fail_the_others_in_its_group() {
     Future<String> first = commit.submit("first");
     Future<String> good = commit.submit("good");

@@ -1,4 +1,4 @@
-package dev.taskline.admission;
+package dev.taskline.journal;
 
 /**
  * The journal is writing as fast as it can and a full insert's worth of submissions already waits
