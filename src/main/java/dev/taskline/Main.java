@@ -62,7 +62,8 @@ public final class Main {
           stopped.countDown();
         });
     try {
-      // The JVM exits when this hook returns, so the hook waits for the drain to end.
+      // The JVM exits when this hook returns, so the hook waits for the drain to end. It runs on
+      // the JVM's own shutdown-hook thread ("taskline-stop"), never on a Vert.x event loop.
       stopped.await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
