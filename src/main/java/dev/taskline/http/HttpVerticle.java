@@ -3,11 +3,13 @@ package dev.taskline.http;
 import dev.taskline.admission.Admission;
 import dev.taskline.admission.Admitted;
 import dev.taskline.admission.Control;
+import dev.taskline.admission.QueueFullException;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.events.EventHub;
 import dev.taskline.events.TaskStream;
 import io.vertx.core.http.HttpServerResponse;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalBusyException;
 import dev.taskline.journal.NewTask;
 import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.QueueMeters;
@@ -112,7 +114,7 @@ public final class HttpVerticle extends VerticleBase {
           replayed(ctx, admitted);
           json(ctx, 202, accepted(task));
         })
-        .onFailure(ctx::fail);
+        .onFailure(e -> failed(ctx, arrived, e));
   }
 
   private void submitBatch(RoutingContext ctx) {
@@ -129,7 +131,14 @@ public final class HttpVerticle extends VerticleBase {
           replayed(ctx, admitted);
           json(ctx, 202, new JsonObject().put("batchId", admitted.batchId().toString()).put("tasks", list));
         })
-        .onFailure(ctx::fail);
+        .onFailure(e -> failed(ctx, arrived, e));
+  }
+
+  private void failed(RoutingContext ctx, long arrived, Throwable failure) {
+    if (failure instanceof QueueFullException || failure instanceof JournalBusyException) {
+      metrics.refused(System.nanoTime() - arrived);
+    }
+    ctx.fail(failure);
   }
 
   private static void replayed(RoutingContext ctx, Admitted admitted) {

@@ -20,11 +20,17 @@ public final class TasklineMetrics {
   private final Map<String, Timer> journalWrites = new ConcurrentHashMap<>();
   private final Clock clock;
   private final Timer acceptLatency;
+  private final Timer refusalLatency;
 
   public TasklineMetrics(Clock clock) {
     this.clock = clock;
     this.acceptLatency = Timer.builder("taskline.accept.latency")
         .description("From a submission's arrival to its 202, journal commit included")
+        .publishPercentileHistogram().register(registry);
+    // Seen from the server, so that a client's own delays (a load generator on the same cores, a
+    // network) can be told apart from the node's when refusals look slow.
+    this.refusalLatency = Timer.builder("taskline.refusal.latency")
+        .description("From a submission's arrival to its 429 (queue full, scheduled full, journal busy)")
         .publishPercentileHistogram().register(registry);
   }
 
@@ -46,6 +52,10 @@ public final class TasklineMetrics {
 
   public void accepted(long nanos) {
     acceptLatency.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  public void refused(long nanos) {
+    refusalLatency.record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** One grouped journal statement took {@code nanos}; {@code statement} names it. */

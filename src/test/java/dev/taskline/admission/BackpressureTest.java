@@ -47,6 +47,7 @@ class BackpressureTest {
     HttpResponse<Buffer> fill = node.post("/api/batches", batch(CAPACITY));
     assertEquals(202, fill.statusCode(), fill.bodyAsString());
 
+    double refusalsBefore = node.metric("taskline_refusal_latency_seconds_count");
     HttpResponse<Buffer> refused = node.post("/api/batches", batch(2));
     assertEquals(429, refused.statusCode());
     assertEquals("application/problem+json", refused.getHeader("Content-Type"));
@@ -61,6 +62,8 @@ class BackpressureTest {
 
     HttpResponse<Buffer> single = node.post("/api/tasks", gate());
     assertEquals(429, single.statusCode(), "a single task does not fit either");
+    assertEquals(refusalsBefore + 2, node.metric("taskline_refusal_latency_seconds_count"),
+        "both refusals were timed");
 
     JsonArray journaled = node.getJson("/api/tasks?limit=1000").getJsonArray("tasks");
     assertEquals(1 + CAPACITY, journaled.size(), "nothing of the refused submissions was journaled");

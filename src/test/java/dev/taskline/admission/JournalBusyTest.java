@@ -69,7 +69,7 @@ class JournalBusyTest {
     for (int i = 0; i < MAX_WAITING; i++) {
       held.add(send());
     }
-    node.until(() -> metric("taskline_journal_waiting_inserts ") == MAX_WAITING, () -> "for waiting inserts");
+    node.until(() -> node.metric("taskline_journal_waiting_inserts") == MAX_WAITING, () -> "for waiting inserts");
 
     HttpResponse<Buffer> refused = node.post("/api/tasks", task());
     assertEquals(429, refused.statusCode(), refused.bodyAsString());
@@ -77,7 +77,8 @@ class JournalBusyTest {
     JsonObject problem = refused.bodyAsJsonObject();
     assertEquals("Journal busy", problem.getString("title"));
     assertEquals(MAX_WAITING, problem.getInteger("waiting"));
-    assertEquals(1.0, metric("taskline_tasks_rejected_total{queue=\"default\",reason=\"journal_busy\"} "));
+    assertEquals(1.0, node.metric("taskline_tasks_rejected_total{queue=\"default\",reason=\"journal_busy\"}"));
+    assertEquals(1.0, node.metric("taskline_refusal_latency_seconds_count"), "the refusal was timed");
 
     // A keyed submission commits in a transaction of its own, not in the grouped insert: the
     // bound is not its business, so it waits for the lock like the others instead of a 429.
@@ -101,14 +102,5 @@ class JournalBusyTest {
   private static long lockWaiters(String and) throws Exception {
     return await(locker.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'" + and)
         .execute()).iterator().next().getLong("n");
-  }
-
-  private static double metric(String prefix) throws Exception {
-    for (String line : node.get("/metrics").bodyAsString().split("\n")) {
-      if (line.startsWith(prefix)) {
-        return Double.parseDouble(line.substring(prefix.length()).trim());
-      }
-    }
-    return Double.NaN;
   }
 }

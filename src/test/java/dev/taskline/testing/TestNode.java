@@ -88,6 +88,17 @@ public final class TestNode implements AutoCloseable {
     return await(http.get(path).send());
   }
 
+  /** The value of the first Prometheus line that starts with {@code series} (name and labels); NaN if none. */
+  public double metric(String series) throws Exception {
+    String prefix = series + " ";
+    for (String line : get("/metrics").bodyAsString().split("\n")) {
+      if (line.startsWith(prefix)) {
+        return Double.parseDouble(line.substring(prefix.length()).trim());
+      }
+    }
+    return Double.NaN;
+  }
+
   public JsonObject getJson(String path) throws Exception {
     HttpResponse<Buffer> response = get(path);
     if (response.statusCode() != 200) {
