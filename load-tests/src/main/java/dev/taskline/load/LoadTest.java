@@ -185,7 +185,7 @@ public final class LoadTest {
     load.join();
     run.loadSeconds = (System.nanoTime() - t0) / 1e9;
     run.clientCpuSeconds = (cpuNanos() - cpu0) / 1e9;
-    run.afterLoad = onLoop(sampler::readOnce);
+    endOfLoad(sampler);
     drain(follower, sampler, t0);
   }
 
@@ -198,7 +198,20 @@ public final class LoadTest {
     Sampler sampler = new Sampler(vertx, api, options.queue, t0);
     run.sampler = sampler;
     run.before = onLoop(sampler::readOnce);
+    run.metricsBefore = metricsText();
     return sampler;
+  }
+
+  /** The server readings at the end of the load, against which the first ones are compared. */
+  private void endOfLoad(Sampler sampler) {
+    run.afterLoad = onLoop(sampler::readOnce);
+    run.metricsAfter = metricsText();
+  }
+
+  /** The server's Prometheus text, or null if it could not be read (the summary then says so). */
+  private String metricsText() {
+    Api.Reply reply = onLoop(() -> api.get("/metrics").recover(e -> Future.succeededFuture(null)));
+    return reply == null || reply.status() != 200 ? null : reply.text();
   }
 
   private List<Schedule.Phase> phases() {
@@ -363,7 +376,7 @@ public final class LoadTest {
     load.join();
     run.loadSeconds = (System.nanoTime() - t0) / 1e9;
     run.clientCpuSeconds = (cpuNanos() - cpu0) / 1e9;
-    run.afterLoad = onLoop(sampler::readOnce);
+    endOfLoad(sampler);
     // Throughput over the submission window from the server's own counter.
     boolean stats = run.before.finished() != null && run.afterLoad.finished() != null;
     Long f0 = stats ? run.before.finished() : run.before.qFinished();
@@ -435,7 +448,7 @@ public final class LoadTest {
     progressUntil(load, t0, options.duration, controlContext);
     load.join();
     run.loadSeconds = (System.nanoTime() - t0) / 1e9;
-    run.afterLoad = onLoop(sampler::readOnce);
+    endOfLoad(sampler);
     drain(follower, sampler, t0);
   }
 

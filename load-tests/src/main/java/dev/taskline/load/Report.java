@@ -77,6 +77,13 @@ final class Report {
           + " generator's own delay left out)", ms(r.acceptService, 50), ms(r.acceptService, 99), max(r.acceptService),
           ms(r.rejectService, 50), ms(r.rejectService, 99), max(r.rejectService));
     }
+    if (run.metricsBefore != null && run.metricsAfter != null) {
+      ServerHistogram accepted = serverHistogram(run, "taskline_accept_latency_seconds");
+      ServerHistogram refused = serverHistogram(run, "taskline_refusal_latency_seconds");
+      line(b, "server view  202 p50 <= %s, p99 <= %s ms (n=%d); 429 p50 <= %s, p99 <= %s ms (n=%d) (the node's own"
+          + " timers, from its handler having the request to the answer, over the load; bucket bounds)", bound(accepted, 50), bound(accepted, 99),
+          accepted.count(), bound(refused, 50), bound(refused, 99), refused.count());
+    }
     if (o.scenario.equals("idle-latency")) {
       line(b, "start ms     p50 %s, p90 %s, p99 %s, p99.9 %s, max %s (submit to start = startedAt - createdAt,"
           + " server timestamps; n=%d, not measured %d)", ms(r.startLatency, 50), ms(r.startLatency, 90),
@@ -189,6 +196,15 @@ final class Report {
   static String ms(Histogram h, double p) {
     double v = Recorder.ms(h, p);
     return Double.isNaN(v) ? "-" : fmt(v);
+  }
+
+  private static ServerHistogram serverHistogram(Run run, String name) {
+    return ServerHistogram.parse(run.metricsAfter, name).since(ServerHistogram.parse(run.metricsBefore, name));
+  }
+
+  private static String bound(ServerHistogram h, double p) {
+    double v = h.percentileMs(p);
+    return Double.isNaN(v) ? "-" : Double.isInfinite(v) ? "inf" : fmt(v);
   }
 
   static String max(Histogram h) {

@@ -28,6 +28,9 @@ final class Run {
   Sampler.Sample before;
   Sampler.Sample afterLoad;
   Sampler.Sample afterDrain;
+  /** GET /metrics at the start and at the end of the load, for the server's own latency histograms. */
+  String metricsBefore;
+  String metricsAfter;
   Long queueCapacity;
   Long queueSlots;
 

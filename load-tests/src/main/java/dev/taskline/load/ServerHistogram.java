@@ -1,0 +1,68 @@
+package dev.taskline.load;
+
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One latency histogram from the server's {@code GET /metrics}: cumulative counts by bucket upper
+ * bound. Two readings give the run's own distribution as the server measured it, from a request's
+ * arrival to its answer, without the generator's delays (which share the machine's cores).
+ * Percentiles are bucket upper bounds, so they read "at most".
+ */
+final class ServerHistogram {
+
+  private final TreeMap<Double, Double> cumulative;
+
+  private ServerHistogram(TreeMap<Double, Double> cumulative) {
+    this.cumulative = cumulative;
+  }
+
+  /** The buckets of {@code name} (e.g. taskline_accept_latency_seconds) in Prometheus text; empty if absent. */
+  static ServerHistogram parse(String prometheusText, String name) {
+    TreeMap<Double, Double> buckets = new TreeMap<>();
+    String prefix = name + "_bucket{";
+    for (String line : prometheusText.split("\n")) {
+      if (!line.startsWith(prefix)) {
+        continue;
+      }
+      int le = line.indexOf("le=\"");
+      int close = le < 0 ? -1 : line.indexOf('"', le + 4);
+      int space = line.lastIndexOf(' ');
+      if (close < 0 || space < close) {
+        continue;
+      }
+      String bound = line.substring(le + 4, close);
+      double upper = bound.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bound);
+      buckets.put(upper, Double.parseDouble(line.substring(space + 1).trim()));
+    }
+    return new ServerHistogram(buckets);
+  }
+
+  /** What was recorded since {@code earlier} (a reading of the same histogram). */
+  ServerHistogram since(ServerHistogram earlier) {
+    TreeMap<Double, Double> delta = new TreeMap<>();
+    for (Map.Entry<Double, Double> e : cumulative.entrySet()) {
+      delta.put(e.getKey(), e.getValue() - earlier.cumulative.getOrDefault(e.getKey(), 0.0));
+    }
+    return new ServerHistogram(delta);
+  }
+
+  long count() {
+    return cumulative.isEmpty() ? 0 : Math.round(cumulative.lastEntry().getValue());
+  }
+
+  /** Upper bound in ms of the bucket that holds the p-th percentile; NaN when nothing was recorded. */
+  double percentileMs(double p) {
+    long n = count();
+    if (n == 0) {
+      return Double.NaN;
+    }
+    double rank = Math.ceil(n * p / 100.0);
+    for (Map.Entry<Double, Double> e : cumulative.entrySet()) {
+      if (e.getValue() >= rank) {
+        return e.getKey() * 1000;
+      }
+    }
+    return Double.POSITIVE_INFINITY;
+  }
+}
