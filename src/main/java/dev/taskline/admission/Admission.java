@@ -268,7 +268,7 @@ public final class Admission {
       } catch (InvalidPayloadException e) {
         throw new InvalidTaskException(where + "payload: " + e.getMessage());
       }
-      tasks.add(new NewTask(TaskIds.next(clock), queueConfig.name(), s.type(), s.payload(), priority, runAt,
+      tasks.add(new NewTask(TaskIds.next(clock), queueConfig.name(), s.type(), s.payload().encode(), priority, runAt,
           maxAttempts, timeoutMs, batchId));
     }
     return tasks;
@@ -360,7 +360,7 @@ public final class Admission {
     }
 
     private static QueuedTask held(NewTask task, long leaseVersion, int attempt) {
-      return new QueuedTask(task.id(), task.queue(), task.type(), task.payload(), task.priority(), leaseVersion,
+      return new QueuedTask(task.id(), task.queue(), task.type(), task.payloadJson(), task.priority(), leaseVersion,
           attempt, task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli());
     }
 

@@ -444,7 +444,7 @@ public final class Journal {
         ids[i] = task.id();
         queues[i] = task.queue();
         types[i] = task.type();
-        payloads[i] = task.payload().encode();
+        payloads[i] = task.payloadJson();
         priorities[i] = task.priority();
         runAts[i] = OffsetDateTime.ofInstant(task.runAt(), ZoneOffset.UTC);
         maxAttempts[i] = task.maxAttempts();

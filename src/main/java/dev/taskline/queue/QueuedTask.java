@@ -1,6 +1,5 @@
 package dev.taskline.queue;
 
-import io.vertx.core.json.JsonObject;
 import java.util.UUID;
 
 /**
@@ -8,13 +7,23 @@ import java.util.UUID;
  * again. {@code leaseVersion} is the version the journal had when the task was queued; the claim
  * succeeds only if it is still the same. {@code dueAtMillis} is when it may run (and from when it
  * ages); {@code attempt} is the number of attempts already made.
+ *
+ * <p>A full queue holds tens of thousands of these, and each young collection copies the ones that
+ * are still waiting, so they are kept small: the payload stays the JSON text it was journaled as
+ * (parsed once, when an attempt starts), and the queue and type names, the same few for every
+ * task, are shared instances rather than one copy per task.
  */
 public record QueuedTask(
-    UUID id, String queue, String type, JsonObject payload, int priority, long leaseVersion,
+    UUID id, String queue, String type, String payloadJson, int priority, long leaseVersion,
     int attempt, int maxAttempts, Long timeoutMs, long dueAtMillis) {
+
+  public QueuedTask {
+    queue = queue.intern();
+    type = type.intern();
+  }
 
   /** The same task after an attempt ended and it went back to pending. */
   public QueuedTask next(long leaseVersion, int attempt, long dueAtMillis) {
-    return new QueuedTask(id, queue, type, payload, priority, leaseVersion, attempt, maxAttempts, timeoutMs, dueAtMillis);
+    return new QueuedTask(id, queue, type, payloadJson, priority, leaseVersion, attempt, maxAttempts, timeoutMs, dueAtMillis);
   }
 }

@@ -27,6 +27,8 @@ final class Attempt implements TaskContext {
   private final Context context;
   private final Journal journal;
   private final QueuedTask task;
+  /** Parsed once per attempt: the queue keeps only the text (see {@link QueuedTask}). */
+  private final JsonObject payload;
   private final Lease lease;
   private final Duration leaseFor;
   private final long progressIntervalNanos;
@@ -53,6 +55,7 @@ final class Attempt implements TaskContext {
     this.context = context;
     this.journal = journal;
     this.task = task;
+    this.payload = new JsonObject(task.payloadJson());
     this.lease = lease;
     this.leaseFor = leaseFor;
     // The throttle is a rate limit, not business time, so it runs on the monotonic clock: an
@@ -114,7 +117,7 @@ final class Attempt implements TaskContext {
 
   @Override
   public JsonObject payload() {
-    return task.payload();
+    return payload;
   }
 
   @Override

@@ -50,7 +50,7 @@ class JournalFencingTest {
 
   private UUID newTask() throws Exception {
     UUID id = TaskIds.next(clock);
-    await(journal.insert(List.of(new NewTask(id, "default", "sleep", new JsonObject(), 0, clock.instant(), 1, null, null))));
+    await(journal.insert(List.of(new NewTask(id, "default", "sleep", "{}", 0, clock.instant(), 1, null, null))));
     return id;
   }
 
@@ -145,9 +145,9 @@ class JournalFencingTest {
     UUID high = TaskIds.next(clock);
     UUID held = TaskIds.next(clock);
     await(journal.insert(List.of(
-        new NewTask(low, queue, "sleep", new JsonObject(), 0, clock.instant(), 1, null, null),
-        new NewTask(high, queue, "sleep", new JsonObject(), 5, clock.instant(), 1, null, null),
-        new NewTask(held, queue, "sleep", new JsonObject(), 9, clock.instant(), 1, null, null))));
+        new NewTask(low, queue, "sleep", "{}", 0, clock.instant(), 1, null, null),
+        new NewTask(high, queue, "sleep", "{}", 5, clock.instant(), 1, null, null),
+        new NewTask(held, queue, "sleep", "{}", 9, clock.instant(), 1, null, null))));
     List<StoredTask> page = await(journal.pageIn(queue, List.of(held), 10, 0.0));
     assertEquals(List.of(high, low), page.stream().map(StoredTask::id).toList());
   }

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.config.QueueConfig;
-import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -18,7 +17,7 @@ class PriorityAgingTest {
   }
 
   private static QueuedTask task(int priority, long dueAtMillis) {
-    return new QueuedTask(UUID.randomUUID(), "q", "sleep", new JsonObject(), priority, 0, 0, 3, null, dueAtMillis);
+    return new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", priority, 0, 0, 3, null, dueAtMillis);
   }
 
   @Test

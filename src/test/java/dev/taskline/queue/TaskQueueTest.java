@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.config.QueueConfig;
-import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -22,7 +21,7 @@ class TaskQueueTest {
   }
 
   private static QueuedTask task(UUID id, int priority, long enqueuedAtMillis) {
-    return new QueuedTask(id, "q", "sleep", new JsonObject(), priority, 0L, 0, 1, null, enqueuedAtMillis);
+    return new QueuedTask(id, "q", "sleep", "{}", priority, 0L, 0, 1, null, enqueuedAtMillis);
   }
 
   private static QueuedTask task(int priority, long enqueuedAtMillis) {

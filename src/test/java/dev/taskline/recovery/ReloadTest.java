@@ -38,7 +38,7 @@ class ReloadTest {
       Journal journal = new Journal(pool, clock);
       List<NewTask> tasks = new ArrayList<>();
       for (int i = 0; i < total; i++) {
-        tasks.add(new NewTask(TaskIds.next(clock), "default", "sleep", new JsonObject().put("ms", 0), 0,
+        tasks.add(new NewTask(TaskIds.next(clock), "default", "sleep", new JsonObject().put("ms", 0).encode(), 0,
             clock.instant(), 1, null, null));
       }
       await(journal.insert(tasks));
