@@ -49,7 +49,10 @@ public final class Migrator {
                 return Future.succeededFuture(false);
               }
               LOG.info("applying migration " + version);
-              return conn.query(script).execute()
+              // The client logs each server NOTICE as a warning; a migration's notices (an index
+              // renamed as it becomes a key, say) are planned, so only warnings and worse reach it.
+              return conn.query("SET LOCAL client_min_messages = warning").execute()
+                  .compose(v -> conn.query(script).execute())
                   .compose(v -> conn.preparedQuery("INSERT INTO taskline_migrations (version) VALUES ($1)")
                       .execute(Tuple.of(version)))
                   .map(true);
