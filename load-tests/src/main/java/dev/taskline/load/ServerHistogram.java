@@ -19,10 +19,15 @@ final class ServerHistogram {
 
   /** The buckets of {@code name} (e.g. taskline_accept_latency_seconds) in Prometheus text; empty if absent. */
   static ServerHistogram parse(String prometheusText, String name) {
+    return parse(prometheusText, name, null);
+  }
+
+  /** As {@link #parse(String, String)}, keeping only the series with {@code label} (e.g. queue="bench"). */
+  static ServerHistogram parse(String prometheusText, String name, String label) {
     TreeMap<Double, Double> buckets = new TreeMap<>();
     String prefix = name + "_bucket{";
     for (String line : prometheusText.split("\n")) {
-      if (!line.startsWith(prefix)) {
+      if (!line.startsWith(prefix) || (label != null && !line.substring(0, line.indexOf('}') + 1).contains(label))) {
         continue;
       }
       int le = line.indexOf("le=\"");
