@@ -12,6 +12,7 @@ public interface TaskContext {
   /** 1 for the first attempt; grows with each claim of the task. */
   int attempt();
 
+  /** The task's payload: a copy of its own for this attempt, so changes to it are not kept. */
   JsonObject payload();
 
   /** For timers and other non-blocking work; never block its event loop. */

@@ -3,13 +3,11 @@ package dev.taskline.http;
 import dev.taskline.admission.Admission;
 import dev.taskline.admission.Admitted;
 import dev.taskline.admission.Control;
-import dev.taskline.admission.QueueFullException;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.events.EventHub;
 import dev.taskline.events.TaskStream;
 import io.vertx.core.http.HttpServerResponse;
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.JournalBusyException;
 import dev.taskline.journal.NewTask;
 import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.QueueMeters;
@@ -135,7 +133,7 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   private void failed(RoutingContext ctx, long arrived, Throwable failure) {
-    if (failure instanceof QueueFullException || failure instanceof JournalBusyException) {
+    if (Problems.isRefusal(failure)) {
       metrics.refused(System.nanoTime() - arrived);
     }
     ctx.fail(failure);

@@ -32,6 +32,11 @@ final class Problems {
   private Problems() {
   }
 
+  /** Failures answered with 429: the node refuses work it has not taken. */
+  static boolean isRefusal(Throwable failure) {
+    return failure instanceof QueueFullException || failure instanceof JournalBusyException;
+  }
+
   static void handle(RoutingContext ctx) {
     Throwable failure = ctx.failure();
     if (failure == null) {

@@ -333,7 +333,7 @@ public final class Journal {
     for (Row row : rows) {
       found.add(new StoredTask(
           row.getUUID("id"), row.getString("queue"), row.getString("type"),
-          new JsonObject(row.getString("payload")), row.getInteger("priority"),
+          row.getString("payload"), row.getInteger("priority"),
           row.getLong("lease_version"), row.getInteger("attempt"), row.getInteger("max_attempts"),
           row.getLong("timeout_ms"), row.getOffsetDateTime("run_at").toInstant()));
     }

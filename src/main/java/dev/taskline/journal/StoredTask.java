@@ -1,11 +1,10 @@
 package dev.taskline.journal;
 
-import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.UUID;
 
-/** A waiting task read back from the journal (start-up and page-in). */
+/** A waiting task read back from the journal (start-up, page-in, retry); the payload as JSON text. */
 public record StoredTask(
-    UUID id, String queue, String type, JsonObject payload, int priority, long leaseVersion,
+    UUID id, String queue, String type, String payloadJson, int priority, long leaseVersion,
     int attempt, int maxAttempts, Long timeoutMs, Instant runAt) {
 }

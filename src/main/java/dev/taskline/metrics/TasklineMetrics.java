@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +32,8 @@ public final class TasklineMetrics {
     // network) can be told apart from the node's when refusals look slow.
     this.refusalLatency = Timer.builder("taskline.refusal.latency")
         .description("From a submission's arrival to its 429 (queue full, scheduled full, journal busy)")
-        .publishPercentileHistogram().register(registry);
+        // A refusal takes well under a millisecond; the default buckets start at 1 ms.
+        .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(10_000)).register(registry);
   }
 
   public MeterRegistry registry() {

@@ -27,7 +27,10 @@ final class Attempt implements TaskContext {
   private final Context context;
   private final Journal journal;
   private final QueuedTask task;
-  /** Parsed once per attempt: the queue keeps only the text (see {@link QueuedTask}). */
+  /**
+   * Parsed once per attempt, since the queue keeps only the text (see {@link QueuedTask}); null when
+   * the text is not a JSON object (written to the journal by something other than a node).
+   */
   private final JsonObject payload;
   private final Lease lease;
   private final Duration leaseFor;
@@ -55,7 +58,7 @@ final class Attempt implements TaskContext {
     this.context = context;
     this.journal = journal;
     this.task = task;
-    this.payload = new JsonObject(task.payloadJson());
+    this.payload = parse(task.payloadJson());
     this.lease = lease;
     this.leaseFor = leaseFor;
     // The throttle is a rate limit, not business time, so it runs on the monotonic clock: an
@@ -113,6 +116,19 @@ final class Attempt implements TaskContext {
   @Override
   public int attempt() {
     return lease.attempt();
+  }
+
+  private static JsonObject parse(String json) {
+    try {
+      return new JsonObject(json);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** False when the journal held a payload that is not a JSON object: no handler can run it. */
+  boolean payloadReadable() {
+    return payload != null;
   }
 
   @Override

@@ -212,6 +212,8 @@ public final class WorkerVerticle extends VerticleBase {
     TaskHandler handler = handlers.get(task.type());
     attempt.handlerDone(handler == null
         ? Future.failedFuture(new PermanentTaskException("no handler for task type '" + task.type() + "' on this node"))
+        : !attempt.payloadReadable()
+        ? Future.failedFuture(new PermanentTaskException("the payload in the journal is not a JSON object"))
         : invoke(handler, attempt));
     return attempt.outcome().compose(outcome -> {
       attempt.end();

@@ -2,6 +2,7 @@ package dev.taskline.recovery;
 
 import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.Migrator;
@@ -53,6 +54,32 @@ class ReloadTest {
           p -> p.getJsonArray("tasks").size() == total);
       assertEquals(total, page.getJsonArray("tasks").size());
       assertEquals(0, node.getJson("/api/tasks?state=pending").getJsonArray("tasks").size());
+    }
+  }
+
+  @Test
+  void a_journaled_payload_that_is_not_a_json_object_fails_its_task_and_frees_the_slot() throws Exception {
+    String db = TestPostgres.newDatabase();
+    MutableClock clock = new MutableClock();
+    Vertx vertx = Vertx.vertx();
+    Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(2)).connectingTo(PgUrl.parse(db)).using(vertx).build();
+    NewTask odd = new NewTask(TaskIds.next(clock), "default", "sleep", "[1, 2]", 0, clock.instant(), 3, null, null);
+    NewTask fine = new NewTask(TaskIds.next(clock), "default", "sleep", "{\"ms\": 0}", 0, clock.instant(), 1, null, null);
+    try {
+      await(Migrator.migrate(vertx, pool));
+      // Written by something other than a node (a node only journals JSON objects).
+      await(new Journal(pool, clock).insert(List.of(odd, fine)));
+    } finally {
+      await(pool.close());
+      await(vertx.close());
+    }
+
+    // One slot: had the odd task kept it, the fine one would never run.
+    try (TestNode node = TestNode.start(db, "{\"queues\": {\"default\": {\"slots\": 1}}}", clock)) {
+      JsonObject failed = node.waitForState(odd.id().toString(), "failed");
+      assertEquals(1, failed.getInteger("attempt"), "no retry: no attempt could read it");
+      assertTrue(failed.encode().contains("not a JSON object"), failed.encode());
+      node.waitForState(fine.id().toString(), "succeeded");
     }
   }
 }

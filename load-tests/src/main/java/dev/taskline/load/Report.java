@@ -83,6 +83,8 @@ final class Report {
       line(b, "server view  202 p50 <= %s, p99 <= %s ms (n=%d); 429 p50 <= %s, p99 <= %s ms (n=%d) (the node's own"
           + " timers, from its handler having the request to the answer, over the load; bucket bounds)", bound(accepted, 50), bound(accepted, 99),
           accepted.count(), bound(refused, 50), bound(refused, 99), refused.count());
+    } else {
+      line(b, "server view  - (GET /metrics could not be read at the start and the end of the load)");
     }
     if (o.scenario.equals("idle-latency")) {
       line(b, "start ms     p50 %s, p90 %s, p99 %s, p99.9 %s, max %s (startedAt - createdAt, journal timestamps;"

@@ -27,27 +27,41 @@ final class ServerHistogram {
     TreeMap<Double, Double> buckets = new TreeMap<>();
     String prefix = name + "_bucket{";
     for (String line : prometheusText.split("\n")) {
-      if (!line.startsWith(prefix) || (label != null && !line.substring(0, line.indexOf('}') + 1).contains(label))) {
+      int labelsEnd = line.indexOf('}');
+      if (!line.startsWith(prefix) || labelsEnd < 0
+          || (label != null && !line.substring(0, labelsEnd + 1).contains(label))) {
         continue;
       }
-      int le = line.indexOf("le=\"");
-      int close = le < 0 ? -1 : line.indexOf('"', le + 4);
-      int space = line.lastIndexOf(' ');
-      if (close < 0 || space < close) {
+      String labels = line.substring(prefix.length() - 1, labelsEnd + 1);
+      int le = labels.indexOf("{le=\"") >= 0 ? labels.indexOf("{le=\"") + 1 : labels.indexOf(",le=\"") + 1;
+      int close = le <= 0 ? -1 : labels.indexOf('"', le + 4);
+      String[] valueAndMore = line.substring(labelsEnd + 1).trim().split("\\s+");
+      if (close < 0 || valueAndMore[0].isEmpty()) {
         continue;
       }
-      String bound = line.substring(le + 4, close);
+      String bound = labels.substring(le + 4, close);
       double upper = bound.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bound);
-      buckets.put(upper, Double.parseDouble(line.substring(space + 1).trim()));
+      // Several series of one name (other labels) add up, as one histogram of all of them.
+      buckets.merge(upper, Double.parseDouble(valueAndMore[0]), Double::sum);
     }
     return new ServerHistogram(buckets);
   }
 
-  /** What was recorded since {@code earlier} (a reading of the same histogram). */
+  /**
+   * What was recorded since {@code earlier} (a reading of the same histogram). Empty when the two
+   * cannot be compared: the node restarted between them (counts went down), or its buckets differ.
+   */
   ServerHistogram since(ServerHistogram earlier) {
     TreeMap<Double, Double> delta = new TreeMap<>();
+    if (!earlier.cumulative.isEmpty() && !earlier.cumulative.keySet().equals(cumulative.keySet())) {
+      return new ServerHistogram(delta);
+    }
     for (Map.Entry<Double, Double> e : cumulative.entrySet()) {
-      delta.put(e.getKey(), e.getValue() - earlier.cumulative.getOrDefault(e.getKey(), 0.0));
+      double d = e.getValue() - earlier.cumulative.getOrDefault(e.getKey(), 0.0);
+      if (d < 0) {
+        return new ServerHistogram(new TreeMap<>());
+      }
+      delta.put(e.getKey(), d);
     }
     return new ServerHistogram(delta);
   }
