@@ -23,6 +23,18 @@ public final class Main {
   }
 
   private static final Logger LOG = Logger.getLogger(Main.class.getName());
+  /**
+   * The embedded PostgreSQL's library logs initdb's and the server's own output line by line at
+   * INFO: dozens of lines at a first start. Its warnings and errors still show. Held here because
+   * java.util.logging keeps loggers weakly, and a collected one forgets its level.
+   */
+  private static final Logger EMBEDDED_PG_LOG = quiet("io.zonky.test.db.postgres");
+
+  private static Logger quiet(String name) {
+    Logger logger = Logger.getLogger(name);
+    logger.setLevel(Level.WARNING);
+    return logger;
+  }
 
   private Main() {
   }
