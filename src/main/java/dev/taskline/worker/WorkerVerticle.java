@@ -144,15 +144,8 @@ public final class WorkerVerticle extends VerticleBase {
   private void drain() {
     TaskQueue.Dispatched dispatched;
     while (!stopping && (dispatched = queue.pollDispatched()) != null) {
-      TaskQueue.Dispatched given = dispatched;
       running++;
-      // Due when admitted: for a task dispatched at admission this is its submit-to-start time.
-      meters.started(clock.millis() - given.task().dueAtMillis());
-      long startedAt = System.nanoTime();
-      track(given.task(), run(given.task(), given.lease()).eventually(() -> {
-        meters.ran(System.nanoTime() - startedAt);
-        return Future.succeededFuture();
-      }));
+      track(dispatched.task(), started(dispatched.task(), dispatched.lease()));
     }
     while (!stopping) {
       // The queue keeps the slot count: it hands out a task only while one is free.
@@ -195,13 +188,21 @@ public final class WorkerVerticle extends VerticleBase {
             meters.claimLost();
             return Future.succeededFuture();
           }
-          meters.started(clock.millis() - task.dueAtMillis());
-          long startedAt = System.nanoTime();
-          return run(task, lease).eventually(() -> {
-            meters.ran(System.nanoTime() - startedAt);
-            return Future.succeededFuture();
-          });
+          return started(task, lease);
         });
+  }
+
+  /**
+   * Runs a task whose lease this worker holds, and times it: the wait from when it was due (for a
+   * task dispatched at admission, its submit-to-start time) and the attempt itself.
+   */
+  private Future<QueuedTask> started(QueuedTask task, Lease lease) {
+    meters.started(clock.millis() - task.dueAtMillis());
+    long startedAt = System.nanoTime();
+    return run(task, lease).eventually(() -> {
+      meters.ran(System.nanoTime() - startedAt);
+      return Future.succeededFuture();
+    });
   }
 
   private Future<QueuedTask> run(QueuedTask task, Lease lease) {
