@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -214,19 +215,28 @@ final class Follower {
 
   /** One GET /api/tasks/{id}; never fails. */
   private Future<Void> readTask(String id) {
+    return poll("/api/tasks/" + id, id, "missing (404)", task -> {
+      String state = task.getString("state");
+      lastSeenState.put(id, state);
+      if (isTerminal(state) && openTasks.remove(id)) {
+        ended(state, 1);
+      }
+    });
+  }
+
+  /**
+   * One GET of {@code path}: its JSON goes to {@code found}; a 404 is noted as {@code missing} for
+   * {@code id}; anything else counts as a poll error. Never fails.
+   */
+  private Future<Void> poll(String path, String id, String missing, Consumer<JsonObject> found) {
     pollRequests++;
-    return api.get("/api/tasks/" + id).transform(ar -> {
+    return api.get(path).transform(ar -> {
       if (ar.succeeded() && ar.result().status() == 200 && ar.result().json() != null) {
-        String state = ar.result().json().getString("state");
-        lastSeenState.put(id, state);
-        if (isTerminal(state) && openTasks.remove(id)) {
-          ended(state, 1);
-        }
+        found.accept(ar.result().json());
       } else if (ar.succeeded() && ar.result().status() == 404) {
-        lastSeenState.put(id, "missing (404)");
+        lastSeenState.put(id, missing);
       } else {
-        pollError(ar.succeeded() ? "GET /api/tasks/" + id + " answered " + ar.result().status()
-            : ar.cause().toString());
+        pollError(ar.succeeded() ? "GET " + path + " answered " + ar.result().status() : ar.cause().toString());
       }
       return Future.<Void>succeededFuture();
     });
@@ -286,18 +296,7 @@ final class Follower {
 
   /** One GET /api/batches/{id}; never fails. */
   private Future<Void> readBatch(String id) {
-    pollRequests++;
-    return api.get("/api/batches/" + id).transform(ar -> {
-      if (ar.succeeded() && ar.result().status() == 200 && ar.result().json() != null) {
-        batchRead(id, ar.result().json());
-      } else if (ar.succeeded() && ar.result().status() == 404) {
-        lastSeenState.put(id, "batch missing (404)");
-      } else {
-        pollError(ar.succeeded() ? "GET /api/batches/" + id + " answered " + ar.result().status()
-            : ar.cause().toString());
-      }
-      return Future.<Void>succeededFuture();
-    });
+    return poll("/api/batches/" + id, id, "batch missing (404)", batch -> batchRead(id, batch));
   }
 
   private void batchRead(String id, JsonObject batch) {
