@@ -31,6 +31,7 @@ import java.util.function.DoubleSupplier;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Logger;
 
@@ -61,7 +62,7 @@ public final class Taskline {
   /** How often streams ask the journal about writes made by other nodes. */
   private static final long CATCH_UP_MS = 2_000;
   private HttpVerticle http;
-  private final List<HttpVerticle> httpInstances = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
 
   private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
       EmbeddedPostgresServer embedded, String pgUrl) {

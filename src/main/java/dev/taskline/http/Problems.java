@@ -2,9 +2,9 @@ package dev.taskline.http;
 
 import dev.taskline.admission.IdempotencyConflictException;
 import dev.taskline.admission.InvalidTaskException;
+import dev.taskline.admission.QueueFullException;
 import dev.taskline.admission.ShuttingDownException;
 import dev.taskline.journal.JournalBusyException;
-import dev.taskline.admission.QueueFullException;
 import io.vertx.core.VertxException;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.DecodeException;

@@ -34,7 +34,7 @@ public final class Journal {
   /** Most requests one grouped statement carries; bounds statement size and latency. */
   private static final int MAX_GROUP = 2_000;
   /** Submissions (of up to a batch each) that one insert statement carries at most. */
-  public static final int INSERT_GROUP = 64;
+  private static final int INSERT_GROUP = 64;
 
   private final Pool pool;
   private final Clock clock;
