@@ -34,6 +34,12 @@ public final class TasklineMetrics {
         .description("From a submission's arrival to its 429 (queue full, scheduled full, journal busy)")
         // A refusal takes well under a millisecond; the default buckets start at 1 ms.
         .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(10_000)).register(registry);
+    // The JVM reports its heap but not what the process holds in memory: direct buffers, thread
+    // stacks, code and the allocator's own share, which is what runs out on a small machine.
+    if (ResidentMemory.read() > 0) {
+      Gauge.builder("process.resident.memory", ResidentMemory::read).baseUnit("bytes")
+          .description("Resident set size of this process (Linux: VmRSS in /proc/self/status)").register(registry);
+    }
   }
 
   public MeterRegistry registry() {

@@ -10,6 +10,8 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -69,6 +71,9 @@ class StatsInvariantTest {
           "taskline_task_run_seconds_count", "taskline_accept_latency_seconds_count",
           "taskline_journal_write_seconds_count{statement=\"claim\"}")) {
         assertTrue(prometheus.contains(series), "missing " + series);
+      }
+      if (Files.isReadable(Path.of("/proc/self/status"))) {
+        assertTrue(node.metric("process_resident_memory_bytes") > 0, "the node's RSS is exported");
       }
     }
   }
