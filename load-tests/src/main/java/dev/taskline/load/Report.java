@@ -190,9 +190,46 @@ final class Report {
         line(b, "               %s", v);
       }
     }
+    memory(b, s.memory);
     line(b, "sampling     %d samples, %d failed%s, %d skipped (previous still open); slowest stats+queues read %.1f ms",
         s.samples.size(), s.failedReads, s.lastError == null ? "" : " (last: " + s.lastError + ")", s.skippedTicks,
         s.maxStatsMillis);
+  }
+
+  /**
+   * The server's resident set size from t = SETTLE_SECONDS to the last reading, and the range of its
+   * heap in use: under overload both should stay flat once the queue is full.
+   */
+  private static void memory(StringBuilder b, List<Sampler.Memory> readings) {
+    Sampler.Memory first = null;
+    Sampler.Memory last = null;
+    double peakRss = Double.NaN;
+    double minHeap = Double.NaN;
+    double maxHeap = Double.NaN;
+    for (Sampler.Memory m : readings) {
+      if (m.t() < SETTLE_SECONDS || m.rssBytes() == null || m.heapBytes() == null) {
+        continue;
+      }
+      first = first == null ? m : first;
+      last = m;
+      peakRss = Double.isNaN(peakRss) ? m.rssBytes() : Math.max(peakRss, m.rssBytes());
+      minHeap = Double.isNaN(minHeap) ? m.heapBytes() : Math.min(minHeap, m.heapBytes());
+      maxHeap = Double.isNaN(maxHeap) ? m.heapBytes() : Math.max(maxHeap, m.heapBytes());
+    }
+    if (first == null) {
+      line(b, "memory       no reading from t=%d s on (%d readings; the server may lack"
+          + " process_resident_memory_bytes)", SETTLE_SECONDS, readings.size());
+      return;
+    }
+    line(b, "memory       server RSS %s MB at t=%.0f s, %s MB at t=%.0f s (%+.0f%%), peak %s MB; heap in use"
+        + " %s to %s MB from t=%d s (GET /metrics every %d s; the heap rises and falls with each young collection)",
+        mb(first.rssBytes()), first.t(), mb(last.rssBytes()), last.t(),
+        100 * (last.rssBytes() - first.rssBytes()) / first.rssBytes(), mb(peakRss), mb(minHeap), mb(maxHeap),
+        SETTLE_SECONDS, Sampler.MEMORY_EVERY);
+  }
+
+  private static String mb(double bytes) {
+    return String.format(Locale.ROOT, "%.0f", bytes / (1024 * 1024));
   }
 
   private static String delta(Long from, Long to) {
@@ -369,6 +406,27 @@ final class Report {
     backlog.add(new Series("running", "#1a7f37", sx, running, false));
     backlog.add(new Series("capacity", "#c62828", sx, capacity, true));
     h.append(chart("tasks", backlog, xMax, markers, false));
+
+    if (!s.memory.isEmpty()) {
+      h.append("<h2>Server memory (MB)</h2>\n<p class=\"help\">The server's resident set size and its heap in use"
+          + " (every heap pool), read from GET /metrics every ").append(Sampler.MEMORY_EVERY).append(" s. The heap"
+          + " rises and falls with each young collection; under overload both should level off once the queue is"
+          + " full.</p>\n");
+      int k = s.memory.size();
+      double[] mx = new double[k];
+      double[] heap = new double[k];
+      double[] rss = new double[k];
+      for (int i = 0; i < k; i++) {
+        Sampler.Memory x = s.memory.get(i);
+        mx[i] = x.t();
+        heap[i] = x.heapBytes() == null ? Double.NaN : x.heapBytes() / (1024 * 1024);
+        rss[i] = x.rssBytes() == null ? Double.NaN : x.rssBytes() / (1024 * 1024);
+      }
+      List<Series> mem = new ArrayList<>();
+      mem.add(new Series("RSS", "#8250df", mx, rss, false));
+      mem.add(new Series("heap in use", "#0969da", mx, heap, false));
+      h.append(chart("MB", mem, xMax, markers, false));
+    }
 
     boolean idle = o.scenario.equals("idle-latency");
     h.append("<h2>Latency per second (ms, log scale)</h2>\n<p class=\"help\">")
