@@ -17,7 +17,7 @@
 -- $1 ids, $2 queues, $3 types, $4 payloads (JSON text), $5 priorities, $6 run_at, $7 max_attempts,
 -- $8 timeout_ms, $9 batch ids (null for single tasks), $10 now, $11 batch ids, $12 batch sizes,
 -- $13 worker ids, $14 lease deadlines, $15 and $16 each batch's smallest and largest task id (the
--- range in which its tasks are found). A task with a worker id is dispatched at once: its worker
+-- range in which its tasks are found), $17 tenants (null for a task without one). A task with a worker id is dispatched at once: its worker
 -- had a free slot and nothing waited, so it is inserted claimed (lease version 1, attempt 1) and
 -- both transitions are journaled here, which spares the claim statement and its round trip.
 WITH new_batches AS (
@@ -27,16 +27,16 @@ WITH new_batches AS (
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
                      batch_id, created_at, updated_at, worker_id, lease_version, attempt,
-                     lease_expires_at, started_at)
+                     lease_expires_at, started_at, tenant)
   SELECT r.id, r.queue, r.type, CASE WHEN r.worker_id IS NULL THEN 'pending' ELSE 'running' END,
          r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, r.batch_id, $10, $10,
          r.worker_id, CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END, r.lease_expires_at,
-         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END
+         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END, r.tenant
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[],
-              $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[])
+              $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[], $17::text[])
        AS r(id, queue, type, payload, priority, run_at, max_attempts, timeout_ms, batch_id, worker_id,
-            lease_expires_at)
+            lease_expires_at, tenant)
   RETURNING id, worker_id
 )
 INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
@@ -172,7 +172,7 @@ SELECT count(*) AS pending FROM tasks WHERE state = 'pending' AND queue = $1 AND
 -- (priority points per second of waiting). The same order as the in-memory queue: effective
 -- priority = priority + rate * seconds waited, which ranks like priority - rate * run_at.
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, run_at
+       timeout_ms, run_at, tenant
   FROM tasks
  WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
  ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id
@@ -222,7 +222,7 @@ WITH target AS (
     FROM target
    WHERE t.id = target.id
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
-            t.max_attempts, t.timeout_ms, t.run_at
+            t.max_attempts, t.timeout_ms, t.run_at, t.tenant
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at)
   SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, $2

@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * Says yes or no to every submission. Yes means: every rule holds, the queues had room (reserved
@@ -39,6 +40,8 @@ public final class Admission {
   public static final long MAX_TIMEOUT_MS = 24L * 3600 * 1000;
   public static final long MAX_DELAY_MS = 365L * 24 * 3600 * 1000;
   public static final int MAX_KEY_LENGTH = 255;
+  /** A tenant name: what a caller's own account or customer ids look like, nothing that needs escaping. */
+  static final Pattern TENANT = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
 
   private final TasklineConfig config;
   private final QueueRegistry queues;
@@ -69,13 +72,13 @@ public final class Admission {
     return draining;
   }
 
-  /** Admits one task; {@code idempotencyKey} may be null. */
-  public Future<Admitted> submit(Submission submission, String idempotencyKey) {
-    return admit(List.of(submission), false, idempotencyKey);
+  /** Admits one task; {@code idempotencyKey} and {@code tenant} may be null. */
+  public Future<Admitted> submit(Submission submission, String idempotencyKey, String tenant) {
+    return admit(List.of(submission), false, idempotencyKey, tenant);
   }
 
-  /** Admits a batch, all or nothing; {@code idempotencyKey} may be null. */
-  public Future<Admitted> submitBatch(List<Submission> submissions, String idempotencyKey) {
+  /** Admits a batch, all or nothing; {@code idempotencyKey} and {@code tenant} may be null. */
+  public Future<Admitted> submitBatch(List<Submission> submissions, String idempotencyKey, String tenant) {
     int max = config.http().maxBatchSize();
     if (submissions.isEmpty()) {
       return Future.failedFuture(new InvalidTaskException("a batch needs at least one task"));
@@ -84,10 +87,10 @@ public final class Admission {
       return Future.failedFuture(new InvalidTaskException(
           "a batch may hold at most " + max + " tasks, got " + submissions.size()));
     }
-    return admit(submissions, true, idempotencyKey);
+    return admit(submissions, true, idempotencyKey, tenant);
   }
 
-  private Future<Admitted> admit(List<Submission> submissions, boolean batch, String key) {
+  private Future<Admitted> admit(List<Submission> submissions, boolean batch, String key, String tenant) {
     if (draining) {
       TaskQueue queue = queues.get(submissions.get(0).queue() == null ? TasklineConfig.DEFAULT_QUEUE
           : submissions.get(0).queue());
@@ -101,15 +104,18 @@ public final class Admission {
       if (key != null && (key.isBlank() || key.length() > MAX_KEY_LENGTH)) {
         throw new InvalidTaskException("Idempotency-Key must be 1 to " + MAX_KEY_LENGTH + " characters");
       }
-      tasks = validate(submissions, batch ? TaskIds.next(clock) : null);
+      if (tenant != null && !TENANT.matcher(tenant).matches()) {
+        throw new InvalidTaskException("Taskline-Tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
+      }
+      tasks = validate(submissions, batch ? TaskIds.next(clock) : null, tenant);
     } catch (InvalidTaskException e) {
       return Future.failedFuture(e);
     }
     if (key == null) {
-      return reserveAndInsert(tasks, finalTasks -> journal.insert(finalTasks).map(v -> true))
+      return reserveAndInsert(tasks, tenant, finalTasks -> journal.insert(finalTasks).map(v -> true))
           .map(finalTasks -> new Admitted(finalTasks.get(0).batchId(), finalTasks, false));
     }
-    String hash = requestHash(submissions, batch);
+    String hash = requestHash(submissions, batch, tenant);
     // A replay answers even when the queue is full now: the work it names was accepted long ago.
     return journal.idempotentAnswer(key).compose(earlier -> {
       if (earlier != null) {
@@ -118,7 +124,7 @@ public final class Admission {
       Journal.IdempotentAnswer[] lost = new Journal.IdempotentAnswer[1];
       JsonObject response = answerJson(tasks);
       Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-      return reserveAndInsert(tasks, finalTasks -> journal.insertIdempotent(key, hash, response, finalTasks, keepFor)
+      return reserveAndInsert(tasks, tenant, finalTasks -> journal.insertIdempotent(key, hash, response, finalTasks, keepFor)
               .map(answer -> {
                 lost[0] = answer;
                 return answer == null;
@@ -127,7 +133,7 @@ public final class Admission {
               ? new Admitted(finalTasks.get(0).batchId(), finalTasks, false)
               : replay(key, hash, lost[0]))
           // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
-          .recover(e -> e instanceof QueueFullException
+          .recover(e -> e instanceof QueueFullException || e instanceof TenantLimitException
               ? journal.idempotentAnswer(key).compose(twin -> twin == null ? Future.failedFuture(e)
                   : Future.succeededFuture(replay(key, hash, twin)))
               : Future.failedFuture(e));
@@ -140,21 +146,23 @@ public final class Admission {
    * will be journaled, then fills the reservations (when the insert says it journaled them) or
    * gives them back (when it failed or inserted nothing). The future holds the journaled tasks.
    */
-  private Future<List<NewTask>> reserveAndInsert(List<NewTask> tasks,
+  private Future<List<NewTask>> reserveAndInsert(List<NewTask> tasks, String tenant,
       java.util.function.Function<List<NewTask>, Future<Boolean>> insert) {
     Instant now = clock.instant();
     Map<String, Reservation> byKey = new LinkedHashMap<>();
     for (NewTask task : tasks) {
       boolean later = task.runAt().isAfter(now);
       byKey.computeIfAbsent(task.queue() + (later ? "/scheduled" : ""),
-          k -> new Reservation(queues.get(task.queue()), later, new ArrayList<>())).tasks.add(task);
+          k -> new Reservation(queues.get(task.queue()), later, tenant, new ArrayList<>())).tasks.add(task);
     }
     List<Reservation> reservations = new ArrayList<>(byKey.values());
     List<Reservation> made = new ArrayList<>();
     for (Reservation reservation : reservations) {
-      if (!reservation.tryReserve(nodeId, now)) {
+      TaskQueue.Room room = reservation.tryReserve(nodeId, now);
+      if (room != TaskQueue.Room.RESERVED) {
         made.forEach(Reservation::cancel);
-        return Future.failedFuture(full(reservation, tasks.size()));
+        return Future.failedFuture(room == TaskQueue.Room.TENANT_LIMIT
+            ? tenantLimit(reservation, tasks.size()) : full(reservation, tasks.size()));
       }
       made.add(reservation);
     }
@@ -208,12 +216,25 @@ public final class Admission {
     return new JsonObject().put("batchId", batchId == null ? null : batchId.toString()).put("tasks", list);
   }
 
-  private static String requestHash(List<Submission> submissions, boolean batch) {
+  private static String requestHash(List<Submission> submissions, boolean batch, String tenant) {
     JsonArray canonical = new JsonArray();
     for (Submission submission : submissions) {
       canonical.add(submission.canonical());
     }
-    return Canonical.sha256((batch ? "batch:" : "task:") + canonical.encode());
+    // The same key from another tenant is another request: it must not replay this one's answer.
+    return Canonical.sha256((batch ? "batch:" : "task:") + (tenant == null ? "" : "tenant=" + tenant + ":")
+        + canonical.encode());
+  }
+
+  private TenantLimitException tenantLimit(Reservation reservation, int total) {
+    TaskQueue queue = reservation.queue;
+    QueueMeters meters = metrics.queue(queue.name());
+    meters.rejectedTenantLimit(total);
+    int unfinished = queue.tenantHeld(reservation.tenant);
+    // The tenant's tasks share the queue with everyone else's: at the queue's completion rate, the
+    // time to work off as many tasks as the tenant holds is a fair bound for one of them to end.
+    return new TenantLimitException(queue.name(), reservation.tenant, queue.config().tenantLimit(), unfinished,
+        reservation.tasks.size(), RetryAfter.seconds(unfinished, meters.completionRate()));
   }
 
   private QueueFullException full(Reservation reservation, int total) {
@@ -233,7 +254,7 @@ public final class Admission {
         RetryAfter.seconds(backlog, meters.completionRate()));
   }
 
-  private List<NewTask> validate(List<Submission> submissions, UUID batchId) {
+  private List<NewTask> validate(List<Submission> submissions, UUID batchId, String tenant) {
     List<NewTask> tasks = new ArrayList<>(submissions.size());
     Instant now = clock.instant();
     for (int i = 0; i < submissions.size(); i++) {
@@ -269,7 +290,7 @@ public final class Admission {
         throw new InvalidTaskException(where + "payload: " + e.getMessage());
       }
       tasks.add(new NewTask(TaskIds.next(clock), queueConfig.name(), s.type(), s.payload().encode(), priority, runAt,
-          maxAttempts, timeoutMs, batchId));
+          maxAttempts, timeoutMs, batchId, tenant));
     }
     return tasks;
   }
@@ -301,28 +322,30 @@ public final class Admission {
   private static final class Reservation {
     final TaskQueue queue;
     final boolean scheduled;
+    final String tenant;
     final List<NewTask> tasks;
     private final Map<UUID, NewTask> dispatched = new java.util.HashMap<>();
 
-    Reservation(TaskQueue queue, boolean scheduled, List<NewTask> tasks) {
+    Reservation(TaskQueue queue, boolean scheduled, String tenant, List<NewTask> tasks) {
       this.queue = queue;
       this.scheduled = scheduled;
+      this.tenant = tenant;
       this.tasks = tasks;
     }
 
-    boolean tryReserve(String nodeId, Instant now) {
+    TaskQueue.Room tryReserve(String nodeId, Instant now) {
       if (scheduled) {
-        return queue.tryReserveScheduled(ids());
+        return queue.tryReserveScheduled(ids(), tenant);
       }
-      if (queue.tryDispatch(ids())) {
+      if (queue.tryDispatch(ids(), tenant)) {
         String worker = queue.workerId(nodeId);
         Instant leaseUntil = now.plusMillis(queue.config().leaseMs());
         for (NewTask task : tasks) {
           dispatched.put(task.id(), task.dispatched(worker, leaseUntil));
         }
-        return true;
+        return TaskQueue.Room.RESERVED;
       }
-      return queue.tryReserve(ids());
+      return queue.tryReserve(ids(), tenant);
     }
 
     /** The task as it goes into the journal: claimed, when it was dispatched. */
@@ -361,7 +384,7 @@ public final class Admission {
 
     private static QueuedTask held(NewTask task, long leaseVersion, int attempt) {
       return new QueuedTask(task.id(), task.queue(), task.type(), task.payloadJson(), task.priority(), leaseVersion,
-          attempt, task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli());
+          attempt, task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli(), task.tenant());
     }
 
     private List<UUID> ids() {

@@ -79,8 +79,7 @@ public final class Control {
         TaskQueue queue = queues.get(task.queue());
         if (queue != null) {
           // No room now: the task waits in the journal and is paged in as room frees.
-          queue.offer(List.of(new QueuedTask(task.id(), task.queue(), task.type(), task.payloadJson(), task.priority(),
-              task.leaseVersion(), task.attempt(), task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli())));
+          queue.offer(List.of(QueuedTask.from(task)));
         }
       }
       return movedIds;

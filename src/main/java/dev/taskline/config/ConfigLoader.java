@@ -108,7 +108,7 @@ public final class ConfigLoader {
       String name = names.next();
       Node q = queuesNode.object(name);
       q.only("slots", "capacity", "leaseMs", "heartbeatMs", "maxAttempts", "backoffBaseMs", "backoffCapMs",
-          "timeoutMs", "agingPerSecond", "scheduledCapacity");
+          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit");
       long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
       long backoffCapMs = q.longValue("backoffCapMs", QueueConfig.DEFAULT_BACKOFF_CAP_MS);
       queues.put(name, new QueueConfig(name,
@@ -121,7 +121,8 @@ public final class ConfigLoader {
           backoffCapMs,
           q.longValue("timeoutMs", QueueConfig.DEFAULT_TIMEOUT_MS),
           q.number("agingPerSecond", QueueConfig.DEFAULT_AGING_PER_SECOND),
-          q.integer("scheduledCapacity", QueueConfig.DEFAULT_SCHEDULED_CAPACITY)));
+          q.integer("scheduledCapacity", QueueConfig.DEFAULT_SCHEDULED_CAPACITY),
+          q.integer("tenantLimit", 0)));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 

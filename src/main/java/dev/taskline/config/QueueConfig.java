@@ -13,9 +13,12 @@ package dev.taskline.config;
  * @param timeoutMs         how long one attempt may run unless the task says otherwise
  * @param agingPerSecond    priority points a waiting task gains per second, so low priorities cannot starve
  * @param scheduledCapacity most delayed tasks (and retries waiting out their backoff) held in memory
+ * @param tenantLimit       most unfinished tasks (waiting, scheduled, running) that one tenant may have in this
+ *                          queue on this node, so that one tenant cannot take the whole capacity; 0: no limit
  */
 public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
-    long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity) {
+    long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
+    int tenantLimit) {
 
   public static final int DEFAULT_SLOTS = 4;
   public static final int DEFAULT_CAPACITY = 10_000;
@@ -65,12 +68,15 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
     if (scheduledCapacity < 0 || scheduledCapacity > 10_000_000) {
       throw new ConfigException(key + ".scheduledCapacity must be from 0 to 10000000, got " + scheduledCapacity);
     }
+    if (tenantLimit < 0 || tenantLimit > 10_000_000) {
+      throw new ConfigException(key + ".tenantLimit must be from 0 (no limit) to 10000000, got " + tenantLimit);
+    }
   }
 
   /** A queue with the task-semantics defaults. */
   public QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs) {
     this(name, slots, capacity, leaseMs, heartbeatMs, DEFAULT_MAX_ATTEMPTS, DEFAULT_BACKOFF_BASE_MS,
-        DEFAULT_BACKOFF_CAP_MS, DEFAULT_TIMEOUT_MS, DEFAULT_AGING_PER_SECOND, DEFAULT_SCHEDULED_CAPACITY);
+        DEFAULT_BACKOFF_CAP_MS, DEFAULT_TIMEOUT_MS, DEFAULT_AGING_PER_SECOND, DEFAULT_SCHEDULED_CAPACITY, 0);
   }
 
   public static QueueConfig defaults(String name) {

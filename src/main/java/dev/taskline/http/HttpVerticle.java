@@ -104,7 +104,7 @@ public final class HttpVerticle extends VerticleBase {
   private void submitTask(RoutingContext ctx) {
     long arrived = System.nanoTime();
     JsonObject body = jsonBody(ctx);
-    admission.submit(SubmissionJson.task(body), idempotencyKey(ctx))
+    admission.submit(SubmissionJson.task(body), idempotencyKey(ctx), tenant(ctx))
         .onSuccess(admitted -> {
           metrics.accepted(System.nanoTime() - arrived);
           NewTask task = admitted.tasks().get(0);
@@ -118,7 +118,7 @@ public final class HttpVerticle extends VerticleBase {
   private void submitBatch(RoutingContext ctx) {
     long arrived = System.nanoTime();
     JsonObject body = jsonBody(ctx);
-    admission.submitBatch(SubmissionJson.batch(body), idempotencyKey(ctx))
+    admission.submitBatch(SubmissionJson.batch(body), idempotencyKey(ctx), tenant(ctx))
         .onSuccess(admitted -> {
           metrics.accepted(System.nanoTime() - arrived);
           JsonArray list = new JsonArray();
@@ -147,11 +147,20 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   private static String idempotencyKey(RoutingContext ctx) {
-    List<String> keys = ctx.request().headers().getAll("Idempotency-Key");
-    if (keys.size() > 1) {
-      throw ApiException.badRequest("Idempotency-Key may be given once");
+    return once(ctx, "Idempotency-Key");
+  }
+
+  /** Whose tasks these are, for the queues' tenant limits; null when the caller names none. */
+  private static String tenant(RoutingContext ctx) {
+    return once(ctx, "Taskline-Tenant");
+  }
+
+  private static String once(RoutingContext ctx, String header) {
+    List<String> values = ctx.request().headers().getAll(header);
+    if (values.size() > 1) {
+      throw ApiException.badRequest(header + " may be given once");
     }
-    return keys.isEmpty() ? null : keys.get(0);
+    return values.isEmpty() ? null : values.get(0);
   }
 
   private void cancelTask(RoutingContext ctx) {
@@ -409,6 +418,7 @@ public final class HttpVerticle extends VerticleBase {
         .put("slots", queue.config().slots())
         .put("capacity", queue.config().capacity())
         .put("scheduledCapacity", queue.config().scheduledCapacity())
+        .put("tenantLimit", queue.config().tenantLimit())
         .put("accepted", counts.accepted())
         .put("finished", counts.finished())
         .put("unfinished", counts.unfinished())

@@ -4,6 +4,7 @@ import dev.taskline.admission.IdempotencyConflictException;
 import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.admission.QueueFullException;
 import dev.taskline.admission.ShuttingDownException;
+import dev.taskline.admission.TenantLimitException;
 import dev.taskline.journal.JournalBusyException;
 import io.vertx.core.VertxException;
 import io.vertx.core.http.HttpServerResponse;
@@ -34,7 +35,8 @@ final class Problems {
 
   /** Failures answered with 429: the node refuses work it has not taken. */
   static boolean isRefusal(Throwable failure) {
-    return failure instanceof QueueFullException || failure instanceof JournalBusyException;
+    return failure instanceof QueueFullException || failure instanceof TenantLimitException
+        || failure instanceof JournalBusyException;
   }
 
   static void handle(RoutingContext ctx) {
@@ -50,6 +52,10 @@ final class Problems {
       send(ctx, 429, e.scheduled() ? "scheduled-full" : "queue-full", e.scheduled() ? "Scheduled tasks full" : "Queue full",
           e.getMessage(), new JsonObject()
           .put("queue", e.queue()).put("capacity", e.capacity()).put("backlog", e.backlog())
+          .put("requested", e.requested()).put("retryAfterSeconds", e.retryAfterSeconds()), e.retryAfterSeconds());
+    } else if (failure instanceof TenantLimitException e) {
+      send(ctx, 429, "tenant-limit", "Tenant limit reached", e.getMessage(), new JsonObject()
+          .put("queue", e.queue()).put("tenant", e.tenant()).put("limit", e.limit()).put("unfinished", e.unfinished())
           .put("requested", e.requested()).put("retryAfterSeconds", e.retryAfterSeconds()), e.retryAfterSeconds());
     } else if (failure instanceof JournalBusyException e) {
       send(ctx, 429, "journal-busy", "Journal busy", e.getMessage(),

@@ -335,7 +335,7 @@ public final class Journal {
           row.getUUID("id"), row.getString("queue"), row.getString("type"),
           row.getString("payload"), row.getInteger("priority"),
           row.getLong("lease_version"), row.getInteger("attempt"), row.getInteger("max_attempts"),
-          row.getLong("timeout_ms"), row.getOffsetDateTime("run_at").toInstant()));
+          row.getLong("timeout_ms"), row.getOffsetDateTime("run_at").toInstant(), row.getString("tenant")));
     }
     return found;
   }
@@ -436,6 +436,7 @@ public final class Journal {
     UUID[] batchIds = new UUID[n];
     String[] workers = new String[n];
     OffsetDateTime[] leaseUntil = new OffsetDateTime[n];
+    String[] tenants = new String[n];
     Map<UUID, Integer> batchSizes = new HashMap<>();
     Map<UUID, UUID[]> batchRanges = new HashMap<>();
     int i = 0;
@@ -452,6 +453,7 @@ public final class Journal {
         batchIds[i] = task.batchId();
         workers[i] = task.dispatchTo();
         leaseUntil[i] = task.leaseUntil() == null ? null : OffsetDateTime.ofInstant(task.leaseUntil(), ZoneOffset.UTC);
+        tenants[i] = task.tenant();
         if (task.batchId() != null) {
           batchSizes.merge(task.batchId(), 1, Integer::sum);
           UUID[] range = batchRanges.computeIfAbsent(task.batchId(), b -> new UUID[] {task.id(), task.id()});
@@ -475,7 +477,7 @@ public final class Journal {
       lasts[b] = batchRanges.get(batches[b])[1];
     }
     return Tuple.wrap(new Object[] {ids, queues, types, payloads, priorities, runAts, maxAttempts, timeouts,
-        batchIds, now, batches, sizes, workers, leaseUntil, firsts, lasts});
+        batchIds, now, batches, sizes, workers, leaseUntil, firsts, lasts, tenants});
   }
 
   private Future<List<Lease>> flushClaims(List<ClaimRequest> requests) {

@@ -38,6 +38,10 @@ final class TaskRows {
     if (batchId != null) {
       task.put("batchId", batchId.toString());
     }
+    String tenant = row.getString("tenant");
+    if (tenant != null) {
+      task.put("tenant", tenant);
+    }
     Long timeout = row.getLong("timeout_ms");
     if (timeout != null) {
       task.put("timeoutMs", timeout);

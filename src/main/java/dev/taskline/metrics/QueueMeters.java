@@ -19,6 +19,7 @@ public final class QueueMeters {
   private final Counter rejectedScheduledFull;
   private final Counter rejectedShuttingDown;
   private final Counter rejectedJournalBusy;
+  private final Counter rejectedTenantLimit;
   private final Counter started;
   private final Counter succeeded;
   private final Counter failed;
@@ -41,6 +42,7 @@ public final class QueueMeters {
     rejectedScheduledFull = rejected(registry, name, "scheduled_full");
     rejectedShuttingDown = rejected(registry, name, "shutting_down");
     rejectedJournalBusy = rejected(registry, name, "journal_busy");
+    rejectedTenantLimit = rejected(registry, name, "tenant_limit");
     started = counter(registry, "taskline.tasks.started", name, "Attempts claimed and started");
     succeeded = counter(registry, "taskline.tasks.succeeded", name, "Tasks that ended succeeded");
     failed = counter(registry, "taskline.tasks.failed", name, "Tasks that ended failed (dead letters)");
@@ -101,6 +103,10 @@ public final class QueueMeters {
     rejectedJournalBusy.increment(n);
   }
 
+  public void rejectedTenantLimit(int n) {
+    rejectedTenantLimit.increment(n);
+  }
+
   /** An attempt started {@code waitedMs} after its task was due. */
   public void started(long waitedMs) {
     started.increment();
@@ -154,7 +160,7 @@ public final class QueueMeters {
 
   public long rejectedCount() {
     return (long) (rejectedFull.count() + rejectedScheduledFull.count() + rejectedShuttingDown.count()
-        + rejectedJournalBusy.count());
+        + rejectedJournalBusy.count() + rejectedTenantLimit.count());
   }
 
   public long fencedCount() {

@@ -31,7 +31,7 @@ public final class TasklineMetrics {
     // Seen from the server, so that a client's own delays (a load generator on the same cores, a
     // network) can be told apart from the node's when refusals look slow.
     this.refusalLatency = Timer.builder("taskline.refusal.latency")
-        .description("From a submission's arrival to its 429 (queue full, scheduled full, journal busy)")
+        .description("From a submission's arrival to its 429 (queue full, scheduled full, tenant limit, journal busy)")
         // A refusal takes well under a millisecond; the default buckets start at 1 ms.
         .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(10_000)).register(registry);
     // The JVM reports its heap but not what the process holds in memory: direct buffers, thread

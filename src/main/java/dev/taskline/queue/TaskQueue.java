@@ -4,10 +4,10 @@ import dev.taskline.config.QueueConfig;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
-import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -33,7 +33,10 @@ public final class TaskQueue {
   private final PriorityQueue<QueuedTask> waiting;
   private final PriorityQueue<QueuedTask> scheduled =
       new PriorityQueue<>(Comparator.comparingLong(QueuedTask::dueAtMillis).thenComparing(QueuedTask::id));
-  private final Set<UUID> held = new HashSet<>();
+  /** Every task in custody or reserved, with its tenant (null for none). */
+  private final Map<UUID, String> held = new HashMap<>();
+  /** Of those, how many each tenant has: what the queue's tenant limit bounds. */
+  private final Map<String, Integer> byTenant = new HashMap<>();
   /** Tasks admitted straight to a slot (journaled claimed), for the worker to start first. */
   private final java.util.ArrayDeque<Dispatched> ready = new java.util.ArrayDeque<>();
   private int reserved;
@@ -106,18 +109,24 @@ public final class TaskQueue {
     this.journalHasMore = more;
   }
 
+  /** What a reservation found: room taken, or why not. */
+  public enum Room { RESERVED, QUEUE_FULL, TENANT_LIMIT }
+
   /**
-   * Reserves room for tasks about to be journaled. False when they would not fit: waiting plus
-   * reserved may never exceed capacity.
+   * Reserves room for tasks of {@code tenant} (null: none) about to be journaled. Waiting plus
+   * reserved may never exceed capacity, nor one tenant's unfinished and reserved tasks its limit.
    */
-  public boolean tryReserve(Collection<UUID> ids) {
+  public Room tryReserve(Collection<UUID> ids, String tenant) {
     synchronized (this) {
+      if (!tenantFits(tenant, ids.size())) {
+        return Room.TENANT_LIMIT;
+      }
       if (waiting.size() + reserved + ids.size() > config.capacity()) {
-        return false;
+        return Room.QUEUE_FULL;
       }
       reserved += ids.size();
-      held.addAll(ids);
-      return true;
+      hold(ids, tenant);
+      return Room.RESERVED;
     }
   }
 
@@ -125,13 +134,13 @@ public final class TaskQueue {
    * Takes slots for tasks about to be journaled as already claimed: only when nothing waits (they
    * must not overtake anyone) and enough slots are free. They count as running from here on.
    */
-  public boolean tryDispatch(Collection<UUID> ids) {
+  public boolean tryDispatch(Collection<UUID> ids, String tenant) {
     synchronized (this) {
-      if (!waiting.isEmpty() || running + dispatching + ids.size() > config.slots()) {
+      if (!waiting.isEmpty() || running + dispatching + ids.size() > config.slots() || !tenantFits(tenant, ids.size())) {
         return false;
       }
       dispatching += ids.size();
-      held.addAll(ids);
+      hold(ids, tenant);
       return true;
     }
   }
@@ -139,7 +148,7 @@ public final class TaskQueue {
   /** The journal refused the dispatched tasks: free their slots. */
   public synchronized void cancelDispatch(Collection<UUID> ids) {
     dispatching -= ids.size();
-    held.removeAll(ids);
+    ids.forEach(this::release);
   }
 
   /** The dispatched tasks are journaled, claimed: hand them to the worker. */
@@ -165,14 +174,17 @@ public final class TaskQueue {
   }
 
   /** As {@link #tryReserve}, for tasks that will not be due for a while. */
-  public boolean tryReserveScheduled(Collection<UUID> ids) {
+  public Room tryReserveScheduled(Collection<UUID> ids, String tenant) {
     synchronized (this) {
+      if (!tenantFits(tenant, ids.size())) {
+        return Room.TENANT_LIMIT;
+      }
       if (scheduled.size() + reservedScheduled + ids.size() > config.scheduledCapacity()) {
-        return false;
+        return Room.QUEUE_FULL;
       }
       reservedScheduled += ids.size();
-      held.addAll(ids);
-      return true;
+      hold(ids, tenant);
+      return Room.RESERVED;
     }
   }
 
@@ -183,7 +195,7 @@ public final class TaskQueue {
     } else {
       reserved -= ids.size();
     }
-    held.removeAll(ids);
+    ids.forEach(this::release);
   }
 
   /** The reserved tasks are journaled: they now wait for a worker. */
@@ -221,7 +233,7 @@ public final class TaskQueue {
       running--;
       if (scheduled.size() + reservedScheduled >= config.scheduledCapacity()) {
         finished++;
-        held.remove(task.id());
+        release(task.id());
         return false;
       }
       scheduled.add(task);
@@ -235,7 +247,7 @@ public final class TaskQueue {
   public synchronized void done(UUID id) {
     running--;
     finished++;
-    held.remove(id);
+    release(id);
   }
 
   /**
@@ -276,7 +288,7 @@ public final class TaskQueue {
         if (waiting.size() + reserved >= config.capacity()) {
           break;
         }
-        if (held.add(task.id())) {
+        if (hold(task.id(), task.tenant())) {
           waiting.add(task);
           added++;
         }
@@ -321,7 +333,7 @@ public final class TaskQueue {
   public synchronized boolean remove(UUID id) {
     boolean removed = waiting.removeIf(t -> t.id().equals(id)) || scheduled.removeIf(t -> t.id().equals(id));
     if (removed) {
-      held.remove(id);
+      release(id);
       finished++;
     }
     return removed;
@@ -354,7 +366,42 @@ public final class TaskQueue {
 
   /** Every id this node holds, for page-in to skip. */
   public synchronized List<UUID> heldIds() {
-    return new ArrayList<>(held);
+    return new ArrayList<>(held.keySet());
+  }
+
+  /** Unfinished and reserved tasks of {@code tenant} in this queue. */
+  public synchronized int tenantHeld(String tenant) {
+    return byTenant.getOrDefault(tenant, 0);
+  }
+
+  private boolean tenantFits(String tenant, int wanted) {
+    return tenant == null || config.tenantLimit() == 0
+        || byTenant.getOrDefault(tenant, 0) + wanted <= config.tenantLimit();
+  }
+
+  private void hold(Collection<UUID> ids, String tenant) {
+    for (UUID id : ids) {
+      hold(id, tenant);
+    }
+  }
+
+  /** Takes {@code id} into custody; false when it already was. */
+  private boolean hold(UUID id, String tenant) {
+    if (held.containsKey(id)) {
+      return false;
+    }
+    held.put(id, tenant);
+    if (tenant != null) {
+      byTenant.merge(tenant, 1, Integer::sum);
+    }
+    return true;
+  }
+
+  private void release(UUID id) {
+    String tenant = held.remove(id);
+    if (tenant != null) {
+      byTenant.computeIfPresent(tenant, (t, n) -> n == 1 ? null : n - 1);
+    }
   }
 
   /** The worker's claim of a polled task returned (taken or lost): it is no longer pending here. */

@@ -105,9 +105,7 @@ public final class Recovery {
       queue.journalHasMore(found.size() == room);
       List<QueuedTask> tasks = new ArrayList<>(found.size());
       for (StoredTask stored : found) {
-        tasks.add(new QueuedTask(stored.id(), stored.queue(), stored.type(), stored.payloadJson(), stored.priority(),
-            stored.leaseVersion(), stored.attempt(), stored.maxAttempts(), stored.timeoutMs(),
-            stored.runAt().toEpochMilli()));
+        tasks.add(QueuedTask.from(stored));
       }
       return Future.succeededFuture(queue.offer(tasks));
     });

@@ -31,6 +31,7 @@ class ConfigLoaderTest {
     QueueConfig queue = config.queue("default");
     assertEquals(4, queue.slots());
     assertEquals(10_000, queue.capacity());
+    assertEquals(0, queue.tenantLimit(), "no tenant limit unless one is set");
     assertEquals(1, config.queues().size());
   }
 
@@ -106,6 +107,8 @@ class ConfigLoaderTest {
         Arguments.of("slots 0", "{\"queues\":{\"default\":{\"slots\":0}}}", Map.of(), "queues.default.slots"),
         Arguments.of("capacity -1", "{\"queues\":{\"default\":{\"capacity\":-1}}}", Map.of(),
             "queues.default.capacity"),
+        Arguments.of("tenantLimit -1", "{\"queues\":{\"default\":{\"tenantLimit\":-1}}}", Map.of(),
+            "queues.default.tenantLimit"),
         Arguments.of("heartbeat over half the lease",
             "{\"queues\":{\"default\":{\"leaseMs\":1000,\"heartbeatMs\":501}}}", Map.of(),
             "queues.default.heartbeatMs"),

@@ -13,11 +13,11 @@ class PriorityAgingTest {
 
   private static TaskQueue queue(double agingPerSecond, int capacity) {
     return new TaskQueue(new QueueConfig("q", 10_000, capacity, 30_000, 10_000, 3, 1_000, 300_000, 60_000,
-        agingPerSecond, 100));
+        agingPerSecond, 100, 0));
   }
 
   private static QueuedTask task(int priority, long dueAtMillis) {
-    return new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", priority, 0, 0, 3, null, dueAtMillis);
+    return new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", priority, 0, 0, 3, null, dueAtMillis, null);
   }
 
   @Test

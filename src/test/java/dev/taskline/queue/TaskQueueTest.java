@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.config.QueueConfig;
+import dev.taskline.queue.TaskQueue.Room;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -21,7 +22,7 @@ class TaskQueueTest {
   }
 
   private static QueuedTask task(UUID id, int priority, long enqueuedAtMillis) {
-    return new QueuedTask(id, "q", "sleep", "{}", priority, 0L, 0, 1, null, enqueuedAtMillis);
+    return new QueuedTask(id, "q", "sleep", "{}", priority, 0L, 0, 1, null, enqueuedAtMillis, null);
   }
 
   private static QueuedTask task(int priority, long enqueuedAtMillis) {
@@ -79,16 +80,17 @@ class TaskQueueTest {
   void a_reservation_that_would_overshoot_capacity_is_refused_and_reserves_nothing() {
     TaskQueue queue = queue(5);
     queue.offer(List.of(task(0, 1), task(0, 2)));
-    assertTrue(queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID())));
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), null));
     assertEquals(1, queue.room());
 
     List<UUID> tooMany = List.of(UUID.randomUUID(), UUID.randomUUID());
-    assertFalse(queue.tryReserve(tooMany), "2 waiting + 2 reserved + 2 > 5");
+    assertEquals(Room.QUEUE_FULL, queue.tryReserve(tooMany, null), "2 waiting + 2 reserved + 2 > 5");
     assertEquals(1, queue.room(), "a refusal takes no room");
     for (UUID id : tooMany) {
       assertFalse(queue.heldIds().contains(id), "a refusal holds no id");
     }
-    assertTrue(queue.tryReserve(List.of(UUID.randomUUID())), "exactly filling the queue is allowed");
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), null),
+        "exactly filling the queue is allowed");
     assertEquals(0, queue.room());
   }
 
@@ -96,7 +98,7 @@ class TaskQueueTest {
   void a_reservation_holds_its_ids_so_page_in_skips_them() {
     TaskQueue queue = queue(5);
     UUID id = UUID.randomUUID();
-    assertTrue(queue.tryReserve(List.of(id)));
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(id), null));
     assertTrue(queue.heldIds().contains(id));
     assertEquals(0, queue.offer(List.of(task(id, 0, 1))), "page-in must not load a second copy");
   }
@@ -105,13 +107,14 @@ class TaskQueueTest {
   void cancelling_a_reservation_gives_the_room_and_the_ids_back() {
     TaskQueue queue = queue(3);
     List<UUID> ids = List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID());
-    assertTrue(queue.tryReserve(ids));
-    assertFalse(queue.tryReserve(List.of(UUID.randomUUID())));
+    assertEquals(Room.RESERVED, queue.tryReserve(ids, null));
+    assertEquals(Room.QUEUE_FULL, queue.tryReserve(List.of(UUID.randomUUID()), null));
 
     queue.cancelReservation(ids, false);
     assertEquals(3, queue.room());
     assertTrue(queue.heldIds().isEmpty());
-    assertTrue(queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID())));
+    assertEquals(Room.RESERVED,
+        queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()), null));
   }
 
   @Test
@@ -121,7 +124,7 @@ class TaskQueueTest {
     queue.onAvailable(wakeUps::incrementAndGet);
     QueuedTask a = task(0, 1);
     QueuedTask b = task(1, 2);
-    assertTrue(queue.tryReserve(ids(List.of(a, b))));
+    assertEquals(Room.RESERVED, queue.tryReserve(ids(List.of(a, b)), null));
     assertNull(queue.poll(), "reserved tasks are not journaled yet, so not runnable");
     assertEquals(0, wakeUps.get());
 
@@ -158,7 +161,7 @@ class TaskQueueTest {
   @Test
   void offer_stops_at_capacity() {
     TaskQueue queue = queue(3);
-    assertTrue(queue.tryReserve(List.of(UUID.randomUUID())));
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), null));
     List<QueuedTask> page = List.of(task(0, 1), task(0, 2), task(0, 3), task(0, 4));
     assertEquals(2, queue.offer(page), "one place is reserved, so two of four fit");
     assertEquals(0, queue.room());
@@ -196,7 +199,7 @@ class TaskQueueTest {
     assertEquals(10, queue.room());
     queue.offer(List.of(task(0, 1), task(0, 2), task(0, 3)));
     assertEquals(7, queue.room());
-    queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()));
+    queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), null);
     assertEquals(5, queue.room());
     queue.poll();
     assertEquals(6, queue.room(), "a running task no longer takes waiting room");
@@ -217,7 +220,7 @@ class TaskQueueTest {
     QueuedTask a = task(0, 1);
     QueuedTask b = task(0, 2);
     QueuedTask c = task(0, 3);
-    assertTrue(queue.tryReserve(List.of(a.id(), b.id())));
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(a.id(), b.id()), null));
     assertBalanced(queue);
     queue.fillReservation(List.of(a, b));
     queue.offer(List.of(c));
@@ -254,15 +257,63 @@ class TaskQueueTest {
   void an_idle_queue_dispatches_straight_to_free_slots_and_a_busy_one_does_not() {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 3, 10, 30_000, 10_000));
     List<UUID> two = List.of(UUID.randomUUID(), UUID.randomUUID());
-    assertTrue(queue.tryDispatch(two));
+    assertTrue(queue.tryDispatch(two, null));
     assertEquals(0, queue.counts().running(), "not in custody before its insert commits");
     assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
-    assertFalse(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID())), "one slot left for two");
+    assertFalse(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID()), null), "one slot left for two");
     queue.cancelDispatch(two);
-    assertTrue(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID())),
+    assertTrue(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()), null),
         "cancelling gave the slots back");
     TaskQueue other = new TaskQueue(new QueueConfig("q", 3, 10, 30_000, 10_000));
     other.offer(List.of(task(0, 1)));
-    assertFalse(other.tryDispatch(List.of(UUID.randomUUID())), "a waiting task must not be overtaken");
+    assertFalse(other.tryDispatch(List.of(UUID.randomUUID()), null), "a waiting task must not be overtaken");
+  }
+
+  @Test
+  void a_tenant_holds_no_more_than_its_limit_and_its_ended_tasks_make_room() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 3));
+    List<UUID> acme = List.of(UUID.randomUUID(), UUID.randomUUID());
+    assertEquals(Room.RESERVED, queue.tryReserve(acme, "acme"));
+    assertEquals(Room.TENANT_LIMIT, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"),
+        "2 held + 2 > 3");
+    assertEquals(Room.TENANT_LIMIT, queue.tryReserveScheduled(List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"),
+        "delayed tasks count too");
+    assertFalse(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"));
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), "globex"),
+        "another tenant has a limit of its own");
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID(),
+        UUID.randomUUID()), null), "a task without a tenant is not limited");
+    assertEquals(2, queue.tenantHeld("acme"));
+
+    List<QueuedTask> held = new ArrayList<>();
+    for (UUID id : acme) {
+      held.add(new QueuedTask(id, "q", "sleep", "{}", 0, 0L, 0, 1, null, 1, "acme"));
+    }
+    queue.fillReservation(held);
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), "acme"), "exactly at the limit");
+    queue.cancelReservation(List.of(UUID.randomUUID()), false);
+    assertEquals(3, queue.tenantHeld("acme"), "an unknown id gives nothing back");
+
+    QueuedTask running = queue.poll();
+    assertEquals("acme", running.tenant());
+    queue.done(running.id());
+    UUID waiting = acme.get(0).equals(running.id()) ? acme.get(1) : acme.get(0);
+    assertTrue(queue.remove(waiting), "the other one is cancelled while it waits");
+    assertEquals(1, queue.tenantHeld("acme"), "the reservation is all that is left");
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"));
+  }
+
+  @Test
+  void tasks_read_back_from_the_journal_count_for_their_tenant_beyond_its_limit() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 2));
+    List<QueuedTask> stored = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      stored.add(new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", 0, 0L, 0, 1, null, i, "acme"));
+    }
+    assertEquals(3, queue.offer(stored), "the journal's work is taken whatever the limit");
+    assertEquals(3, queue.tenantHeld("acme"));
+    assertEquals(Room.TENANT_LIMIT, queue.tryReserve(List.of(UUID.randomUUID()), "acme"));
+    assertEquals(0, queue.offer(stored), "ids already held are skipped");
+    assertEquals(3, queue.tenantHeld("acme"), "and not counted twice");
   }
 }
