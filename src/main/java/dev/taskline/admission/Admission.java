@@ -108,6 +108,9 @@ public final class Admission {
         throw new InvalidTaskException("Taskline-Tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
       }
       tasks = validate(submissions, batch ? TaskIds.next(clock) : null, tenant);
+      if (tenant != null) {
+        withinTenantLimits(tasks);
+      }
     } catch (InvalidTaskException e) {
       return Future.failedFuture(e);
     }
@@ -116,15 +119,18 @@ public final class Admission {
           .map(finalTasks -> new Admitted(finalTasks.get(0).batchId(), finalTasks, false));
     }
     String hash = requestHash(submissions, batch, tenant);
+    // Keys are the caller's own names (an order number, say), and two tenants may well pick the
+    // same one: each tenant's keys live apart. A header value cannot hold the separator.
+    String journalKey = tenant == null ? key : tenant + '\u0001' + key;
     // A replay answers even when the queue is full now: the work it names was accepted long ago.
-    return journal.idempotentAnswer(key).compose(earlier -> {
+    return journal.idempotentAnswer(journalKey).compose(earlier -> {
       if (earlier != null) {
         return Future.succeededFuture(replay(key, hash, earlier));
       }
       Journal.IdempotentAnswer[] lost = new Journal.IdempotentAnswer[1];
       JsonObject response = answerJson(tasks);
       Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-      return reserveAndInsert(tasks, tenant, finalTasks -> journal.insertIdempotent(key, hash, response, finalTasks, keepFor)
+      return reserveAndInsert(tasks, tenant, finalTasks -> journal.insertIdempotent(journalKey, hash, response, finalTasks, keepFor)
               .map(answer -> {
                 lost[0] = answer;
                 return answer == null;
@@ -134,7 +140,7 @@ public final class Admission {
               : replay(key, hash, lost[0]))
           // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
           .recover(e -> e instanceof QueueFullException || e instanceof TenantLimitException
-              ? journal.idempotentAnswer(key).compose(twin -> twin == null ? Future.failedFuture(e)
+              ? journal.idempotentAnswer(journalKey).compose(twin -> twin == null ? Future.failedFuture(e)
                   : Future.succeededFuture(replay(key, hash, twin)))
               : Future.failedFuture(e));
     });
@@ -231,10 +237,26 @@ public final class Admission {
     QueueMeters meters = metrics.queue(queue.name());
     meters.rejectedTenantLimit(total);
     int unfinished = queue.tenantHeld(reservation.tenant);
-    // The tenant's tasks share the queue with everyone else's: at the queue's completion rate, the
-    // time to work off as many tasks as the tenant holds is a fair bound for one of them to end.
+    // The tenant's tasks wait in line with everyone else's, so one of them may end only when the
+    // work ahead of it is done: the queue's whole backlog at its completion rate, as for a full queue.
+    TaskQueue.Counts counts = queue.counts();
     return new TenantLimitException(queue.name(), reservation.tenant, queue.config().tenantLimit(), unfinished,
-        reservation.tasks.size(), RetryAfter.seconds(unfinished, meters.completionRate()));
+        reservation.tasks.size(), RetryAfter.seconds(counts.waiting() + counts.running(), meters.completionRate()));
+  }
+
+  /** A request with more tasks for one queue than its tenant limit could never be admitted: 422, not 429. */
+  private void withinTenantLimits(List<NewTask> tasks) {
+    Map<String, Integer> perQueue = new LinkedHashMap<>();
+    for (NewTask task : tasks) {
+      perQueue.merge(task.queue(), 1, Integer::sum);
+    }
+    perQueue.forEach((name, n) -> {
+      int limit = queues.get(name).config().tenantLimit();
+      if (limit > 0 && n > limit) {
+        throw new InvalidTaskException("queue '" + name + "' holds at most " + limit
+            + " unfinished tasks of one tenant, and this request has " + n + " for it");
+      }
+    });
   }
 
   private QueueFullException full(Reservation reservation, int total) {

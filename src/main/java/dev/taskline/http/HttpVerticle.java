@@ -16,6 +16,7 @@ import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.DecodeException;
@@ -45,6 +46,7 @@ public final class HttpVerticle extends VerticleBase {
   private final TasklineMetrics metrics;
   private final EventHub hub;
   private HttpServer server;
+  private WorkerExecutor scrapes;
 
   public HttpVerticle(TasklineConfig config, Admission admission, Control control, Journal journal,
       QueueRegistry queues, TasklineMetrics metrics, EventHub hub) {
@@ -59,6 +61,9 @@ public final class HttpVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    // A thread of its own: blocking task handlers share the default worker pool and must not make
+    // a scrape wait, nor scrapes them.
+    scrapes = vertx.createSharedWorkerExecutor("taskline-metrics", 1);
     Router router = Router.router(vertx);
     BodyHandler body = BodyHandler.create(false).setBodyLimit(config.http().bodyLimitBytes());
 
@@ -94,6 +99,11 @@ public final class HttpVerticle extends VerticleBase {
         .setIdleTimeoutUnit(TimeUnit.SECONDS);
     return vertx.createHttpServer(options).requestHandler(router).listen()
         .onSuccess(s -> server = s);
+  }
+
+  @Override
+  public Future<?> stop() {
+    return scrapes == null ? Future.succeededFuture() : scrapes.close();
   }
 
   /** The port actually bound (differs from the configured one when that is 0). */
@@ -455,7 +465,7 @@ public final class HttpVerticle extends VerticleBase {
   private void scrape(RoutingContext ctx) {
     // Writing every series and histogram bucket takes 10 to 25 ms of CPU: on the event loop that
     // would hold up each submission behind it, once per scrape.
-    vertx.executeBlocking(metrics::scrape, false)
+    scrapes.executeBlocking(metrics::scrape, false)
         .onSuccess(text -> ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             .end(text))
         .onFailure(ctx::fail);

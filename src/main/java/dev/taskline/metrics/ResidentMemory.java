@@ -6,7 +6,7 @@ import java.nio.file.Path;
 
 /**
  * The process's resident set size as the kernel counts it. Linux only: elsewhere there is no
- * {@code /proc/self/status} and the figure is -1. The file lives in memory, so reading it never
+ * {@code /proc/self/status} and there is no figure (NaN, which a scrape shows as such). The file lives in memory, so reading it never
  * waits on a disk; it is still read off the event loop, at scrape time.
  */
 final class ResidentMemory {
@@ -16,16 +16,16 @@ final class ResidentMemory {
   private ResidentMemory() {
   }
 
-  /** Bytes, or -1 when the figure cannot be read. */
+  /** Bytes, or NaN when the figure cannot be read. */
   static double read() {
     try {
       return parse(Files.readString(STATUS));
     } catch (IOException | RuntimeException e) {
-      return -1;
+      return Double.NaN;
     }
   }
 
-  /** The {@code VmRSS:} line of a status file, in bytes (the kernel writes kB); -1 when absent. */
+  /** The {@code VmRSS:} line of a status file, in bytes (the kernel writes kB); NaN when absent. */
   static double parse(String status) {
     for (String line : status.split("\n")) {
       if (line.startsWith("VmRSS:")) {
@@ -35,6 +35,6 @@ final class ResidentMemory {
         }
       }
     }
-    return -1;
+    return Double.NaN;
   }
 }

@@ -36,7 +36,7 @@ public final class TasklineMetrics {
         .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(10_000)).register(registry);
     // The JVM reports its heap but not what the process holds in memory: direct buffers, thread
     // stacks, code and the allocator's own share, which is what runs out on a small machine.
-    if (ResidentMemory.read() > 0) {
+    if (!Double.isNaN(ResidentMemory.read())) {
       Gauge.builder("process.resident.memory", ResidentMemory::read).baseUnit("bytes")
           .description("Resident set size of this process (Linux: VmRSS in /proc/self/status)").register(registry);
     }

@@ -52,7 +52,7 @@ class TenantLimitTest {
       assertEquals(429, refused.statusCode(), refused.bodyAsString());
       assertEquals("application/problem+json", refused.getHeader("Content-Type"));
       long retryAfter = Long.parseLong(refused.getHeader("Retry-After"));
-      assertTrue(retryAfter >= 1 && retryAfter <= 300, "Retry-After " + retryAfter);
+      assertEquals(RetryAfter.UNKNOWN_RATE_SECONDS, retryAfter, "nothing has finished yet: no rate to go by");
       JsonObject problem = refused.bodyAsJsonObject();
       assertEquals("urn:taskline:problem:tenant-limit", problem.getString("type"));
       assertEquals("acme", problem.getString("tenant"));
@@ -72,12 +72,49 @@ class TenantLimitTest {
 
       // The running acme task ends: one place of acme's frees, and exactly one more fits.
       running.succeed(new JsonObject());
-      node.waitForState(firstId, "succeeded");
+      node.until("/api/queues", q -> queue(q).getInteger("finished") == 1);
       assertEquals(202, submit(node, "/api/tasks", "acme", gate()).statusCode());
       assertEquals(429, submit(node, "/api/tasks", "acme", gate()).statusCode());
 
       drain(node, 3 + 3 + 5 + 1, 2 + 3 + 5 + 1);
     }
+  }
+
+  @Test
+  void more_tasks_for_one_queue_than_its_tenant_limit_can_never_fit_and_get_422() throws Exception {
+    try (TestNode node = TestNode.start(TestPostgres.newDatabase(), CONFIG)) {
+      HttpResponse<Buffer> tooMany = submit(node, "/api/batches", "acme", batch(4));
+      assertEquals(422, tooMany.statusCode(), tooMany.bodyAsString());
+      assertTrue(tooMany.bodyAsString().contains("at most 3"), tooMany.bodyAsString());
+      assertEquals(0, node.getJson("/api/tasks?limit=10").getJsonArray("tasks").size());
+    }
+  }
+
+  @Test
+  void an_idempotency_key_belongs_to_its_tenant() throws Exception {
+    try (TestNode node = TestNode.start(TestPostgres.newDatabase(), CONFIG)) {
+      String acme = keyed(node, "acme").bodyAsJsonObject().getString("id");
+      HttpResponse<Buffer> again = keyed(node, "acme");
+      assertEquals(202, again.statusCode());
+      assertEquals("true", again.getHeader("Idempotent-Replayed"));
+      assertEquals(acme, again.bodyAsJsonObject().getString("id"));
+      HttpResponse<Buffer> globex = keyed(node, "globex");
+      assertEquals(202, globex.statusCode(), "the same key of another tenant is another request");
+      assertTrue(globex.getHeader("Idempotent-Replayed") == null, "not a replay");
+      assertTrue(!acme.equals(globex.bodyAsJsonObject().getString("id")));
+      HttpResponse<Buffer> none = keyed(node, null);
+      assertTrue(!acme.equals(none.bodyAsJsonObject().getString("id")), "nor is it without a tenant");
+      node.waitForState(acme, "succeeded");
+    }
+  }
+
+  private static HttpResponse<Buffer> keyed(TestNode node, String tenant) throws Exception {
+    HttpRequest<Buffer> request = node.http.post("/api/tasks").putHeader("Content-Type", "application/json")
+        .putHeader("Idempotency-Key", "order-1");
+    if (tenant != null) {
+      request.putHeader("Taskline-Tenant", tenant);
+    }
+    return await(request.sendBuffer(Buffer.buffer(sleep().encode())));
   }
 
   @Test

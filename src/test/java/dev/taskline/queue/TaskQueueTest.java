@@ -291,8 +291,7 @@ class TaskQueueTest {
     }
     queue.fillReservation(held);
     assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), "acme"), "exactly at the limit");
-    queue.cancelReservation(List.of(UUID.randomUUID()), false);
-    assertEquals(3, queue.tenantHeld("acme"), "an unknown id gives nothing back");
+    assertEquals(3, queue.tenantHeld("acme"));
 
     QueuedTask running = queue.poll();
     assertEquals("acme", running.tenant());
@@ -315,5 +314,20 @@ class TaskQueueTest {
     assertEquals(Room.TENANT_LIMIT, queue.tryReserve(List.of(UUID.randomUUID()), "acme"));
     assertEquals(0, queue.offer(stored), "ids already held are skipped");
     assertEquals(3, queue.tenantHeld("acme"), "and not counted twice");
+  }
+
+  @Test
+  void a_dispatched_task_counts_for_its_tenant_until_it_ends_and_a_rescheduled_one_until_it_is_handed_back() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 2, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 1, 2));
+    QueuedTask a = new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", 0, 1L, 1, 3, null, 1, "acme");
+    QueuedTask b = new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", 0, 1L, 1, 3, null, 1, "acme");
+    assertTrue(queue.tryDispatch(List.of(a.id(), b.id()), "acme"));
+    queue.fillDispatch(List.of(new TaskQueue.Dispatched(a, null), new TaskQueue.Dispatched(b, null)));
+    assertEquals(2, queue.tenantHeld("acme"));
+    assertTrue(queue.reschedule(a.next(2, 1, 5_000)), "a retry waits out its backoff here");
+    assertEquals(2, queue.tenantHeld("acme"), "and still counts");
+    assertFalse(queue.reschedule(b.next(2, 1, 5_000)), "the scheduled set (1) is full: handed back");
+    assertEquals(1, queue.tenantHeld("acme"));
+    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), "acme"));
   }
 }
