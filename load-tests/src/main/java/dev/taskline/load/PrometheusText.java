@@ -17,15 +17,22 @@ final class PrometheusText {
         continue;
       }
       char next = line.charAt(name.length());
-      int labelsEnd = next == '{' ? line.indexOf('}') : name.length() - 1;
-      if ((next != '{' && next != ' ') || labelsEnd < 0
-          || (label != null && !line.substring(name.length(), labelsEnd + 1).contains(label))) {
+      int labelsEnd = next == '{' ? line.lastIndexOf('}') : name.length() - 1;
+      if ((next != '{' && !Character.isWhitespace(next)) || labelsEnd < 0) {
+        continue;
+      }
+      // A whole label pair: after "{" or ",", so that area="heap" does not match xarea="heap".
+      String labels = line.substring(name.length(), labelsEnd + 1);
+      if (label != null && !labels.contains("{" + label) && !labels.contains("," + label)) {
         continue;
       }
       String[] valueAndMore = line.substring(labelsEnd + 1).trim().split("\\s+");
       try {
         double value = Double.parseDouble(valueAndMore[0]);
-        total = total == null ? value : total + value;
+        // A gauge with no figure reads NaN: no figure here either, rather than a poisoned sum.
+        if (Double.isFinite(value)) {
+          total = total == null ? value : total + value;
+        }
       } catch (NumberFormatException e) {
         // Not a sample line of this series (a longer name that starts the same way is skipped above).
       }

@@ -198,34 +198,42 @@ final class Report {
 
   /**
    * The server's resident set size from t = SETTLE_SECONDS to the last reading, and the range of its
-   * heap in use: under overload both should stay flat once the queue is full.
+   * heap in use: under overload both should stay flat once the queue is full. Readings before then
+   * count when the run was shorter; a server without one of the series gives the other alone.
    */
   private static void memory(StringBuilder b, List<Sampler.Memory> readings) {
+    boolean settled = readings.stream().anyMatch(m -> m.t() >= SETTLE_SECONDS);
     Sampler.Memory first = null;
     Sampler.Memory last = null;
     double peakRss = Double.NaN;
     double minHeap = Double.NaN;
     double maxHeap = Double.NaN;
     for (Sampler.Memory m : readings) {
-      if (m.t() < SETTLE_SECONDS || m.rssBytes() == null || m.heapBytes() == null) {
+      if (settled && m.t() < SETTLE_SECONDS) {
         continue;
       }
-      first = first == null ? m : first;
-      last = m;
-      peakRss = Double.isNaN(peakRss) ? m.rssBytes() : Math.max(peakRss, m.rssBytes());
-      minHeap = Double.isNaN(minHeap) ? m.heapBytes() : Math.min(minHeap, m.heapBytes());
-      maxHeap = Double.isNaN(maxHeap) ? m.heapBytes() : Math.max(maxHeap, m.heapBytes());
+      if (m.rssBytes() != null && m.rssBytes() > 0) {
+        first = first == null ? m : first;
+        last = m;
+        peakRss = Double.isNaN(peakRss) ? m.rssBytes() : Math.max(peakRss, m.rssBytes());
+      }
+      if (m.heapBytes() != null) {
+        minHeap = Double.isNaN(minHeap) ? m.heapBytes() : Math.min(minHeap, m.heapBytes());
+        maxHeap = Double.isNaN(maxHeap) ? m.heapBytes() : Math.max(maxHeap, m.heapBytes());
+      }
     }
-    if (first == null) {
-      line(b, "memory       no reading from t=%d s on (%d readings; the server may lack"
-          + " process_resident_memory_bytes)", SETTLE_SECONDS, readings.size());
+    if (first == null && Double.isNaN(minHeap)) {
+      line(b, "memory       no reading of the server's memory (%d answers to GET /metrics)", readings.size());
       return;
     }
-    line(b, "memory       server RSS %s MB at t=%.0f s, %s MB at t=%.0f s (%+.0f%%), peak %s MB; heap in use"
-        + " %s to %s MB from t=%d s (GET /metrics every %d s; the heap rises and falls with each young collection)",
-        mb(first.rssBytes()), first.t(), mb(last.rssBytes()), last.t(),
-        100 * (last.rssBytes() - first.rssBytes()) / first.rssBytes(), mb(peakRss), mb(minHeap), mb(maxHeap),
-        SETTLE_SECONDS, Sampler.MEMORY_EVERY);
+    String rss = first == null ? "server RSS not reported (process_resident_memory_bytes)"
+        : String.format(Locale.ROOT, "server RSS %s MB at t=%.0f s, %s MB at t=%.0f s (%+.0f%%), peak %s MB",
+            mb(first.rssBytes()), first.t(), mb(last.rssBytes()), last.t(),
+            100 * (last.rssBytes() - first.rssBytes()) / first.rssBytes(), mb(peakRss));
+    String heap = Double.isNaN(minHeap) ? "heap in use not reported"
+        : "heap in use " + mb(minHeap) + " to " + mb(maxHeap) + " MB";
+    line(b, "memory       %s; %s %s (GET /metrics every %d s; the heap rises and falls with each young collection)",
+        rss, heap, settled ? "from t=" + SETTLE_SECONDS + " s" : "over the run", Sampler.MEMORY_EVERY);
   }
 
   private static String mb(double bytes) {

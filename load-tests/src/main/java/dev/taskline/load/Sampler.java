@@ -31,7 +31,7 @@ final class Sampler {
   record Memory(double t, Double heapBytes, Double rssBytes) {
   }
 
-  /** A memory reading every this many samples: GET /metrics costs the server 10 to 25 ms of CPU. */
+  /** Seconds between memory readings: GET /metrics costs the server 10 to 25 ms of CPU. */
   static final int MEMORY_EVERY = 5;
 
   private final Vertx vertx;
@@ -53,7 +53,8 @@ final class Sampler {
   String lastError;
   private long timer = -1;
   private boolean busy;
-  private long ticks;
+  private long memoryTimer = -1;
+  private boolean memoryBusy;
 
   Sampler(Vertx vertx, Api api, String queue, long t0Nanos) {
     this.vertx = vertx;
@@ -65,12 +66,18 @@ final class Sampler {
   void start() {
     tick();
     timer = vertx.setPeriodic(1_000, id -> tick());
+    memoryTick();
+    memoryTimer = vertx.setPeriodic(MEMORY_EVERY * 1_000L, id -> memoryTick());
   }
 
   void stop() {
     if (timer >= 0) {
       vertx.cancelTimer(timer);
       timer = -1;
+    }
+    if (memoryTimer >= 0) {
+      vertx.cancelTimer(memoryTimer);
+      memoryTimer = -1;
     }
   }
 
@@ -84,9 +91,15 @@ final class Sampler {
       return;
     }
     busy = true;
-    boolean withMemory = ticks++ % MEMORY_EVERY == 0;
-    readOnce().compose(sample -> withMemory ? readMemory() : Future.succeededFuture())
-        .onComplete(ar -> busy = false);
+    readOnce().onComplete(ar -> busy = false);
+  }
+
+  /** Its own timer: a slow GET /metrics must not hold up the stats samples, nor they it. */
+  private void memoryTick() {
+    if (!memoryBusy) {
+      memoryBusy = true;
+      readMemory().onComplete(ar -> memoryBusy = false);
+    }
   }
 
   /** One memory reading now (kept only when the server answered). */
