@@ -6,6 +6,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
@@ -60,18 +61,20 @@ final class Api {
 
   /** One load request: POST /api/tasks (batch 1) or POST /api/batches. */
   Future<HttpResponse<Buffer>> submit(Buffer body) {
-    return load.post(options.batch == 1 ? tasksPath : batchesPath)
-        .putHeader("Content-Type", "application/json")
-        .timeout(options.requestTimeoutMs)
-        .sendBuffer(body);
+    return send(load.post(options.batch == 1 ? tasksPath : batchesPath), body);
   }
 
   /** One single-task submission on the control client (idle-latency). */
   Future<HttpResponse<Buffer>> submitSingle(Buffer body) {
-    return control.post(tasksPath)
-        .putHeader("Content-Type", "application/json")
-        .timeout(options.requestTimeoutMs)
-        .sendBuffer(body);
+    return send(control.post(tasksPath), body);
+  }
+
+  private Future<HttpResponse<Buffer>> send(HttpRequest<Buffer> request, Buffer body) {
+    request.putHeader("Content-Type", "application/json").timeout(options.requestTimeoutMs);
+    if (options.tenant != null) {
+      request.putHeader("Taskline-Tenant", options.tenant);
+    }
+    return request.sendBuffer(body);
   }
 
   /** A GET /health/live on the load client: opens connections and warms the code paths, changes nothing. */

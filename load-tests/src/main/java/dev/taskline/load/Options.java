@@ -32,6 +32,8 @@ final class Options {
   Double capacityRate;
   int duration;
   String queue;
+  /** Sent as Taskline-Tenant on every submission, or null for none. */
+  String tenant;
   int batch;
   String payload;
   JsonObject payloadJson;
@@ -84,6 +86,8 @@ final class Options {
           --duration S          seconds of the main run (scenario default: 30 or 60)
           --queue Q             queue to submit to (default: matching for the open scenarios, default for bench)
           --batch N             tasks per request; 1 posts /api/tasks, more post /api/batches (default 1; bench 100)
+          --tenant NAME         submit as this tenant (the Taskline-Tenant header), e.g. to fill a queue's
+                                tenantLimit while another run submits as another tenant
           --payload JSON        payload of the sleep tasks (default {"ms":20}; bench and idle-latency {"ms":0});
                                 bare keys are fine: {ms:50,steps:5}
           --concurrency N       closed-loop submitters for bench (default 8) and calibration (default 4)
@@ -146,6 +150,12 @@ final class Options {
         case "capacity-rate" -> o.capacityRate = positive("capacity-rate", v, MAX_RATE);
         case "duration" -> o.duration = (int) integer("duration", v, 1, MAX_DURATION_S);
         case "queue" -> o.queue = v;
+        case "tenant" -> {
+          if (!v.matches("[A-Za-z0-9._:@-]{1,128}")) {
+            throw new UsageException("--tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
+          }
+          o.tenant = v;
+        }
         case "batch" -> o.batch = (int) integer("batch", v, 1, 10_000);
         case "payload" -> o.payload = v;
         case "concurrency" -> o.concurrency = (int) integer("concurrency", v, 1, 1_000);

@@ -20,8 +20,9 @@ final class Report {
     Follower f = run.follower;
     StringBuilder b = new StringBuilder();
     line(b, "== Taskline load test: %s ==", o.scenario);
-    line(b, "target       %s, queue %s (capacity %s, slots %s), %d task(s) per request, payload %s", o.target(),
-        o.queue, run.queueCapacity, run.queueSlots, o.batch, o.payloadJson.encode());
+    line(b, "target       %s, queue %s (capacity %s, slots %s), %d task(s) per request, payload %s%s", o.target(),
+        o.queue, run.queueCapacity, run.queueSlots, o.batch, o.payloadJson.encode(),
+        o.tenant == null ? "" : ", as tenant " + o.tenant);
     for (int i = 0; i < run.plan.size(); i++) {
       line(b, "%s %s", i == 0 ? "plan        " : "            ", run.plan.get(i));
     }
@@ -83,6 +84,7 @@ final class Report {
       line(b, "server view  202 p50 <= %s, p99 <= %s ms (n=%d); 429 p50 <= %s, p99 <= %s ms (n=%d) (the node's own"
           + " timers, from its handler having the request to the answer, over the load; bucket bounds)", bound(accepted, 50), bound(accepted, 99),
           accepted.count(), bound(refused, 50), bound(refused, 99), refused.count());
+      refusals(b, run);
     } else {
       line(b, "server view  - (GET /metrics could not be read at the start and the end of the load)");
     }
@@ -234,6 +236,22 @@ final class Report {
         : "heap in use " + mb(minHeap) + " to " + mb(maxHeap) + " MB";
     line(b, "memory       %s; %s %s (GET /metrics every %d s; the heap rises and falls with each young collection)",
         rss, heap, settled ? "from t=" + SETTLE_SECONDS + " s" : "over the run", Sampler.MEMORY_EVERY);
+  }
+
+  /** The queue's refusals over the load by the server's reason, from taskline_tasks_rejected_total. */
+  private static void refusals(StringBuilder b, Run run) {
+    List<String> parts = new ArrayList<>();
+    for (String reason : List.of("queue_full", "scheduled_full", "tenant_limit", "journal_busy", "shutting_down")) {
+      String series = "taskline_tasks_rejected_total";
+      String labels = "queue=\"" + run.options.queue + "\",reason=\"" + reason + "\"";
+      Double before = PrometheusText.sum(run.metricsBefore, series, labels);
+      Double after = PrometheusText.sum(run.metricsAfter, series, labels);
+      if (before != null && after != null && after > before) {
+        parts.add(String.format(Locale.ROOT, "%s %.0f", reason, after - before));
+      }
+    }
+    line(b, "refused      tasks by the server's reason over the load, queue %s: %s", run.options.queue,
+        parts.isEmpty() ? "none" : String.join(", ", parts));
   }
 
   private static String mb(double bytes) {
