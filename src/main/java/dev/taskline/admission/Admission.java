@@ -120,7 +120,9 @@ public final class Admission {
     }
     String hash = requestHash(submissions, batch, tenant);
     // Keys are the caller's own names (an order number, say), and two tenants may well pick the
-    // same one: each tenant's keys live apart. A header value cannot hold the separator.
+    // same one: each tenant's keys live apart. HTTP allows no control character in a header value;
+    // and as the tenant is part of the request's hash, a key made to look like another tenant's
+    // would only get 409, never that tenant's answer.
     String journalKey = tenant == null ? key : tenant + '\u0001' + key;
     // A replay answers even when the queue is full now: the work it names was accepted long ago.
     return journal.idempotentAnswer(journalKey).compose(earlier -> {
@@ -130,7 +132,8 @@ public final class Admission {
       Journal.IdempotentAnswer[] lost = new Journal.IdempotentAnswer[1];
       JsonObject response = answerJson(tasks);
       Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-      return reserveAndInsert(tasks, tenant, finalTasks -> journal.insertIdempotent(journalKey, hash, response, finalTasks, keepFor)
+      return reserveAndInsert(tasks, tenant,
+              finalTasks -> journal.insertIdempotent(journalKey, hash, response, finalTasks, keepFor)
               .map(answer -> {
                 lost[0] = answer;
                 return answer == null;

@@ -6,8 +6,8 @@ import java.nio.file.Path;
 
 /**
  * The process's resident set size as the kernel counts it. Linux only: elsewhere there is no
- * {@code /proc/self/status} and there is no figure (NaN, which a scrape shows as such). The file lives in memory, so reading it never
- * waits on a disk; it is still read off the event loop, at scrape time.
+ * {@code /proc/self/status} and no figure (NaN, which a scrape shows as such). The file lives in
+ * memory, so reading it never waits on a disk; it is still read off the event loop, at scrape time.
  */
 final class ResidentMemory {
 

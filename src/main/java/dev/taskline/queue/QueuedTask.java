@@ -27,13 +27,13 @@ public record QueuedTask(
   /** A waiting task as the journal gave it back (start-up, page-in, retry). */
   public static QueuedTask from(StoredTask stored) {
     return new QueuedTask(stored.id(), stored.queue(), stored.type(), stored.payloadJson(), stored.priority(),
-        stored.leaseVersion(), stored.attempt(), stored.maxAttempts(), stored.timeoutMs(), stored.runAt().toEpochMilli(),
-        stored.tenant());
+        stored.leaseVersion(), stored.attempt(), stored.maxAttempts(), stored.timeoutMs(),
+        stored.runAt().toEpochMilli(), stored.tenant());
   }
 
   /** The same task after an attempt ended and it went back to pending. */
   public QueuedTask next(long leaseVersion, int attempt, long dueAtMillis) {
-    return new QueuedTask(id, queue, type, payloadJson, priority, leaseVersion, attempt, maxAttempts, timeoutMs, dueAtMillis,
-        tenant);
+    return new QueuedTask(id, queue, type, payloadJson, priority, leaseVersion, attempt, maxAttempts, timeoutMs,
+        dueAtMillis, tenant);
   }
 }

@@ -136,7 +136,8 @@ public final class TaskQueue {
    */
   public boolean tryDispatch(Collection<UUID> ids, String tenant) {
     synchronized (this) {
-      if (!waiting.isEmpty() || running + dispatching + ids.size() > config.slots() || !tenantFits(tenant, ids.size())) {
+      if (!waiting.isEmpty() || running + dispatching + ids.size() > config.slots()
+          || !tenantFits(tenant, ids.size())) {
         return false;
       }
       dispatching += ids.size();

@@ -34,7 +34,8 @@ import org.junit.jupiter.api.Test;
  */
 class TenantLimitTest {
 
-  private static final String CONFIG = "{\"queues\": {\"default\": {\"slots\": 1, \"capacity\": 50, \"tenantLimit\": 3}}}";
+  private static final String CONFIG =
+      "{\"queues\": {\"default\": {\"slots\": 1, \"capacity\": 50, \"tenantLimit\": 3}}}";
 
   @Test
   void a_tenant_at_its_limit_gets_429_and_the_others_go_on() throws Exception {
