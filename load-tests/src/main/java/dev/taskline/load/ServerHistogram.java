@@ -25,24 +25,14 @@ final class ServerHistogram {
   /** As {@link #parse(String, String)}, keeping only the series with {@code label} (e.g. queue="bench"). */
   static ServerHistogram parse(String prometheusText, String name, String label) {
     TreeMap<Double, Double> buckets = new TreeMap<>();
-    String prefix = name + "_bucket{";
-    for (String line : prometheusText.split("\n")) {
-      int labelsEnd = line.indexOf('}');
-      if (!line.startsWith(prefix) || labelsEnd < 0
-          || (label != null && !line.substring(0, labelsEnd + 1).contains(label))) {
+    for (PrometheusText.Sample sample : PrometheusText.samples(prometheusText, name + "_bucket", label)) {
+      String bound = sample.label("le");
+      if (bound == null) {
         continue;
       }
-      String labels = line.substring(prefix.length() - 1, labelsEnd + 1);
-      int le = labels.indexOf("{le=\"") >= 0 ? labels.indexOf("{le=\"") + 1 : labels.indexOf(",le=\"") + 1;
-      int close = le <= 0 ? -1 : labels.indexOf('"', le + 4);
-      String[] valueAndMore = line.substring(labelsEnd + 1).trim().split("\\s+");
-      if (close < 0 || valueAndMore[0].isEmpty()) {
-        continue;
-      }
-      String bound = labels.substring(le + 4, close);
       double upper = bound.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bound);
       // Several series of one name (other labels) add up, as one histogram of all of them.
-      buckets.merge(upper, Double.parseDouble(valueAndMore[0]), Double::sum);
+      buckets.merge(upper, sample.value(), Double::sum);
     }
     return new ServerHistogram(buckets);
   }
