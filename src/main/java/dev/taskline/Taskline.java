@@ -61,7 +61,6 @@ public final class Taskline {
   private EventHub hub;
   /** How often streams ask the journal about writes made by other nodes. */
   private static final long CATCH_UP_MS = 2_000;
-  private HttpVerticle http;
   private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
 
   private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
@@ -133,11 +132,10 @@ public final class Taskline {
             HttpVerticle instance = new HttpVerticle(config, admission, control, journal, queues, metrics, hub);
             httpInstances.add(instance);
             return instance;
-          }, new DeploymentOptions().setInstances(config.http().instances())))
-              .onSuccess(w -> http = httpInstances.get(0));
+          }, new DeploymentOptions().setInstances(config.http().instances())));
         })
         .map(v -> {
-          LOG.info(nodeId + " listening on http://" + config.http().host() + ":" + http.port()
+          LOG.info(nodeId + " listening on http://" + config.http().host() + ":" + httpPort()
               + (httpInstances.size() > 1 ? " (" + httpInstances.size() + " HTTP event loops)" : ""));
           return this;
         });
@@ -162,7 +160,8 @@ public final class Taskline {
   }
 
   public int httpPort() {
-    return http.port();
+    // Every instance listens on the one shared socket.
+    return httpInstances.get(0).port();
   }
 
   /** How many HTTP verticles (each on its own event loop) serve the API. */
