@@ -17,9 +17,10 @@
 -- $1 ids, $2 queues, $3 types, $4 payloads (JSON text), $5 priorities, $6 run_at, $7 max_attempts,
 -- $8 timeout_ms, $9 batch ids (null for single tasks), $10 now, $11 batch ids, $12 batch sizes,
 -- $13 worker ids, $14 lease deadlines, $15 and $16 each batch's smallest and largest task id (the
--- range in which its tasks are found), $17 tenants (null for a task without one). A task with a worker id is dispatched at once: its worker
--- had a free slot and nothing waited, so it is inserted claimed (lease version 1, attempt 1) and
--- both transitions are journaled here, which spares the claim statement and its round trip.
+-- range in which its tasks are found), $17 tenants (null for a task without one). A task with a
+-- worker id is dispatched at once: its worker had a free slot and nothing waited, so it is inserted
+-- claimed (lease version 1, attempt 1) and both transitions are journaled here, which spares the
+-- claim statement and its round trip.
 WITH new_batches AS (
   INSERT INTO batches (id, size, created_at, first_task_id, last_task_id)
   SELECT b.id, b.size, $10, b.first_task_id, b.last_task_id
