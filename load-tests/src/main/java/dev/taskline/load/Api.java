@@ -90,6 +90,12 @@ final class Api {
         .map(Api::reply);
   }
 
+  /** The server's GET /metrics text, or null when it did not answer 200; never fails. */
+  Future<String> metrics() {
+    return get("/metrics").transform(ar -> Future.succeededFuture(
+        ar.succeeded() && ar.result().status() == 200 ? ar.result().text() : null));
+  }
+
   static Reply reply(HttpResponse<Buffer> response) {
     Buffer body = response.body();
     String text = body == null ? "" : body.toString();

@@ -210,13 +210,7 @@ public final class LoadTest {
 
   /** The server's Prometheus text, or null if it could not be read (the summary then says so). */
   private String metricsText() {
-    return onLoop(this::metrics);
-  }
-
-  /** As {@link #metricsText()}, on the control loop; never fails. */
-  private Future<String> metrics() {
-    return api.get("/metrics").transform(ar -> Future.succeededFuture(
-        ar.succeeded() && ar.result().status() == 200 ? ar.result().text() : null));
+    return onLoop(api::metrics);
   }
 
   private List<Schedule.Phase> phases() {
@@ -448,7 +442,7 @@ public final class LoadTest {
       idleNext(new Recorder(1), follower, t0, end, options.count - options.warmup, api.submitBody(), warm);
       Promise<Void> done = Promise.promise();
       // The server's own timers count from here too: the warm-up is left out of them as well.
-      warm.future().transform(w -> metrics()).onSuccess(text -> {
+      warm.future().transform(w -> api.metrics()).onSuccess(text -> {
         run.metricsBefore = text;
         idleNext(recorder, follower, t0, end, 0, api.submitBody(), done);
       });

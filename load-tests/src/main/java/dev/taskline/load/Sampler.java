@@ -105,13 +105,12 @@ final class Sampler {
   /** One memory reading now (kept only when the server answered). */
   Future<Void> readMemory() {
     double t = (System.nanoTime() - t0) / 1e9;
-    return api.get("/metrics").transform(ar -> {
-      if (ar.succeeded() && ar.result().status() == 200) {
-        String text = ar.result().text();
+    return api.metrics().map(text -> {
+      if (text != null) {
         memory.add(new Memory(t, PrometheusText.sum(text, "jvm_memory_used_bytes", "area=\"heap\""),
             PrometheusText.sum(text, "process_resident_memory_bytes", null)));
       }
-      return Future.succeededFuture();
+      return null;
     });
   }
 
