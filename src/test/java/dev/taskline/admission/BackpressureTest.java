@@ -137,7 +137,6 @@ class BackpressureTest {
   }
 
   private static JsonObject queue(JsonObject queues) {
-    return queues.getJsonArray("queues").stream().map(q -> (JsonObject) q)
-        .filter(q -> q.getString("name").equals("default")).findFirst().orElseThrow();
+    return TestNode.queueIn(queues, "default");
   }
 }

@@ -166,4 +166,10 @@ public final class TestNode implements AutoCloseable {
   public static Clock systemClock() {
     return Clock.systemUTC();
   }
+
+  /** The entry of queue {@code name} in a GET /api/queues answer; fails when there is none. */
+  public static JsonObject queueIn(JsonObject queues, String name) {
+    return queues.getJsonArray("queues").stream().map(q -> (JsonObject) q)
+        .filter(q -> q.getString("name").equals(name)).findFirst().orElseThrow();
+  }
 }
