@@ -62,8 +62,11 @@ public final class QueueMeters {
         .description("Tasks taken by a worker on this node").register(registry);
     Gauge.builder("taskline.queue.scheduled", queue, q -> q.counts().scheduled()).tag("queue", name)
         .description("Tasks held until due: delayed, or waiting out a retry's backoff").register(registry);
-    Gauge.builder("taskline.queue.slots", queue, q -> q.config().slots()).tag("queue", name).register(registry);
-    Gauge.builder("taskline.queue.capacity", queue, q -> q.config().capacity()).tag("queue", name).register(registry);
+    Gauge.builder("taskline.queue.slots", queue, q -> q.config().slots()).tag("queue", name)
+        .description("Tasks of this queue that may run at once on this node").register(registry);
+    Gauge.builder("taskline.queue.capacity", queue, q -> q.config().capacity()).tag("queue", name)
+        .description("Most tasks that may wait in this queue on this node; a submission that does not fit gets 429")
+        .register(registry);
     Gauge.builder("taskline.queue.lag.seconds", queue, q -> q.oldestWaitingAgeMs(clock.millis()) / 1000.0)
         .tag("queue", name).description("How long the longest-waiting due task has waited").register(registry);
     arrivals10 = new RateWindow(clock, 10);

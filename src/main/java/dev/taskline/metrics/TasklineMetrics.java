@@ -2,12 +2,15 @@ package dev.taskline.metrics;
 
 import dev.taskline.queue.TaskQueue;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -23,8 +26,33 @@ public final class TasklineMetrics {
   private final Timer acceptLatency;
   private final Timer refusalLatency;
 
+  /**
+   * vertx-micrometer-metrics 5.0 registers these gauges again for every event-bus consumer,
+   * connection and request it measures: the count lives in a LongAdder of its own, keyed by the
+   * meter id, and it relies on Micrometer returning the gauge already registered. The values are
+   * right, but Micrometer logs every re-registration, the first in the JVM as a warning, and has no
+   * switch for it (vertx-micrometer-metrics#259, micrometer#6931; Vert.x 5.1.2 still does it). A
+   * clean start hits it at once, since each queue's worker consumes the same cancel address and
+   * {@code vertx.eventbus.handlers} carries no address tag, and so do the journal pool's second
+   * connection and every HTTP connection and request after the first. Lowering the logger's level
+   * would also hide one of our own gauges registered twice by mistake, so these are left out
+   * instead: in-flight counts that nothing here reads. Vert.x's counters, timers and pool gauges
+   * are kept.
+   */
+  private static final List<String> VERTX_REREGISTERED_GAUGE_SUFFIXES = List.of(".active.connections",
+      ".active.ws.connections", ".active.requests", ".processing.pending");
+
+  static boolean reRegisteredByVertx(Meter.Id id) {
+    String name = id.getName();
+    return id.getType() == Meter.Type.GAUGE && name.startsWith("vertx.")
+        && (name.equals("vertx.eventbus.handlers") || name.equals("vertx.eventbus.pending")
+            || VERTX_REREGISTERED_GAUGE_SUFFIXES.stream().anyMatch(name::endsWith));
+  }
+
   public TasklineMetrics(Clock clock) {
     this.clock = clock;
+    // Before Vert.x is given the registry: a filter applies only to meters registered after it.
+    registry.config().meterFilter(MeterFilter.deny(TasklineMetrics::reRegisteredByVertx));
     this.acceptLatency = Timer.builder("taskline.accept.latency")
         .description("From a submission's arrival to its 202, journal commit included")
         .publishPercentileHistogram().register(registry);
