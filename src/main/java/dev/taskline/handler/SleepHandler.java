@@ -3,17 +3,30 @@ package dev.taskline.handler;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
+import java.time.Clock;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 
 /**
  * {@code sleep}: waits {@code ms} on a timer, reporting progress in {@code steps} even steps, and
  * fails its first {@code failTimes} attempts. For tests, demos and load tests; {@code ms: 0} is a
- * no-op that measures the server itself.
+ * no-op that measures the server itself. Its result says when its code began to run ({@code
+ * startedAt}, wall clock, microseconds), which is what a client timing submit-to-start wants: the
+ * task's own {@code startedAt} is the journal's claim, and for a task dispatched at admission that
+ * is stamped before the insert commits, so before any handler can start.
  */
 public final class SleepHandler implements TaskHandler {
 
   static final long MAX_MS = 3_600_000;
   static final int MAX_STEPS = 1_000;
   static final int MAX_FAIL_TIMES = 100;
+  /** Always six fraction digits, so that the text sorts and compares as the instant does. */
+  static final DateTimeFormatter MICROS =
+      DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
+
+  // The wall clock on purpose: the instant is compared with clients' clocks, not with the node's
+  // injected business time.
+  private final Clock wallClock = Clock.systemUTC();
 
   @Override
   public String type() {
@@ -27,6 +40,7 @@ public final class SleepHandler implements TaskHandler {
 
   @Override
   public Future<JsonObject> run(TaskContext context) {
+    String startedAt = MICROS.format(wallClock.instant());
     Settings settings;
     try {
       settings = settings(context.payload());
@@ -37,7 +51,8 @@ public final class SleepHandler implements TaskHandler {
       return Future.failedFuture(new IllegalStateException(
           "planned failure " + context.attempt() + " of " + settings.failTimes));
     }
-    JsonObject result = new JsonObject().put("sleptMs", settings.ms).put("attempt", context.attempt());
+    JsonObject result = new JsonObject().put("sleptMs", settings.ms).put("attempt", context.attempt())
+        .put("startedAt", startedAt);
     if (settings.ms == 0) {
       return Future.succeededFuture(result);
     }

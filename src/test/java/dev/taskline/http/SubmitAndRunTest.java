@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,8 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -53,6 +56,20 @@ class SubmitAndRunTest {
     assertEquals(100, task.getJsonObject("progress").getInteger("percent"));
     assertNotNull(task.getString("finishedAt"));
     assertEquals(List.of("submitted", "claimed", "succeeded"), reasons(task));
+  }
+
+  @Test
+  void the_sleep_handler_says_when_its_code_began_running_after_the_task_was_accepted() throws Exception {
+    Instant sent = Instant.now();
+    HttpResponse<Buffer> response = node.post("/api/tasks", new JsonObject().put("type", "sleep"));
+    JsonObject task = node.waitForState(response.bodyAsJsonObject().getString("id"), "succeeded");
+    Instant done = Instant.now();
+    String text = task.getJsonObject("result").getString("startedAt");
+    assertTrue(text.matches("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z"), "ISO-8601 in microseconds: " + text);
+    Instant started = Instant.parse(text);
+    // Microsecond text of a nanosecond clock: compare at that precision.
+    assertFalse(started.isBefore(sent.truncatedTo(ChronoUnit.MICROS)), started + " before the request was sent at " + sent);
+    assertFalse(started.isAfter(done), started + " after the task was seen done at " + done);
   }
 
   @Test
