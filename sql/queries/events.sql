@@ -9,22 +9,20 @@ SELECT t.id, t.state, t.attempt, t.progress_percent, t.progress_message, t.resul
 
 -- name: stream_events
 -- $1 task ids, $2 after this event id, $3 most events. The events of the tasks after the cursor, in
--- id order, with a succeeded task's result; and the transactions in progress at this statement's
--- snapshot. Event ids come from a sequence, so an id taken by a transaction that has not committed
--- yet can be lower than one already visible: the reader holds visible events back until every
--- transaction that was in progress when it saw them has ended (see events.TaskStream).
-SELECT coalesce((
-         SELECT json_agg(json_build_object(
-                  'eventId', e.event_id, 'taskId', e.task_id, 'from', e.from_state, 'to', e.to_state,
-                  'reason', e.reason, 'attempt', e.attempt, 'leaseVersion', e.lease_version,
-                  'at', e.at, 'detail', e.detail,
-                  'result', CASE WHEN e.to_state = 'succeeded' THEN t.result END) ORDER BY e.event_id)
-           FROM (SELECT * FROM task_events
-                  WHERE task_id = ANY ($1::uuid[]) AND event_id > $2
-                  ORDER BY event_id
-                  LIMIT $3) e
-           JOIN tasks t ON t.id = e.task_id), '[]'::json) AS events,
-       ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress;
+-- id order, with a succeeded task's result; and, on every row, the transactions in progress at this
+-- statement's snapshot (one row with no event when there is none). Event ids come from a sequence,
+-- so an id taken by a transaction that has not committed yet can be lower than one already
+-- visible: the reader holds visible events back until every transaction that was in progress when
+-- it saw them has ended (see events.TaskStream).
+SELECT s.in_progress, e.event_id, e.task_id, e.from_state, e.to_state, e.reason, e.worker_id, e.attempt,
+       e.lease_version, e.at, e.detail, CASE WHEN e.to_state = 'succeeded' THEN t.result END AS result
+  FROM (SELECT ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress) s
+  LEFT JOIN LATERAL (SELECT * FROM task_events
+                      WHERE task_id = ANY ($1::uuid[]) AND event_id > $2
+                      ORDER BY event_id
+                      LIMIT $3) e ON true
+  LEFT JOIN tasks t ON t.id = e.task_id
+ ORDER BY e.event_id;
 
 -- name: changed_since
 -- $1 task ids, $2 event id. Which of the tasks have events after the id: the periodic nudge that

@@ -278,6 +278,9 @@ SELECT count(*) AS deleted FROM gone;
 -- name: get_task
 SELECT * FROM tasks WHERE id = $1;
 
+-- name: task_state
+SELECT state FROM tasks WHERE id = $1;
+
 -- name: task_history
 SELECT event_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail
   FROM task_events WHERE task_id = $1 ORDER BY event_id;

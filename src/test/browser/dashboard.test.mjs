@@ -531,8 +531,11 @@ async function resumeScenario() {
       const results = connections.flatMap((c) => c.events).filter((e) => e.event === 'result' && JSON.parse(e.data).taskId === id);
       assert.equal(results.length, 1, `task ${id}: one result event`);
       const terminal = history[history.length - 1];
-      assert.equal(Number(results[0].id), terminal.eventId, 'the result event carries the id of the terminal state event');
+      assert.equal(results[0].id, undefined, 'the result event carries no id: every id on a stream is unique');
       assert.equal(JSON.parse(results[0].data).state, 'succeeded');
+      const terminalState = stateById.get(terminal.eventId);
+      assert.ok(terminalState && terminalState.result, `task ${id}: the terminal state event carries the result`);
+      assert.deepEqual(terminalState.result, JSON.parse(results[0].data).result, `task ${id}: the same result in both`);
     }
     log(`journal ids seen across ${connections.length} connections: ${seenIds.join(' ')}`);
   });

@@ -228,6 +228,11 @@ class BatchView {
           task.attempt = Math.max(task.attempt, attempt);
         }
         task.state = data.to;
+        if (TERMINAL.has(data.to)) {
+          // The outcome rides on the terminal transition, so a resumed stream has it too.
+          task.result = data.result || null;
+          task.error = data.error || null;
+        }
         if (data.to === 'succeeded') {
           task.percent = 100;
         }
@@ -348,8 +353,8 @@ class BatchView {
   }
 
   /**
-   * A result or error can be missing after the stream ends (a cut right between a terminal state
-   * event and its result event, which share an id, is not replayed): read those from the API.
+   * A safety net: should a finished task still lack its result or error when the stream ends (the
+   * stream carries both, on the terminal state event and in the snapshot), read them from the API.
    */
   async fillMissingResults() {
     const missing = Array.from(this.tasks.values()).some((t) => TERMINAL.has(t.state) && t.state !== 'cancelled' && !t.result && !t.error);

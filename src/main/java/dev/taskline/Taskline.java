@@ -7,13 +7,14 @@ import dev.taskline.http.HttpVerticle;
 import dev.taskline.journal.EmbeddedPostgresServer;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalConnections;
+import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.Migrator;
-import dev.taskline.journal.PgUrl;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
+import dev.taskline.service.TaskService;
 import dev.taskline.worker.WorkerVerticle;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -48,6 +49,7 @@ public final class Taskline {
   private final EmbeddedPostgresServer embedded;
   private final Pool pool;
   private final Journal journal;
+  private final JournalReads reads;
   private final QueueRegistry queues;
   private final TasklineMetrics metrics;
   private final Recovery recovery;
@@ -59,6 +61,7 @@ public final class Taskline {
   private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
   private Admission admission;
   private EventHub hub;
+  private TaskService service;
   /** How often streams ask the journal about writes made by other nodes. */
   private static final long CATCH_UP_MS = 2_000;
   private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
@@ -75,6 +78,7 @@ public final class Taskline {
         .build();
     this.metrics = metrics;
     this.journal = new Journal(pool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
+    this.reads = new JournalReads(pool);
     metrics.waitingInserts(journal::waitingInserts);
     this.queues = new QueueRegistry(config.queues().values());
     for (TaskQueue queue : queues.all()) {
@@ -115,11 +119,12 @@ public final class Taskline {
 
   private Future<Taskline> deploy(TasklineConfig config) {
     HandlerRegistry handlers = HandlerRegistry.fromClasspath();
-    admission = new Admission(config, queues, handlers, journal, metrics, clock, nodeId);
-    EventHub hub = new EventHub(vertx, journal, config.http().maxStreams());
+    admission = new Admission(config, queues, handlers, journal, metrics, clock);
+    EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
     journal.onChange(hub::changed);
     this.hub = hub;
-    Control control = new Control(journal, queues, vertx.eventBus(), metrics);
+    Control control = new Control(journal, reads, queues, vertx.eventBus(), metrics);
+    service = new TaskService(admission, control, reads, queues, metrics, hub, clock, config.http().maxStreams());
     return Migrator.migrate(vertx, pool)
         .compose(applied -> deployWorkers(handlers, config))
         .compose(v -> track(vertx.deployVerticle(promoter)))
@@ -129,7 +134,7 @@ public final class Taskline {
           // One deployment of N instances: Vert.x shares their listening socket (a random port too)
           // and hands each new connection to the next instance's event loop.
           return track(vertx.deployVerticle(() -> {
-            HttpVerticle instance = new HttpVerticle(config, admission, control, journal, queues, metrics, hub);
+            HttpVerticle instance = new HttpVerticle(config, service, metrics);
             httpInstances.add(instance);
             return instance;
           }, new DeploymentOptions().setInstances(config.http().instances())));
@@ -209,6 +214,15 @@ public final class Taskline {
 
   public Journal journal() {
     return journal;
+  }
+
+  public JournalReads reads() {
+    return reads;
+  }
+
+  /** Every operation a caller can ask of this node; the HTTP API calls nothing else. */
+  public TaskService service() {
+    return service;
   }
 
   public QueueRegistry queues() {

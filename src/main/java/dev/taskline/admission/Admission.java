@@ -5,26 +5,28 @@ import dev.taskline.config.TasklineConfig;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.handler.InvalidPayloadException;
 import dev.taskline.handler.TaskHandler;
+import dev.taskline.journal.IdempotentAnswer;
+import dev.taskline.journal.Insert;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalBusyException;
-import dev.taskline.journal.NewTask;
+import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskIds;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.QueuedTask;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -49,12 +51,10 @@ public final class Admission {
   private final Journal journal;
   private final TasklineMetrics metrics;
   private final Clock clock;
-  private final String nodeId;
   private volatile boolean draining;
 
   public Admission(TasklineConfig config, QueueRegistry queues, HandlerRegistry handlers, Journal journal,
-      TasklineMetrics metrics, Clock clock, String nodeId) {
-    this.nodeId = nodeId;
+      TasklineMetrics metrics, Clock clock) {
     this.config = config;
     this.queues = queues;
     this.handlers = handlers;
@@ -99,7 +99,7 @@ public final class Admission {
       }
       return Future.failedFuture(new ShuttingDownException());
     }
-    List<NewTask> tasks;
+    List<Insert> tasks;
     try {
       if (key != null && (key.isBlank() || key.length() > MAX_KEY_LENGTH)) {
         throw new InvalidTaskException("Idempotency-Key must be 1 to " + MAX_KEY_LENGTH + " characters");
@@ -114,9 +114,10 @@ public final class Admission {
     } catch (InvalidTaskException e) {
       return Future.failedFuture(e);
     }
+    UUID batchId = tasks.get(0).task().batchId();
     if (key == null) {
-      return reserveAndInsert(tasks, tenant, finalTasks -> journal.insert(finalTasks).map(v -> true))
-          .map(finalTasks -> new Admitted(finalTasks.get(0).batchId(), finalTasks, false));
+      return reserveAndInsert(tasks, tenant, inserts -> journal.insert(inserts).map(v -> true))
+          .map(inserts -> new Admitted(batchId, inserts, false));
     }
     String hash = requestHash(submissions, batch, tenant);
     // Keys are the caller's own names (an order number, say), and two tenants may well pick the
@@ -129,18 +130,15 @@ public final class Admission {
       if (earlier != null) {
         return Future.succeededFuture(replay(key, hash, earlier));
       }
-      Journal.IdempotentAnswer[] lost = new Journal.IdempotentAnswer[1];
-      JsonObject response = answerJson(tasks);
+      IdempotentAnswer[] lost = new IdempotentAnswer[1];
       Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
       return reserveAndInsert(tasks, tenant,
-              finalTasks -> journal.insertIdempotent(journalKey, hash, response, finalTasks, keepFor)
+              inserts -> journal.insertIdempotent(journalKey, hash, inserts, keepFor)
               .map(answer -> {
                 lost[0] = answer;
                 return answer == null;
               }))
-          .map(finalTasks -> lost[0] == null
-              ? new Admitted(finalTasks.get(0).batchId(), finalTasks, false)
-              : replay(key, hash, lost[0]))
+          .map(inserts -> lost[0] == null ? new Admitted(batchId, inserts, false) : replay(key, hash, lost[0]))
           // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
           .recover(e -> e instanceof QueueFullException || e instanceof TenantLimitException
               ? journal.idempotentAnswer(journalKey).compose(twin -> twin == null ? Future.failedFuture(e)
@@ -150,79 +148,57 @@ public final class Admission {
   }
 
   /**
-   * Reserves room for the tasks (or, when their queue is idle, free slots: they are then journaled
-   * claimed and start without a claim of their own), runs {@code insert} with the tasks as they
-   * will be journaled, then fills the reservations (when the insert says it journaled them) or
-   * gives them back (when it failed or inserted nothing). The future holds the journaled tasks.
+   * Reserves room for the tasks in their queues, runs {@code insert} with the tasks as they will
+   * be journaled, then commits the reservations (when the insert says it journaled them) or aborts
+   * them (when it failed or inserted nothing). The future holds the journaled tasks, in order.
    */
-  private Future<List<NewTask>> reserveAndInsert(List<NewTask> tasks, String tenant,
-      java.util.function.Function<List<NewTask>, Future<Boolean>> insert) {
+  private Future<List<Insert>> reserveAndInsert(List<Insert> tasks, String tenant,
+      Function<List<Insert>, Future<Boolean>> insert) {
     Instant now = clock.instant();
-    Map<String, Reservation> byKey = new LinkedHashMap<>();
-    for (NewTask task : tasks) {
-      boolean later = task.runAt().isAfter(now);
-      byKey.computeIfAbsent(task.queue() + (later ? "/scheduled" : ""),
-          k -> new Reservation(queues.get(task.queue()), later, tenant, new ArrayList<>())).tasks.add(task);
+    Map<String, List<Insert>> byQueue = new LinkedHashMap<>();
+    for (Insert task : tasks) {
+      byQueue.computeIfAbsent(task.task().queue(), k -> new ArrayList<>()).add(task);
     }
-    List<Reservation> reservations = new ArrayList<>(byKey.values());
-    List<Reservation> made = new ArrayList<>();
-    for (Reservation reservation : reservations) {
-      TaskQueue.Room room = reservation.tryReserve(nodeId, now);
-      if (room != TaskQueue.Room.RESERVED) {
-        made.forEach(Reservation::cancel);
-        return Future.failedFuture(room == TaskQueue.Room.TENANT_LIMIT
-            ? tenantLimit(reservation, tasks.size()) : full(reservation, tasks.size()));
+    List<TaskQueue.Reservation> made = new ArrayList<>();
+    Map<UUID, Insert> journaled = new HashMap<>();
+    for (List<Insert> group : byQueue.values()) {
+      TaskQueue.Reservation reservation = queues.get(group.get(0).task().queue()).reserve(group, tenant, now);
+      if (reservation.refusal() != null) {
+        made.forEach(TaskQueue.Reservation::abort);
+        return Future.failedFuture(refused(reservation, group.size(), tasks.size()));
       }
       made.add(reservation);
+      reservation.inserts().forEach(i -> journaled.put(i.task().id(), i));
     }
-    List<NewTask> journaled = new ArrayList<>(tasks.size());
-    for (NewTask task : tasks) {
-      journaled.add(byKey.get(task.queue() + (task.runAt().isAfter(now) ? "/scheduled" : "")).journaled(task));
+    List<Insert> inserts = new ArrayList<>(tasks.size());
+    for (Insert task : tasks) {
+      inserts.add(journaled.get(task.task().id()));
     }
-    return insert.apply(journaled)
+    return insert.apply(inserts)
         .onFailure(e -> {
-          reservations.forEach(Reservation::cancel);
+          made.forEach(TaskQueue.Reservation::abort);
           if (e instanceof JournalBusyException) {
-            reservations.forEach(r -> metrics.queue(r.queue.name()).rejectedJournalBusy(r.tasks.size()));
+            made.forEach(r -> metrics.queue(r.queue().name()).rejectedJournalBusy(r.inserts().size()));
           }
         })
         .map(inserted -> {
-          if (!inserted) {
-            reservations.forEach(Reservation::cancel);
-            return journaled;
+          for (TaskQueue.Reservation reservation : made) {
+            if (inserted) {
+              reservation.commit();
+              metrics.queue(reservation.queue().name()).accepted(reservation.inserts().size());
+            } else {
+              reservation.abort();
+            }
           }
-          for (Reservation reservation : reservations) {
-            reservation.fill();
-            metrics.queue(reservation.queue.name()).accepted(reservation.tasks.size());
-          }
-          return journaled;
+          return inserts;
         });
   }
 
-  private Admitted replay(String key, String hash, Journal.IdempotentAnswer earlier) {
+  private Admitted replay(String key, String hash, IdempotentAnswer earlier) {
     if (earlier.requestHash() == null || !earlier.requestHash().equals(hash)) {
       throw new IdempotencyConflictException(key);
     }
-    JsonObject response = earlier.response();
-    String batchId = response.getString("batchId");
-    List<NewTask> tasks = new ArrayList<>();
-    for (Object item : response.getJsonArray("tasks")) {
-      JsonObject task = (JsonObject) item;
-      tasks.add(new NewTask(UUID.fromString(task.getString("id")), task.getString("queue"), task.getString("type"),
-          null, task.getInteger("priority"), Instant.parse(task.getString("runAt")), 0, null,
-          batchId == null ? null : UUID.fromString(batchId)));
-    }
-    return new Admitted(batchId == null ? null : UUID.fromString(batchId), tasks, true);
-  }
-
-  private static JsonObject answerJson(List<NewTask> tasks) {
-    JsonArray list = new JsonArray();
-    for (NewTask task : tasks) {
-      list.add(new JsonObject().put("id", task.id().toString()).put("queue", task.queue()).put("type", task.type())
-          .put("priority", task.priority()).put("runAt", task.runAt().toString()));
-    }
-    UUID batchId = tasks.get(0).batchId();
-    return new JsonObject().put("batchId", batchId == null ? null : batchId.toString()).put("tasks", list);
+    return new Admitted(earlier.batchId(), earlier.tasks(), true);
   }
 
   private static String requestHash(List<Submission> submissions, boolean batch, String tenant) {
@@ -235,23 +211,40 @@ public final class Admission {
         + canonical.encode());
   }
 
-  private TenantLimitException tenantLimit(Reservation reservation, int total) {
-    TaskQueue queue = reservation.queue;
+  private RuntimeException refused(TaskQueue.Reservation reservation, int wanted, int total) {
+    TaskQueue queue = reservation.queue();
     QueueMeters meters = metrics.queue(queue.name());
-    meters.rejectedTenantLimit(total);
-    int unfinished = queue.tenantHeld(reservation.tenant);
-    // The tenant's tasks wait in line with everyone else's, so one of them may end only when the
-    // work ahead of it is done: the queue's whole backlog at its completion rate, as for a full queue.
-    TaskQueue.Counts counts = queue.counts();
-    return new TenantLimitException(queue.name(), reservation.tenant, queue.config().tenantLimit(), unfinished,
-        reservation.tasks.size(), RetryAfter.seconds(counts.waiting() + counts.running(), meters.completionRate()));
+    switch (reservation.refusal()) {
+      case TENANT_LIMIT -> {
+        meters.rejectedTenantLimit(total);
+        // The tenant's tasks wait in line with everyone else's, so one of them may end only when
+        // the work ahead of it is done: the queue's whole backlog at its completion rate, as for a
+        // full queue.
+        TaskQueue.Counts counts = queue.counts();
+        return new TenantLimitException(queue.name(), reservation.tenant(), queue.config().tenantLimit(),
+            queue.tenantHeld(reservation.tenant()), wanted,
+            RetryAfter.seconds(counts.waiting() + counts.running(), meters.completionRate()));
+      }
+      case SCHEDULED_FULL -> {
+        meters.rejectedScheduledFull(total);
+        return new QueueFullException(queue.name(), queue.config().scheduledCapacity(), queue.scheduled(), wanted,
+            RetryAfter.seconds(queue.scheduled(), meters.completionRate()), true);
+      }
+      default -> {
+        meters.rejectedFull(total);
+        int capacity = queue.config().capacity();
+        int backlog = capacity - queue.room();
+        return new QueueFullException(queue.name(), capacity, backlog, wanted,
+            RetryAfter.seconds(backlog, meters.completionRate()));
+      }
+    }
   }
 
   /** A request with more tasks for one queue than its tenant limit could never be admitted: 422, not 429. */
-  private void withinTenantLimits(List<NewTask> tasks) {
+  private void withinTenantLimits(List<Insert> tasks) {
     Map<String, Integer> perQueue = new LinkedHashMap<>();
-    for (NewTask task : tasks) {
-      perQueue.merge(task.queue(), 1, Integer::sum);
+    for (Insert task : tasks) {
+      perQueue.merge(task.task().queue(), 1, Integer::sum);
     }
     perQueue.forEach((name, n) -> {
       int limit = queues.get(name).config().tenantLimit();
@@ -262,25 +255,8 @@ public final class Admission {
     });
   }
 
-  private QueueFullException full(Reservation reservation, int total) {
-    TaskQueue queue = reservation.queue;
-    QueueMeters meters = metrics.queue(queue.name());
-    int wanted = reservation.tasks.size();
-    if (reservation.scheduled) {
-      meters.rejectedScheduledFull(total);
-      int capacity = queue.config().scheduledCapacity();
-      return new QueueFullException(queue.name(), capacity, queue.scheduled(), wanted,
-          RetryAfter.seconds(queue.scheduled(), meters.completionRate()), true);
-    }
-    meters.rejectedFull(total);
-    int capacity = queue.config().capacity();
-    int backlog = capacity - queue.room();
-    return new QueueFullException(queue.name(), capacity, backlog, wanted,
-        RetryAfter.seconds(backlog, meters.completionRate()));
-  }
-
-  private List<NewTask> validate(List<Submission> submissions, UUID batchId, String tenant) {
-    List<NewTask> tasks = new ArrayList<>(submissions.size());
+  private List<Insert> validate(List<Submission> submissions, UUID batchId, String tenant) {
+    List<Insert> tasks = new ArrayList<>(submissions.size());
     Instant now = clock.instant();
     for (int i = 0; i < submissions.size(); i++) {
       String where = batchId == null ? "" : "tasks[" + i + "].";
@@ -314,8 +290,15 @@ public final class Admission {
       } catch (InvalidPayloadException e) {
         throw new InvalidTaskException(where + "payload: " + e.getMessage());
       }
-      tasks.add(new NewTask(TaskIds.next(clock), queueConfig.name(), s.type(), s.payload().encode(), priority, runAt,
-          maxAttempts, timeoutMs, batchId, tenant));
+      tasks.add(Insert.waiting(Task.builder(TaskIds.next(clock), queueConfig.name(), s.type())
+          .payloadJson(s.payload().encode())
+          .priority(priority)
+          .runAt(runAt)
+          .maxAttempts(maxAttempts)
+          .timeoutMs(timeoutMs)
+          .batch(batchId)
+          .tenant(tenant)
+          .build(), runAt));
     }
     return tasks;
   }
@@ -338,86 +321,5 @@ public final class Admission {
       return s.runAt().isBefore(now) ? now : s.runAt();
     }
     return now;
-  }
-
-  /**
-   * Room taken in one queue for tasks about to be journaled: free slots (dispatched at once),
-   * waiting room, or scheduled room.
-   */
-  private static final class Reservation {
-    final TaskQueue queue;
-    final boolean scheduled;
-    final String tenant;
-    final List<NewTask> tasks;
-    private final Map<UUID, NewTask> dispatched = new java.util.HashMap<>();
-
-    Reservation(TaskQueue queue, boolean scheduled, String tenant, List<NewTask> tasks) {
-      this.queue = queue;
-      this.scheduled = scheduled;
-      this.tenant = tenant;
-      this.tasks = tasks;
-    }
-
-    TaskQueue.Room tryReserve(String nodeId, Instant now) {
-      if (scheduled) {
-        return queue.tryReserveScheduled(ids(), tenant);
-      }
-      if (queue.tryDispatch(ids(), tenant)) {
-        String worker = queue.workerId(nodeId);
-        Instant leaseUntil = now.plusMillis(queue.config().leaseMs());
-        for (NewTask task : tasks) {
-          dispatched.put(task.id(), task.dispatched(worker, leaseUntil));
-        }
-        return TaskQueue.Room.RESERVED;
-      }
-      return queue.tryReserve(ids(), tenant);
-    }
-
-    /** The task as it goes into the journal: claimed, when it was dispatched. */
-    NewTask journaled(NewTask task) {
-      return dispatched.getOrDefault(task.id(), task);
-    }
-
-    void cancel() {
-      if (!dispatched.isEmpty()) {
-        queue.cancelDispatch(ids());
-      } else {
-        queue.cancelReservation(ids(), scheduled);
-      }
-    }
-
-    void fill() {
-      if (!dispatched.isEmpty()) {
-        List<TaskQueue.Dispatched> ready = new ArrayList<>(tasks.size());
-        for (NewTask task : tasks) {
-          NewTask claimed = dispatched.get(task.id());
-          ready.add(new TaskQueue.Dispatched(held(claimed, 1, 1), claimed.lease()));
-        }
-        queue.fillDispatch(ready);
-        return;
-      }
-      List<QueuedTask> held = new ArrayList<>(tasks.size());
-      for (NewTask task : tasks) {
-        held.add(held(task, 0, 0));
-      }
-      if (scheduled) {
-        queue.fillScheduledReservation(held);
-      } else {
-        queue.fillReservation(held);
-      }
-    }
-
-    private static QueuedTask held(NewTask task, long leaseVersion, int attempt) {
-      return new QueuedTask(task.id(), task.queue(), task.type(), task.payloadJson(), task.priority(), leaseVersion,
-          attempt, task.maxAttempts(), task.timeoutMs(), task.runAt().toEpochMilli(), task.tenant());
-    }
-
-    private List<UUID> ids() {
-      List<UUID> ids = new ArrayList<>(tasks.size());
-      for (NewTask task : tasks) {
-        ids.add(task.id());
-      }
-      return ids;
-    }
   }
 }

@@ -1,11 +1,11 @@
 package dev.taskline.admission;
 
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.StoredTask;
+import dev.taskline.journal.JournalReads;
+import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.QueuedTask;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.EventBus;
@@ -25,12 +25,15 @@ public final class Control {
   public static final int MAX_BULK_RETRY = 1_000;
 
   private final Journal journal;
+  private final JournalReads reads;
   private final QueueRegistry queues;
   private final EventBus eventBus;
   private final TasklineMetrics metrics;
 
-  public Control(Journal journal, QueueRegistry queues, EventBus eventBus, TasklineMetrics metrics) {
+  public Control(Journal journal, JournalReads reads, QueueRegistry queues, EventBus eventBus,
+      TasklineMetrics metrics) {
     this.journal = journal;
+    this.reads = reads;
     this.queues = queues;
     this.eventBus = eventBus;
     this.metrics = metrics;
@@ -74,12 +77,12 @@ public final class Control {
   public Future<List<UUID>> retry(List<UUID> ids) {
     return journal.retry(ids).map(moved -> {
       List<UUID> movedIds = new ArrayList<>(moved.size());
-      for (StoredTask task : moved) {
+      for (Task task : moved) {
         movedIds.add(task.id());
         TaskQueue queue = queues.get(task.queue());
         if (queue != null) {
           // No room now: the task waits in the journal and is paged in as room frees.
-          queue.offer(List.of(QueuedTask.from(task)));
+          queue.offer(List.of(task));
         }
       }
       return movedIds;
@@ -94,6 +97,6 @@ public final class Control {
     if (limit < 1 || limit > MAX_BULK_RETRY) {
       return Future.failedFuture(new InvalidTaskException("limit must be from 1 to " + MAX_BULK_RETRY));
     }
-    return journal.failedIds(queue, type, limit).compose(this::retry);
+    return reads.failedIds(queue, type, limit).compose(this::retry);
   }
 }

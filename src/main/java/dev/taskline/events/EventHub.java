@@ -1,6 +1,7 @@
 package dev.taskline.events;
 
-import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalReads;
+import dev.taskline.journal.Progress;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -24,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class EventHub {
 
   private final Vertx vertx;
-  private final Journal journal;
+  private final JournalReads journal;
   private final int maxStreams;
   private final Map<UUID, Set<TaskStream>> byTask = new ConcurrentHashMap<>();
   private final AtomicInteger open = new AtomicInteger();
@@ -32,7 +33,7 @@ public final class EventHub {
   private volatile long lastWatermark;
   private volatile long previousWatermark;
 
-  public EventHub(Vertx vertx, Journal journal, int maxStreams) {
+  public EventHub(Vertx vertx, JournalReads journal, int maxStreams) {
     this.vertx = vertx;
     this.journal = journal;
     this.maxStreams = maxStreams;
@@ -103,11 +104,11 @@ public final class EventHub {
       lastWatermark = max;
       changed(changed);
       return changed.size();
-    })).compose(changed -> journal.runningProgress(watched).map(rows -> {
+    })).compose(changed -> journal.runningProgress(watched).map(reports -> {
       // Progress of tasks running on other nodes reaches us only through the journal; streams
       // drop what they have already shown, so local progress is not repeated.
-      for (var row : rows) {
-        progress(row.getUUID("id"), row.getInteger("progress_percent"), row.getString("progress_message"));
+      for (Progress report : reports) {
+        progress(report.taskId(), report.percent(), report.message());
       }
       return changed;
     }));

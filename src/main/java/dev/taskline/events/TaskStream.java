@@ -1,16 +1,16 @@
 package dev.taskline.events;
 
-import dev.taskline.journal.Journal;
+import dev.taskline.journal.Event;
+import dev.taskline.journal.EventPage;
+import dev.taskline.journal.JournalReads;
+import dev.taskline.journal.Progress;
+import dev.taskline.journal.TaskSnapshot;
 import dev.taskline.journal.TaskState;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -44,12 +44,12 @@ public final class TaskStream {
 
   private final Vertx vertx;
   private final Context context;
-  private final Journal journal;
+  private final JournalReads journal;
   private final Set<UUID> tasks;
   private final StreamSink sink;
   private final Runnable onClose;
   private final Map<UUID, Long> finishedAt = new HashMap<>();
-  private final Map<UUID, JsonObject> pendingProgress = new LinkedHashMap<>();
+  private final Map<UUID, Progress> pendingProgress = new LinkedHashMap<>();
   // The state each task has as far as this subscriber knows; progress is shown only for a task it
   // knows to be running, so that it never sees progress before the "running" event.
   private final Map<UUID, TaskState> shown = new HashMap<>();
@@ -63,7 +63,7 @@ public final class TaskStream {
   private boolean started;
   private long stalledTimer = -1;
 
-  TaskStream(Vertx vertx, Context context, Journal journal, Set<UUID> tasks, long afterEventId, StreamSink sink,
+  TaskStream(Vertx vertx, Context context, JournalReads journal, Set<UUID> tasks, long afterEventId, StreamSink sink,
       Runnable onClose) {
     this.vertx = vertx;
     this.context = context;
@@ -89,31 +89,17 @@ public final class TaskStream {
         fail(done.cause());
         return;
       }
-      JsonArray states = new JsonArray();
-      for (Row row : done.result()) {
-        UUID id = row.getUUID("id");
-        TaskState state = TaskState.parse(row.getString("state"));
-        Long last = row.getLong("last_event_id");
-        if (state != null && state.terminal() && last != null) {
-          finishedAt.put(id, last);
+      for (TaskSnapshot task : done.result()) {
+        Long last = task.lastEventId();
+        if (task.state() != null && task.state().terminal() && last != null) {
+          finishedAt.put(task.id(), last);
         }
-        if (state != null && (last == null || last <= cursor)) {
-          shown.put(id, state); // nothing to replay for this task: the subscriber is up to date
+        if (task.state() != null && (last == null || last <= cursor)) {
+          shown.put(task.id(), task.state()); // nothing to replay for this task: the subscriber is up to date
         }
-        states.add(new JsonObject()
-            .put("id", id.toString())
-            .put("state", state == null ? null : state.sql())
-            .put("attempt", row.getInteger("attempt"))
-            .put("progress", new JsonObject()
-                .put("percent", row.getValue("progress_percent") == null ? 0 : row.getInteger("progress_percent"))
-                .put("message", row.getString("progress_message")))
-            .put("result", row.getValue("result"))
-            .put("error", row.getValue("error"))
-            // The page can tell a replayed transition it already reflects from a new one.
-            .put("lastEventId", last));
       }
       if (!closed) {
-        sink.send("snapshot", -1, new JsonObject().put("tasks", states));
+        sink.snapshot(done.result());
         started = true;
         read();
       }
@@ -134,14 +120,14 @@ public final class TaskStream {
       if (key.equals(lastProgress.put(task, key))) {
         return; // already shown (the catch-up re-reads what the worker reported here)
       }
-      JsonObject data = new JsonObject().put("taskId", task.toString()).put("percent", percent).put("message", message);
+      Progress data = new Progress(task, percent, message);
       if (shown.get(task) != TaskState.RUNNING) {
         pendingProgress.put(task, data); // shown once its "running" event is out
       } else if (sink.full()) {
         pendingProgress.put(task, data); // only the latest per task matters
         waitForDrain();
       } else {
-        sink.send("progress", -1, data);
+        sink.progress(task, percent, message);
       }
     });
   }
@@ -191,7 +177,7 @@ public final class TaskStream {
     });
   }
 
-  private void deliver(Journal.EventPage page) {
+  private void deliver(EventPage page) {
     // Events up to what the previous read saw are final once every transaction it saw in
     // progress has ended.
     long safe = cursor;
@@ -199,9 +185,8 @@ public final class TaskStream {
       safe = heldUpTo;
     }
     long newest = cursor;
-    for (Object item : page.events()) {
-      JsonObject event = (JsonObject) item;
-      long id = event.getLong("eventId");
+    for (Event event : page.events()) {
+      long id = event.eventId();
       newest = Math.max(newest, id);
       if (id <= safe) {
         emit(event);
@@ -216,51 +201,29 @@ public final class TaskStream {
       heldBehind = Set.of();
     }
     if (heldUpTo <= cursor && allFinished()) {
-      sink.send("end", -1, new JsonObject());
+      sink.end();
       close();
     }
   }
 
-  private void emit(JsonObject event) {
-    long id = event.getLong("eventId");
-    UUID task = UUID.fromString(event.getString("taskId"));
-    JsonObject state = new JsonObject()
-        .put("taskId", task.toString())
-        .put("from", event.getString("from"))
-        .put("to", event.getString("to"))
-        .put("reason", event.getString("reason"))
-        .put("attempt", event.getInteger("attempt"))
-        .put("leaseVersion", event.getLong("leaseVersion"))
-        .put("at", event.getString("at"));
-    JsonObject detail = event.getJsonObject("detail");
-    if (detail != null) {
-      state.put("detail", detail);
-    }
-    TaskState to = TaskState.parse(event.getString("to"));
-    if (to != null && to.terminal()) {
-      // The outcome rides on the terminal transition itself: the "result" event after it shares its
-      // id, so a client that drops between the two and resumes after that id still has it.
-      if (to == TaskState.SUCCEEDED) {
-        state.put("result", event.getValue("result"));
-      } else if (detail != null) {
-        state.put("error", detail);
-      }
-    }
-    sink.send("state", id, state);
+  private void emit(Event event) {
+    UUID task = event.taskId();
+    TaskState to = event.to();
+    boolean terminal = to != null && to.terminal();
+    // The outcome rides on the terminal transition itself, so a client that resumes after its id
+    // has it; the "result" event after it repeats it without an id of its own, as every id on a
+    // stream must be unique for a client that drops repeats.
+    Object result = terminal && to == TaskState.SUCCEEDED ? event.result() : null;
+    Object error = terminal && to != TaskState.SUCCEEDED ? event.detail() : null;
+    sink.state(event, result, error);
     shown.put(task, to);
-    JsonObject progress = pendingProgress.remove(task);
+    Progress progress = pendingProgress.remove(task);
     if (progress != null && to == TaskState.RUNNING) {
-      sink.send("progress", -1, progress);
+      sink.progress(task, progress.percent(), progress.message());
     }
-    if (to != null && to.terminal()) {
-      JsonObject result = new JsonObject().put("taskId", task.toString()).put("state", to.sql());
-      if (to == TaskState.SUCCEEDED) {
-        result.put("result", event.getValue("result"));
-      } else if (detail != null) {
-        result.put("error", detail);
-      }
-      sink.send("result", id, result);
-      finishedAt.put(task, id);
+    if (terminal) {
+      sink.result(task, to, result, error);
+      finishedAt.put(task, event.eventId());
     } else {
       finishedAt.remove(task); // a retried task runs again
     }
@@ -286,11 +249,10 @@ public final class TaskStream {
     sink.onDrain(v -> onContext(() -> {
       vertx.cancelTimer(stalledTimer);
       stalledTimer = -1;
-      for (JsonObject data : List.copyOf(pendingProgress.values())) {
-        UUID task = UUID.fromString(data.getString("taskId"));
-        if (shown.get(task) == TaskState.RUNNING) {
-          pendingProgress.remove(task);
-          sink.send("progress", -1, data);
+      for (Progress data : java.util.List.copyOf(pendingProgress.values())) {
+        if (shown.get(data.taskId()) == TaskState.RUNNING) {
+          pendingProgress.remove(data.taskId());
+          sink.progress(data.taskId(), data.percent(), data.message());
         }
       }
       read();

@@ -26,15 +26,6 @@ final class ApiException extends RuntimeException {
     return new ApiException(404, "not-found", "Not found", detail, null);
   }
 
-  static ApiException conflict(String type, String title, String detail) {
-    return new ApiException(409, type, title, detail, null);
-  }
-
-  static ApiException unavailable(String detail, long retryAfterSeconds) {
-    return new ApiException(503, "unavailable", "Unavailable", detail,
-        new JsonObject().put("retryAfterSeconds", retryAfterSeconds));
-  }
-
   static ApiException unsupportedMediaType(String detail) {
     return new ApiException(415, "unsupported-media-type", "Unsupported media type", detail, null);
   }

@@ -6,13 +6,14 @@ import dev.taskline.admission.QueueFullException;
 import dev.taskline.admission.ShuttingDownException;
 import dev.taskline.admission.TenantLimitException;
 import dev.taskline.journal.JournalBusyException;
-import io.vertx.core.VertxException;
+import dev.taskline.journal.JournalUnavailableException;
+import dev.taskline.service.NotFoundException;
+import dev.taskline.service.TaskStateConflictException;
+import dev.taskline.service.TooManyStreamsException;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.pgclient.PgException;
-import java.net.ConnectException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -61,6 +62,16 @@ final class Problems {
       send(ctx, 429, "journal-busy", "Journal busy", e.getMessage(),
           new JsonObject().put("waiting", e.waiting()).put("retryAfterSeconds", JournalBusyException.RETRY_AFTER_SECONDS),
           JournalBusyException.RETRY_AFTER_SECONDS);
+    } else if (failure instanceof NotFoundException e) {
+      send(ctx, 404, "not-found", "Not found", e.getMessage(), null, null);
+    } else if (failure instanceof TaskStateConflictException e) {
+      boolean finished = e.kind() == TaskStateConflictException.Kind.ALREADY_FINISHED;
+      send(ctx, 409, finished ? "already-finished" : "not-retryable", finished ? "Already finished" : "Not retryable",
+          e.getMessage(), null, null);
+    } else if (failure instanceof TooManyStreamsException e) {
+      send(ctx, 503, "unavailable", "Unavailable", e.getMessage(),
+          new JsonObject().put("retryAfterSeconds", TooManyStreamsException.RETRY_AFTER_SECONDS),
+          TooManyStreamsException.RETRY_AFTER_SECONDS);
     } else if (failure instanceof IdempotencyConflictException e) {
       send(ctx, 409, "idempotency-key-reused", "Idempotency-Key reused", e.getMessage(), null, null);
     } else if (failure instanceof ShuttingDownException e) {
@@ -72,7 +83,7 @@ final class Problems {
       byStatus(ctx, e.getStatusCode());
     } else if (failure instanceof DecodeException) {
       send(ctx, 400, "malformed-json", "Malformed JSON", "the body is not valid JSON", null, null);
-    } else if (journalUnavailable(failure)) {
+    } else if (failure instanceof JournalUnavailableException) {
       LOG.log(Level.WARNING, "journal unavailable", failure);
       send(ctx, 503, "journal-unavailable", "Journal unavailable",
           "the journal did not answer; nothing was changed", null, JOURNAL_RETRY_AFTER_SECONDS);
@@ -92,35 +103,6 @@ final class Problems {
       case 400 -> send(ctx, 400, "malformed-request", "Malformed request", "the request could not be read", null, null);
       default -> send(ctx, status < 400 ? 500 : status, "error", "Error", "the request failed", null, null);
     }
-  }
-
-  private static boolean journalUnavailable(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof ConnectException || t instanceof io.vertx.sqlclient.ClosedConnectionException
-          || t instanceof java.util.concurrent.TimeoutException
-          || t instanceof io.netty.channel.ConnectTimeoutException) {
-        return true;
-      }
-      if (t instanceof PgException pg && pg.getSqlState() != null && unavailableClass(pg.getSqlState())) {
-        return true;
-      }
-      if (t instanceof VertxException && String.valueOf(t.getMessage()).contains("Connection")) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * SQLSTATE classes that mean "the journal is not there right now", not "this request is wrong":
-   * connection exceptions (08), insufficient resources (53), operator intervention such as a
-   * shutdown (57), a database that is gone (3D) or refuses our role (28).
-   */
-  private static boolean unavailableClass(String sqlState) {
-    return switch (sqlState.substring(0, 2)) {
-      case "08", "53", "57", "3D", "28" -> true;
-      default -> false;
-    };
   }
 
   private static void send(RoutingContext ctx, int status, String type, String title, String detail,

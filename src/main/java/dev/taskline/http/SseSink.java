@@ -1,13 +1,19 @@
 package dev.taskline.http;
 
 import dev.taskline.events.StreamSink;
+import dev.taskline.journal.Event;
+import dev.taskline.journal.TaskSnapshot;
+import dev.taskline.journal.TaskState;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.UUID;
 
 /**
- * Server-Sent Events over one response: {@code id:} carries the journal event id, a comment line
+ * Server-Sent Events over one response: {@code id:} carries the journal event id of a transition
+ * and appears on nothing else, so every id on a stream is unique; a comment line
  * every 15 s keeps proxies from closing an idle stream, and the write queue is bounded so a slow
  * client holds little memory (the stream waits, and the journal keeps what it has not read).
  */
@@ -39,7 +45,32 @@ final class SseSink implements StreamSink {
   }
 
   @Override
-  public void send(String event, long eventId, JsonObject data) {
+  public void snapshot(List<TaskSnapshot> tasks) {
+    send("snapshot", -1, ApiJson.snapshot(tasks));
+  }
+
+  @Override
+  public void state(Event event, Object result, Object error) {
+    send("state", event.eventId(), ApiJson.stateEvent(event, result, error));
+  }
+
+  @Override
+  public void result(UUID taskId, TaskState state, Object result, Object error) {
+    send("result", -1, ApiJson.resultEvent(taskId, state, result, error));
+  }
+
+  @Override
+  public void progress(UUID taskId, int percent, String message) {
+    send("progress", -1, ApiJson.progressEvent(taskId, percent, message));
+  }
+
+  @Override
+  public void end() {
+    send("end", -1, new JsonObject());
+  }
+
+  /** @param eventId the journal event id, or -1 for what is not a journaled transition */
+  private void send(String event, long eventId, JsonObject data) {
     if (closed) {
       return;
     }

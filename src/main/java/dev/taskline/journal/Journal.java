@@ -1,7 +1,6 @@
 package dev.taskline.journal;
 
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -9,15 +8,14 @@ import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -25,9 +23,11 @@ import java.util.function.Function;
 import java.util.function.ObjLongConsumer;
 
 /**
- * All reads and writes of the journal. Each transition is one statement that updates
- * {@code tasks} and appends to {@code task_events}; writes of one kind that arrive together share
- * a statement (see {@link GroupCommit}). Times come from the injected clock.
+ * The journal's writes: every transition of a task is one statement that updates {@code tasks} and
+ * appends to {@code task_events}, fenced by the lease where a worker writes; writes of one kind
+ * that arrive together share a statement (see {@link GroupCommit}). Times come from the injected
+ * clock. Reads for the API and for streams are {@link JournalReads}'; the reads here (page-in, the
+ * pending count) decide what this node takes into custody.
  */
 public final class Journal {
 
@@ -39,7 +39,7 @@ public final class Journal {
   private final Pool pool;
   private final Clock clock;
   private final Sql sql;
-  private final GroupCommit<List<NewTask>, Void> inserts;
+  private final GroupCommit<List<Insert>, Void> inserts;
   private final GroupCommit<ClaimRequest, Lease> claims;
   private final GroupCommit<FinishRequest, TaskState> finishes;
   private final GroupCommit<HeartbeatRequest, Heartbeat> heartbeats;
@@ -94,73 +94,12 @@ public final class Journal {
     }
   }
 
-  // ---- following tasks live ---------------------------------------------------------------------
-
-  /** Current state, progress, result and newest event id of each task. */
-  public Future<List<Row>> streamSnapshot(Collection<UUID> ids) {
-    return pool.preparedQuery(sql.get("stream_snapshot")).execute(Tuple.of(ids.toArray(new UUID[0])))
-        .map(rows -> {
-          List<Row> list = new ArrayList<>(rows.size());
-          rows.forEach(list::add);
-          return list;
-        });
-  }
-
-  /** Up to {@code limit} events of the tasks after {@code afterEventId}, and the transactions then in progress. */
-  public Future<EventPage> streamEvents(Collection<UUID> ids, long afterEventId, int limit) {
-    return pool.preparedQuery(sql.get("stream_events"))
-        .execute(Tuple.of(ids.toArray(new UUID[0]), afterEventId, limit))
-        .map(rows -> {
-          Row row = rows.iterator().next();
-          Object events = row.getValue("events");
-          JsonArray list = events instanceof JsonArray array ? array : new JsonArray(String.valueOf(events));
-          Set<String> inProgress = new HashSet<>(java.util.Arrays.asList(row.getArrayOfStrings("in_progress")));
-          return new EventPage(list, inProgress);
-        });
-  }
-
-  /** Which of the tasks have events after {@code afterEventId}. */
-  public Future<Set<UUID>> changedSince(Collection<UUID> ids, long afterEventId) {
-    return pool.preparedQuery(sql.get("changed_since")).execute(Tuple.of(ids.toArray(new UUID[0]), afterEventId))
-        .map(rows -> {
-          Set<UUID> changed = new HashSet<>();
-          rows.forEach(row -> changed.add(row.getUUID("task_id")));
-          return changed;
-        });
-  }
-
-  /** The journaled progress of those of the tasks that are running. */
-  public Future<List<Row>> runningProgress(Collection<UUID> ids) {
-    return pool.preparedQuery(sql.get("running_progress")).execute(Tuple.of(ids.toArray(new UUID[0])))
-        .map(rows -> {
-          List<Row> list = new ArrayList<>(rows.size());
-          rows.forEach(list::add);
-          return list;
-        });
-  }
-
-  public Future<Long> maxEventId() {
-    return pool.query(sql.get("max_event_id")).execute().map(rows -> rows.iterator().next().getLong("max_event_id"));
-  }
-
-  public Future<List<UUID>> batchTaskIds(UUID batchId) {
-    return pool.preparedQuery(sql.get("batch_task_ids")).execute(Tuple.of(batchId)).map(rows -> {
-      List<UUID> ids = new ArrayList<>(rows.size());
-      rows.forEach(row -> ids.add(row.getUUID("id")));
-      return ids;
-    });
-  }
-
-  /** Events in id order, and the ids (as text) of the transactions in progress when they were read. */
-  public record EventPage(JsonArray events, Set<String> inProgress) {
-  }
-
   /** Stale writes refused so far: finishes, heartbeats and progress of a lease that was lost. */
   public long fencedWrites() {
     return fencedWrites.get();
   }
 
-  // ---- writes -------------------------------------------------------------------------------
+  // ---- new tasks ------------------------------------------------------------------------------
 
   /** Submissions waiting for the insert statement in progress to return. */
   public int waitingInserts() {
@@ -171,46 +110,131 @@ public final class Journal {
    * Journals new tasks, all or nothing; completes after the commit, or fails at once with {@link
    * JournalBusyException} when a full insert's worth already waits.
    */
-  public Future<Void> insert(List<NewTask> tasks) {
-    return inserts.submit(tasks);
+  public Future<Void> insert(List<Insert> tasks) {
+    return guard(inserts.submit(tasks));
   }
 
-  /** Claims a waiting task seen at {@code expectedVersion}; null when someone else got it first. */
-  public Future<Lease> claim(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {
-    return claims.submit(new ClaimRequest(taskId, expectedVersion, workerId, leaseFor));
-  }
-
-  /** Ends an attempt in a terminal state; null (and counted) when the lease was lost. */
-  public Future<TaskState> finish(Lease lease, TaskState to, JsonObject result, JsonObject error, String reason) {
-    return finishes.submit(new FinishRequest(lease, to, result, error, reason, null, 0, 0));
+  /** The first answer given under an Idempotency-Key that is still live, or null. */
+  public Future<IdempotentAnswer> idempotentAnswer(String key) {
+    return guard(pool.preparedQuery(sql.get("idempotency_lookup")).execute(Tuple.of(key, now())))
+        .map(rows -> rows.size() == 0 ? null : IdempotentAnswer.fromRow(rows.iterator().next()));
   }
 
   /**
-   * Ends an attempt and puts the task back to pending, due at {@code runAt}.
+   * Journals new tasks under an Idempotency-Key, in one transaction with the key and the answer
+   * it stands for. When another request holds the key, inserts nothing and answers with what that
+   * request stored; the unique key decides between racing requests.
    *
-   * @param attemptDelta 0 when the attempt counts (a retry), -1 when it does not (a snooze, a release)
-   * @param versionBump  1 to fence the attempt's holder at once (a release at shutdown)
-   * @return the state the task is now in (cancelled if someone asked meanwhile), or null when the
-   *     lease was lost
+   * @return null when this request took the key and its tasks are journaled
    */
-  public Future<TaskState> requeue(Lease lease, java.time.Instant runAt, JsonObject error, String reason,
-      int attemptDelta, int versionBump) {
-    return finishes.submit(new FinishRequest(lease, TaskState.PENDING, null, error, reason, runAt, attemptDelta,
-        versionBump));
+  public Future<IdempotentAnswer> insertIdempotent(String key, String requestHash, List<Insert> tasks,
+      Duration keepFor) {
+    OffsetDateTime now = now();
+    Object answer = IdempotentAnswer.stored(tasks);
+    return guard(pool.withTransaction(conn -> conn.preparedQuery(sql.get("idempotency_claim"))
+            .execute(Tuple.of(key, requestHash, answer, now, now.plus(keepFor)))
+            .compose(claimed -> {
+              if (claimed.size() == 0) {
+                return Future.succeededFuture(false);
+              }
+              return conn.preparedQuery(sql.get("insert_tasks")).execute(insertParams(List.of(tasks), now))
+                  .map(true);
+            })))
+        .compose(inserted -> inserted
+            ? Future.succeededFuture((IdempotentAnswer) null)
+                .onSuccess(v -> changed(tasks.stream().map(t -> t.task().id()).toList()))
+            // The key's owner committed before our insert gave up on it, so its row is visible now.
+            : idempotentAnswer(key).map(found -> found != null ? found : IdempotentAnswer.VANISHED));
+  }
+
+  // ---- an attempt's writes, fenced by its lease -----------------------------------------------
+
+  /** Claims a waiting task seen at {@code expectedVersion}; null when someone else got it first. */
+  public Future<Lease> claim(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {
+    return guard(claims.submit(new ClaimRequest(taskId, expectedVersion, workerId, leaseFor)));
+  }
+
+  /**
+   * The handler returned {@code result}.
+   *
+   * @return the state the task is now in; null (and counted) when the lease was lost
+   */
+  public Future<TaskState> succeed(Lease lease, JsonObject result) {
+    return end(lease, TaskState.SUCCEEDED, result, null, Reason.SUCCEEDED, null, Attempts.COUNTED);
+  }
+
+  /** The attempt failed and the task will not be tried again: it had no attempts left, or the failure is permanent. */
+  public Future<TaskState> fail(Lease lease, JsonObject error, boolean permanent) {
+    return end(lease, TaskState.FAILED, null, error, permanent ? Reason.FAILED_PERMANENTLY : Reason.FAILED, null,
+        Attempts.COUNTED);
+  }
+
+  /** The attempt stopped because someone asked to cancel the task; what it returned is kept. */
+  public Future<TaskState> cancelled(Lease lease, JsonObject result, JsonObject error) {
+    return end(lease, TaskState.CANCELLED, result, error, Reason.CANCELLED, null, Attempts.COUNTED);
+  }
+
+  /**
+   * The attempt failed and counts; the task is tried again at {@code due}.
+   *
+   * @return pending, or cancelled when someone asked meanwhile; null when the lease was lost
+   */
+  public Future<TaskState> retryAt(Lease lease, Instant due, JsonObject error) {
+    return end(lease, TaskState.PENDING, null, error, Reason.RETRY_SCHEDULED, due, Attempts.COUNTED);
+  }
+
+  /** The handler asked to run again at {@code due}; the attempt does not count. As {@link #retryAt} otherwise. */
+  public Future<TaskState> snoozeUntil(Lease lease, Instant due) {
+    return end(lease, TaskState.PENDING, null, null, Reason.SNOOZED, due, Attempts.NOT_COUNTED);
+  }
+
+  /**
+   * Hands a task back at shutdown: pending and due now, the attempt not counted, and the version
+   * bumped so that the holder is fenced at once and any node may claim it.
+   */
+  public Future<TaskState> release(Lease lease) {
+    return end(lease, TaskState.PENDING, null, null, Reason.RELEASED, clock.instant(), Attempts.HANDED_BACK);
   }
 
   /** Extends a lease, and tells whether the task was asked to cancel meanwhile. */
   public Future<Heartbeat> heartbeat(Lease lease, Duration leaseFor) {
-    return heartbeats.submit(new HeartbeatRequest(lease, leaseFor));
+    return guard(heartbeats.submit(new HeartbeatRequest(lease, leaseFor)));
   }
+
+  /** Writes the attempt's latest progress; false (and counted) when the lease was lost. */
+  public Future<Boolean> progress(Lease lease, int percent, String message) {
+    return guard(progresses.submit(new ProgressRequest(lease, percent, message)));
+  }
+
+  private Future<TaskState> end(Lease lease, TaskState to, JsonObject result, JsonObject error, Reason reason,
+      Instant runAt, Attempts attempts) {
+    return guard(finishes.submit(new FinishRequest(lease, to, result, error, reason, runAt, attempts)));
+  }
+
+  /**
+   * What an attempt's end does to the task's counts: a counted attempt stays spent; one that does
+   * not count is given back; a hand-back also bumps the version, so that the holder is fenced.
+   */
+  private enum Attempts {
+    COUNTED(0, 0), NOT_COUNTED(-1, 0), HANDED_BACK(-1, 1);
+
+    final int attemptDelta;
+    final int versionBump;
+
+    Attempts(int attemptDelta, int versionBump) {
+      this.attemptDelta = attemptDelta;
+      this.versionBump = versionBump;
+    }
+  }
+
+  // ---- what users and recovery do to tasks ----------------------------------------------------
 
   /**
    * Cancels tasks by id, or every task of a batch: pending ones at once, running ones by asking
    * their worker. Answers, per task found, its state before and after.
    */
   public Future<List<Cancelled>> cancel(List<UUID> ids, UUID batchId) {
-    return pool.preparedQuery(sql.get("cancel"))
-        .execute(Tuple.of(ids.toArray(new UUID[0]), batchId, now()))
+    return guard(pool.preparedQuery(sql.get("cancel")).execute(Tuple.of(ids.toArray(new UUID[0]), batchId, now())))
         .map(rows -> {
           List<Cancelled> answers = new ArrayList<>(rows.size());
           List<UUID> moved = new ArrayList<>();
@@ -228,81 +252,23 @@ public final class Journal {
   }
 
   /** Puts failed or cancelled tasks back to pending with fresh attempts; returns those it moved. */
-  public Future<List<StoredTask>> retry(List<UUID> ids) {
-    return pool.preparedQuery(sql.get("retry"))
-        .execute(Tuple.of(ids.toArray(new UUID[0]), now()))
-        .map(Journal::storedTasks)
-        .onSuccess(moved -> changed(moved.stream().map(StoredTask::id).toList()));
-  }
-
-  /** Dead letters of a queue (and type), oldest first, for a bulk retry. */
-  public Future<List<UUID>> failedIds(String queue, String type, int limit) {
-    return pool.preparedQuery(sql.get("failed_ids"))
-        .execute(Tuple.of(queue, type, limit))
-        .map(rows -> {
-          List<UUID> ids = new ArrayList<>(rows.size());
-          for (Row row : rows) {
-            ids.add(row.getUUID("id"));
-          }
-          return ids;
-        });
-  }
-
-  /** The first answer given under an Idempotency-Key that is still live, or null. */
-  public Future<IdempotentAnswer> idempotentAnswer(String key) {
-    return pool.preparedQuery(sql.get("idempotency_lookup"))
-        .execute(Tuple.of(key, now()))
-        .map(rows -> {
-          if (rows.size() == 0) {
-            return null;
-          }
-          Row row = rows.iterator().next();
-          return new IdempotentAnswer(row.getString("request_hash"), (JsonObject) row.getValue("response"));
-        });
-  }
-
-  /**
-   * Journals new tasks under an Idempotency-Key, in one transaction with the key. When another
-   * request holds the key, inserts nothing and answers with what that request stored; the unique
-   * key decides between racing requests.
-   *
-   * @return null when this request took the key and its tasks are journaled
-   */
-  public Future<IdempotentAnswer> insertIdempotent(String key, String requestHash, JsonObject response,
-      List<NewTask> tasks, Duration keepFor) {
-    OffsetDateTime now = now();
-    return pool.withTransaction(conn -> conn.preparedQuery(sql.get("idempotency_claim"))
-            .execute(Tuple.of(key, requestHash, response, now, now.plus(keepFor)))
-            .compose(claimed -> {
-              if (claimed.size() == 0) {
-                return Future.succeededFuture(false);
-              }
-              return conn.preparedQuery(sql.get("insert_tasks")).execute(insertParams(List.of(tasks), now))
-                  .map(true);
-            }))
-        .compose(inserted -> inserted
-            ? Future.succeededFuture((IdempotentAnswer) null).onSuccess(v -> changed(tasks.stream().map(NewTask::id).toList()))
-            // The key's owner committed before our insert gave up on it, so its row is visible now.
-            : idempotentAnswer(key).map(answer -> answer != null ? answer
-                : new IdempotentAnswer(null, null)));
+  public Future<List<Task>> retry(List<UUID> ids) {
+    return guard(pool.preparedQuery(sql.get("retry")).execute(Tuple.of(ids.toArray(new UUID[0]), now())))
+        .map(Journal::tasks)
+        .onSuccess(moved -> changed(moved.stream().map(Task::id).toList()));
   }
 
   /** Deletes finished tasks older than {@code ttl} and expired idempotency keys, a batch at a time. */
   public Future<Integer> deleteOld(Duration finishedTtl, int limit) {
     OffsetDateTime now = now();
-    return pool.preparedQuery(sql.get("delete_expired_keys")).execute(Tuple.of(now, limit))
-        .compose(v -> pool.preparedQuery(sql.get("delete_finished")).execute(Tuple.of(now.minus(finishedTtl), limit)))
+    return guard(pool.preparedQuery(sql.get("delete_expired_keys")).execute(Tuple.of(now, limit))
+        .compose(v -> pool.preparedQuery(sql.get("delete_finished")).execute(Tuple.of(now.minus(finishedTtl), limit))))
         .map(rows -> rows.iterator().next().getLong("deleted").intValue());
-  }
-
-  public Future<Boolean> progress(Lease lease, int percent, String message) {
-    return progresses.submit(new ProgressRequest(lease, percent, message));
   }
 
   /** Puts lapsed leases of any node back to pending with a new version; returns them. */
   public Future<List<Released>> releaseExpired(int limit) {
-    return pool.preparedQuery(sql.get("release_expired"))
-        .execute(Tuple.of(now(), limit))
+    return guard(pool.preparedQuery(sql.get("release_expired")).execute(Tuple.of(now(), limit)))
         .map(rows -> {
           List<Released> released = new ArrayList<>(rows.size());
           List<UUID> ids = new ArrayList<>(rows.size());
@@ -317,90 +283,41 @@ public final class Journal {
 
   /** How many tasks of the queue wait in the journal, due now. */
   public Future<Long> pendingCount(String queue) {
-    return pool.preparedQuery(sql.get("pending_count")).execute(Tuple.of(queue, now()))
+    return guard(pool.preparedQuery(sql.get("pending_count")).execute(Tuple.of(queue, now())))
         .map(rows -> rows.iterator().next().getLong("pending"));
   }
 
   /** Waiting tasks of a queue that are due and not in {@code exclude}, in the order they must run. */
-  public Future<List<StoredTask>> pageIn(String queue, Collection<UUID> exclude, int limit, double agingPerSecond) {
-    return pool.preparedQuery(sql.get("page_in"))
-        .execute(Tuple.of(queue, now(), exclude.toArray(new UUID[0]), limit, agingPerSecond))
-        .map(Journal::storedTasks);
+  public Future<List<Task>> pageIn(String queue, Collection<UUID> exclude, int limit, double agingPerSecond) {
+    return guard(pool.preparedQuery(sql.get("page_in"))
+        .execute(Tuple.of(queue, now(), exclude.toArray(new UUID[0]), limit, agingPerSecond)))
+        .map(Journal::tasks);
   }
 
-  private static List<StoredTask> storedTasks(RowSet<Row> rows) {
-    List<StoredTask> found = new ArrayList<>(rows.size());
+  /** Tasks read back to be held again, as {@code page_in} and {@code retry} return them. */
+  private static List<Task> tasks(RowSet<Row> rows) {
+    List<Task> found = new ArrayList<>(rows.size());
     for (Row row : rows) {
-      found.add(new StoredTask(
-          row.getUUID("id"), row.getString("queue"), row.getString("type"),
-          row.getString("payload"), row.getInteger("priority"),
-          row.getLong("lease_version"), row.getInteger("attempt"), row.getInteger("max_attempts"),
-          row.getLong("timeout_ms"), row.getOffsetDateTime("run_at").toInstant(), row.getString("tenant")));
+      found.add(Task.builder(row.getUUID("id"), row.getString("queue"), row.getString("type"))
+          .payloadJson(row.getString("payload"))
+          .priority(row.getInteger("priority"))
+          .maxAttempts(row.getInteger("max_attempts"))
+          .timeoutMs(row.getLong("timeout_ms"))
+          .tenant(row.getString("tenant"))
+          .runAt(row.getOffsetDateTime("run_at").toInstant())
+          .leased(row.getLong("lease_version"), row.getInteger("attempt"))
+          .build());
     }
     return found;
   }
 
-  // ---- reads --------------------------------------------------------------------------------
-
-  /** The task with its history, or null. */
-  public Future<JsonObject> task(UUID id) {
-    return pool.preparedQuery(sql.get("get_task")).execute(Tuple.of(id))
-        .compose(rows -> {
-          if (rows.size() == 0) {
-            return Future.succeededFuture(null);
-          }
-          JsonObject task = TaskRows.toJson(rows.iterator().next());
-          return pool.preparedQuery(sql.get("task_history")).execute(Tuple.of(id))
-              .map(events -> task.put("history", TaskRows.history(events)));
-        });
-  }
-
-  /** A page of tasks, newest first; {@code after} is the last id of the previous page. */
-  public Future<List<JsonObject>> list(String state, String queue, String type, UUID after, int limit) {
-    return pool.preparedQuery(sql.get("list_tasks"))
-        .execute(Tuple.of(state, queue, type, after, limit))
-        .map(Journal::tasks);
-  }
-
-  /** The batch with counts by state and its tasks, or null. */
-  public Future<JsonObject> batch(UUID id) {
-    return pool.preparedQuery(sql.get("get_batch")).execute(Tuple.of(id))
-        .compose(rows -> {
-          if (rows.size() == 0) {
-            return Future.succeededFuture(null);
-          }
-          Row batch = rows.iterator().next();
-          return pool.preparedQuery(sql.get("batch_tasks")).execute(Tuple.of(id)).map(taskRows -> {
-            List<JsonObject> tasks = tasks(taskRows);
-            JsonObject counts = new JsonObject();
-            for (TaskState state : TaskState.values()) {
-              counts.put(state.sql(), 0);
-            }
-            for (JsonObject task : tasks) {
-              counts.put(task.getString("state"), counts.getInteger(task.getString("state")) + 1);
-            }
-            return new JsonObject()
-                .put("id", batch.getUUID("id").toString())
-                .put("size", batch.getInteger("size"))
-                .put("createdAt", batch.getOffsetDateTime("created_at").toInstant().toString())
-                .put("counts", counts)
-                .put("tasks", new JsonArray(new ArrayList<>(tasks)));
-          });
-        });
-  }
-
-  /** Succeeds when the database answers. */
-  public Future<Void> ping() {
-    return pool.query(sql.get("ping")).execute().mapEmpty();
-  }
-
   // ---- grouped statements -------------------------------------------------------------------
 
-  private Future<List<Void>> flushInserts(List<List<NewTask>> groups) {
+  private Future<List<Void>> flushInserts(List<List<Insert>> groups) {
     int total = 0;
-    for (List<NewTask> group : groups) {
-      for (NewTask task : group) {
-        total += task.dispatchTo() == null ? 1 : 2; // a dispatched task is journaled claimed too
+    for (List<Insert> group : groups) {
+      for (Insert insert : group) {
+        total += insert.claimed() ? 2 : 1; // a claimed insert journals its claim too
       }
     }
     int expected = total;
@@ -411,49 +328,28 @@ public final class Journal {
       }
       List<Void> answers = new ArrayList<>(groups.size());
       List<UUID> ids = new ArrayList<>();
-      for (List<NewTask> group : groups) {
+      for (List<Insert> group : groups) {
         answers.add(null);
-        group.forEach(task -> ids.add(task.id()));
+        group.forEach(insert -> ids.add(insert.task().id()));
       }
       changed(ids);
       return Future.succeededFuture(answers);
     });
   }
 
-  private static Tuple insertParams(List<List<NewTask>> groups, OffsetDateTime now) {
+  private static Tuple insertParams(List<List<Insert>> groups, OffsetDateTime now) {
     int n = 0;
-    for (List<NewTask> group : groups) {
+    for (List<Insert> group : groups) {
       n += group.size();
     }
-    UUID[] ids = new UUID[n];
-    String[] queues = new String[n];
-    String[] types = new String[n];
-    String[] payloads = new String[n];
-    Integer[] priorities = new Integer[n];
-    OffsetDateTime[] runAts = new OffsetDateTime[n];
-    Integer[] maxAttempts = new Integer[n];
-    Long[] timeouts = new Long[n];
-    UUID[] batchIds = new UUID[n];
-    String[] workers = new String[n];
-    OffsetDateTime[] leaseUntil = new OffsetDateTime[n];
-    String[] tenants = new String[n];
-    Map<UUID, Integer> batchSizes = new HashMap<>();
+    InsertColumns c = new InsertColumns(n);
     Map<UUID, UUID[]> batchRanges = new HashMap<>();
+    Map<UUID, Integer> batchSizes = new HashMap<>();
     int i = 0;
-    for (List<NewTask> group : groups) {
-      for (NewTask task : group) {
-        ids[i] = task.id();
-        queues[i] = task.queue();
-        types[i] = task.type();
-        payloads[i] = task.payloadJson();
-        priorities[i] = task.priority();
-        runAts[i] = OffsetDateTime.ofInstant(task.runAt(), ZoneOffset.UTC);
-        maxAttempts[i] = task.maxAttempts();
-        timeouts[i] = task.timeoutMs();
-        batchIds[i] = task.batchId();
-        workers[i] = task.dispatchTo();
-        leaseUntil[i] = task.leaseUntil() == null ? null : OffsetDateTime.ofInstant(task.leaseUntil(), ZoneOffset.UTC);
-        tenants[i] = task.tenant();
+    for (List<Insert> group : groups) {
+      for (Insert insert : group) {
+        c.set(i++, insert);
+        Task task = insert.task();
         if (task.batchId() != null) {
           batchSizes.merge(task.batchId(), 1, Integer::sum);
           UUID[] range = batchRanges.computeIfAbsent(task.batchId(), b -> new UUID[] {task.id(), task.id()});
@@ -464,7 +360,6 @@ public final class Journal {
             range[1] = task.id();
           }
         }
-        i++;
       }
     }
     UUID[] batches = batchSizes.keySet().toArray(new UUID[0]);
@@ -476,8 +371,56 @@ public final class Journal {
       firsts[b] = batchRanges.get(batches[b])[0];
       lasts[b] = batchRanges.get(batches[b])[1];
     }
-    return Tuple.wrap(new Object[] {ids, queues, types, payloads, priorities, runAts, maxAttempts, timeouts,
-        batchIds, now, batches, sizes, workers, leaseUntil, firsts, lasts, tenants});
+    // The order of insert_tasks' parameters ($1 to $17), as its comment in sql/ lists them.
+    return Tuple.wrap(new Object[] {c.ids, c.queues, c.types, c.payloads, c.priorities, c.runAts, c.maxAttempts,
+        c.timeouts, c.batchIds, now, batches, sizes, c.workers, c.leaseUntil, firsts, lasts, c.tenants});
+  }
+
+  /** The per-task columns of {@code insert_tasks}, one array a column. */
+  private static final class InsertColumns {
+    final UUID[] ids;
+    final String[] queues;
+    final String[] types;
+    final String[] payloads;
+    final Integer[] priorities;
+    final OffsetDateTime[] runAts;
+    final Integer[] maxAttempts;
+    final Long[] timeouts;
+    final UUID[] batchIds;
+    final String[] workers;
+    final OffsetDateTime[] leaseUntil;
+    final String[] tenants;
+
+    InsertColumns(int n) {
+      ids = new UUID[n];
+      queues = new String[n];
+      types = new String[n];
+      payloads = new String[n];
+      priorities = new Integer[n];
+      runAts = new OffsetDateTime[n];
+      maxAttempts = new Integer[n];
+      timeouts = new Long[n];
+      batchIds = new UUID[n];
+      workers = new String[n];
+      leaseUntil = new OffsetDateTime[n];
+      tenants = new String[n];
+    }
+
+    void set(int i, Insert insert) {
+      Task task = insert.task();
+      ids[i] = task.id();
+      queues[i] = task.queue();
+      types[i] = task.type();
+      payloads[i] = task.payloadJson();
+      priorities[i] = task.priority();
+      runAts[i] = utc(insert.runAt());
+      maxAttempts[i] = task.maxAttempts();
+      timeouts[i] = task.timeoutMs();
+      batchIds[i] = task.batchId();
+      workers[i] = insert.workerId();
+      leaseUntil[i] = insert.leaseUntil() == null ? null : utc(insert.leaseUntil());
+      tenants[i] = task.tenant();
+    }
   }
 
   private Future<List<Lease>> flushClaims(List<ClaimRequest> requests) {
@@ -528,10 +471,10 @@ public final class Journal {
       states[i] = request.to.sql();
       results[i] = request.result == null ? null : request.result.encode();
       errors[i] = request.error == null ? null : request.error.encode();
-      reasons[i] = request.reason;
-      runAts[i] = request.runAt == null ? null : OffsetDateTime.ofInstant(request.runAt, ZoneOffset.UTC);
-      attemptDeltas[i] = request.attemptDelta;
-      versionBumps[i] = request.versionBump;
+      reasons[i] = request.reason.sql();
+      runAts[i] = request.runAt == null ? null : utc(request.runAt);
+      attemptDeltas[i] = request.attempts.attemptDelta;
+      versionBumps[i] = request.attempts.versionBump;
     }
     return pool.preparedQuery(sql.get("finish"))
         .execute(Tuple.wrap(new Object[] {leases.ids, leases.versions, leases.workers, states, results, errors, reasons,
@@ -617,16 +560,16 @@ public final class Journal {
     }
   }
 
-  private static List<JsonObject> tasks(RowSet<Row> rows) {
-    List<JsonObject> tasks = new ArrayList<>(rows.size());
-    for (Row row : rows) {
-      tasks.add(TaskRows.toJson(row));
-    }
-    return tasks;
+  private static <T> Future<T> guard(Future<T> future) {
+    return JournalUnavailableException.guard(future);
   }
 
   private OffsetDateTime now() {
-    return OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC);
+    return utc(clock.instant());
+  }
+
+  private static OffsetDateTime utc(Instant instant) {
+    return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
   }
 
   /** A lease that lapsed and went back to pending. */
@@ -636,8 +579,8 @@ public final class Journal {
   private record ClaimRequest(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {
   }
 
-  private record FinishRequest(Lease lease, TaskState to, JsonObject result, JsonObject error, String reason,
-      java.time.Instant runAt, int attemptDelta, int versionBump) {
+  private record FinishRequest(Lease lease, TaskState to, JsonObject result, JsonObject error, Reason reason,
+      Instant runAt, Attempts attempts) {
   }
 
   /** What a heartbeat learned. */
@@ -645,10 +588,6 @@ public final class Journal {
 
   /** A task found by a cancel: its state before, and after. */
   public record Cancelled(UUID id, TaskState before, TaskState after) {
-  }
-
-  /** The first answer given under an Idempotency-Key, and the hash of the request that got it. */
-  public record IdempotentAnswer(String requestHash, JsonObject response) {
   }
 
   private record HeartbeatRequest(Lease lease, Duration leaseFor) {

@@ -1,6 +1,11 @@
 package dev.taskline.queue;
 
 import dev.taskline.config.QueueConfig;
+import dev.taskline.journal.Insert;
+import dev.taskline.journal.Lease;
+import dev.taskline.journal.Task;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -19,8 +24,9 @@ import java.util.UUID;
  * the static key {@code priority - agingPerSecond * dueSeconds}; a heap keeps it, and a steady
  * stream of high-priority work cannot starve an old low-priority task.
  *
- * <p>Admission reserves room before it journals a submission and fills the reservation after the
- * commit, so concurrent submissions cannot overshoot the bounds. The queue also tracks every task
+ * <p>Admission {@link #reserve reserves} room before it journals a submission and commits the
+ * reservation after the journal's commit (or aborts it), so concurrent submissions cannot overshoot
+ * the bounds. The queue also tracks every task
  * id this node holds anywhere (reserved, scheduled, waiting, running), so that page-in never loads
  * a second copy of one.
  *
@@ -30,9 +36,9 @@ import java.util.UUID;
 public final class TaskQueue {
 
   private final QueueConfig config;
-  private final PriorityQueue<QueuedTask> waiting;
-  private final PriorityQueue<QueuedTask> scheduled =
-      new PriorityQueue<>(Comparator.comparingLong(QueuedTask::dueAtMillis).thenComparing(QueuedTask::id));
+  private final PriorityQueue<Task> waiting;
+  private final PriorityQueue<Task> scheduled =
+      new PriorityQueue<>(Comparator.comparingLong(Task::dueAtMillis).thenComparing(Task::id));
   /** Every task in custody or reserved, with its tenant (null for none). */
   private final Map<UUID, String> held = new HashMap<>();
   /** Of those, how many each tenant has: what the queue's tenant limit bounds. */
@@ -40,6 +46,8 @@ public final class TaskQueue {
   /** Tasks admitted straight to a slot (journaled claimed), for the worker to start first. */
   private final java.util.ArrayDeque<Dispatched> ready = new java.util.ArrayDeque<>();
   private int reserved;
+  private String workerId;
+  private Duration leaseFor;
   private int reservedScheduled;
   private Runnable onAvailable = () -> { };
   private Runnable onRoom = () -> { };
@@ -62,13 +70,13 @@ public final class TaskQueue {
   }
 
   /** Highest effective priority first; among equals, the task due first, then the older id. */
-  static Comparator<QueuedTask> order(double agingPerSecond) {
-    return Comparator.comparingDouble((QueuedTask t) -> agingKey(t, agingPerSecond)).reversed()
-        .thenComparingLong(QueuedTask::dueAtMillis)
-        .thenComparing(QueuedTask::id);
+  static Comparator<Task> order(double agingPerSecond) {
+    return Comparator.comparingDouble((Task t) -> agingKey(t, agingPerSecond)).reversed()
+        .thenComparingLong(Task::dueAtMillis)
+        .thenComparing(Task::id);
   }
 
-  static double agingKey(QueuedTask task, double agingPerSecond) {
+  static double agingKey(Task task, double agingPerSecond) {
     return task.priority() - agingPerSecond * (task.dueAtMillis() / 1000.0);
   }
 
@@ -80,9 +88,14 @@ public final class TaskQueue {
     return config;
   }
 
-  /** The name under which this queue's worker on node {@code nodeId} holds leases. */
-  public String workerId(String nodeId) {
-    return nodeId + "/" + config.name();
+  /**
+   * The worker that runs this queue's tasks on this node: a submission that finds it with a free
+   * slot and nothing waiting is journaled as already claimed by it, under a lease of {@code
+   * leaseFor}. Until a worker is attached, every task waits in line.
+   */
+  public synchronized void servedBy(String workerId, Duration leaseFor) {
+    this.workerId = workerId;
+    this.leaseFor = leaseFor;
   }
 
   /** Called (outside the lock) whenever tasks became waiting; the worker uses it to wake up. */
@@ -109,118 +122,173 @@ public final class TaskQueue {
     this.journalHasMore = more;
   }
 
-  /** What a reservation found: room taken, or why not. */
-  public enum Room { RESERVED, QUEUE_FULL, TENANT_LIMIT }
+  /** Why a reservation was refused. */
+  public enum Refusal { QUEUE_FULL, SCHEDULED_FULL, TENANT_LIMIT }
 
   /**
-   * Reserves room for tasks of {@code tenant} (null: none) about to be journaled. Waiting plus
-   * reserved may never exceed capacity, nor one tenant's unfinished and reserved tasks its limit.
+   * Takes room for tasks of {@code tenant} (null: none) about to be journaled, all or none: tasks
+   * due after {@code now} in the scheduled set, the others in free slots when nothing waits (they
+   * must not overtake anyone; they are journaled claimed and start without a claim of their own)
+   * or else in the waiting room. Waiting plus reserved never exceeds capacity, scheduled plus
+   * reserved never the scheduled capacity, one tenant's unfinished and reserved tasks never its
+   * limit. The caller journals {@link Reservation#inserts()}, then commits or aborts.
    */
-  public Room tryReserve(Collection<UUID> ids, String tenant) {
+  public Reservation reserve(List<Insert> tasks, String tenant, Instant now) {
+    List<Insert> later = new ArrayList<>();
+    List<Insert> due = new ArrayList<>();
+    for (Insert task : tasks) {
+      (task.runAt().isAfter(now) ? later : due).add(task);
+    }
     synchronized (this) {
-      if (!tenantFits(tenant, ids.size())) {
-        return Room.TENANT_LIMIT;
+      if (!tenantFits(tenant, tasks.size())) {
+        return new Reservation(Refusal.TENANT_LIMIT, tenant);
       }
-      if (waiting.size() + reserved + ids.size() > config.capacity()) {
-        return Room.QUEUE_FULL;
+      if (!later.isEmpty() && scheduled.size() + reservedScheduled + later.size() > config.scheduledCapacity()) {
+        return new Reservation(Refusal.SCHEDULED_FULL, tenant);
       }
-      reserved += ids.size();
-      hold(ids, tenant);
-      return Room.RESERVED;
+      boolean dispatch = !due.isEmpty() && workerId != null && waiting.isEmpty()
+          && running + dispatching + due.size() <= config.slots();
+      if (!due.isEmpty() && !dispatch && waiting.size() + reserved + due.size() > config.capacity()) {
+        return new Reservation(Refusal.QUEUE_FULL, tenant);
+      }
+      reservedScheduled += later.size();
+      if (dispatch) {
+        dispatching += due.size();
+      } else {
+        reserved += due.size();
+      }
+      for (Insert task : tasks) {
+        hold(task.task().id(), tenant);
+      }
+      List<Insert> inserts = new ArrayList<>(tasks.size());
+      Instant leaseUntil = dispatch ? now.plus(leaseFor) : null;
+      for (Insert task : tasks) {
+        boolean claimed = dispatch && !task.runAt().isAfter(now);
+        inserts.add(claimed ? task.claimedBy(workerId, leaseUntil) : task);
+      }
+      return new Reservation(tenant, inserts, now, later.size(), dispatch ? 0 : due.size(), dispatch ? due.size() : 0);
     }
   }
 
   /**
-   * Takes slots for tasks about to be journaled as already claimed: only when nothing waits (they
-   * must not overtake anyone) and enough slots are free. They count as running from here on.
+   * Room taken by {@link #reserve}, or the reason there was none. Exactly one of {@link #commit}
+   * and {@link #abort} must follow a reservation that was made.
    */
-  public boolean tryDispatch(Collection<UUID> ids, String tenant) {
-    synchronized (this) {
-      if (!waiting.isEmpty() || running + dispatching + ids.size() > config.slots()
-          || !tenantFits(tenant, ids.size())) {
-        return false;
+  public final class Reservation {
+    private final Refusal refusal;
+    private final String tenant;
+    private final List<Insert> inserts;
+    private final int scheduledCount;
+    private final int waitingCount;
+    private final int dispatchedCount;
+    private final Instant now;
+    private boolean settled;
+
+    private Reservation(Refusal refusal, String tenant) {
+      this.now = null;
+      this.refusal = refusal;
+      this.tenant = tenant;
+      this.inserts = List.of();
+      this.scheduledCount = 0;
+      this.waitingCount = 0;
+      this.dispatchedCount = 0;
+      this.settled = true;
+    }
+
+    private Reservation(String tenant, List<Insert> inserts, Instant now, int scheduledCount, int waitingCount,
+        int dispatchedCount) {
+      this.now = now;
+      this.refusal = null;
+      this.tenant = tenant;
+      this.inserts = List.copyOf(inserts);
+      this.scheduledCount = scheduledCount;
+      this.waitingCount = waitingCount;
+      this.dispatchedCount = dispatchedCount;
+    }
+
+    /** Null when room was taken; else why not (nothing was taken). */
+    public Refusal refusal() {
+      return refusal;
+    }
+
+    public TaskQueue queue() {
+      return TaskQueue.this;
+    }
+
+    public String tenant() {
+      return tenant;
+    }
+
+    /** The tasks as they go into the journal, in the order given: claimed where they were dispatched. */
+    public List<Insert> inserts() {
+      return inserts;
+    }
+
+    /** The tasks are journaled: they wait for their time, for a worker, or run at once. */
+    public void commit() {
+      Runnable available = null;
+      Runnable onSched = null;
+      synchronized (TaskQueue.this) {
+        settle();
+        accepted += inserts.size();
+        reservedScheduled -= scheduledCount;
+        reserved -= waitingCount;
+        dispatching -= dispatchedCount;
+        running += dispatchedCount;
+        for (Insert insert : inserts) {
+          Task task = insert.journaledTask();
+          if (insert.claimed()) {
+            ready.add(new Dispatched(task, insert.lease()));
+          } else if (insert.runAt().isAfter(now)) {
+            scheduled.add(task);
+          } else {
+            waiting.add(task);
+          }
+        }
+        if (waitingCount + dispatchedCount > 0) {
+          available = onAvailable;
+        }
+        if (scheduledCount > 0) {
+          onSched = onScheduled;
+        }
       }
-      dispatching += ids.size();
-      hold(ids, tenant);
-      return true;
+      if (available != null) {
+        available.run();
+      }
+      if (onSched != null) {
+        onSched.run();
+      }
+    }
+
+    /** The journal refused the tasks or inserted none: give the room back. */
+    public void abort() {
+      synchronized (TaskQueue.this) {
+        settle();
+        reservedScheduled -= scheduledCount;
+        reserved -= waitingCount;
+        dispatching -= dispatchedCount;
+        for (Insert insert : inserts) {
+          release(insert.task().id());
+        }
+      }
+    }
+
+    private void settle() {
+      if (settled) {
+        throw new IllegalStateException(refusal != null ? "a refused reservation holds nothing"
+            : "a reservation is committed or aborted once");
+      }
+      settled = true;
     }
   }
 
-  /** The journal refused the dispatched tasks: free their slots. */
-  public synchronized void cancelDispatch(Collection<UUID> ids) {
-    dispatching -= ids.size();
-    ids.forEach(this::release);
-  }
-
-  /** The dispatched tasks are journaled, claimed: hand them to the worker. */
-  public void fillDispatch(List<Dispatched> tasks) {
-    Runnable listener;
-    synchronized (this) {
-      dispatching -= tasks.size();
-      running += tasks.size();
-      accepted += tasks.size();
-      ready.addAll(tasks);
-      listener = onAvailable;
-    }
-    listener.run();
-  }
-
-  /** The next dispatched task, already running and leased, or null. */
+  /** The next task admitted straight to a slot, already running and leased, or null. */
   public synchronized Dispatched pollDispatched() {
     return ready.poll();
   }
 
   /** A task admitted straight to a slot, with the lease it was journaled under. */
-  public record Dispatched(QueuedTask task, dev.taskline.journal.Lease lease) {
-  }
-
-  /** As {@link #tryReserve}, for tasks that will not be due for a while. */
-  public Room tryReserveScheduled(Collection<UUID> ids, String tenant) {
-    synchronized (this) {
-      if (!tenantFits(tenant, ids.size())) {
-        return Room.TENANT_LIMIT;
-      }
-      if (scheduled.size() + reservedScheduled + ids.size() > config.scheduledCapacity()) {
-        return Room.QUEUE_FULL;
-      }
-      reservedScheduled += ids.size();
-      hold(ids, tenant);
-      return Room.RESERVED;
-    }
-  }
-
-  /** The journal refused the reserved tasks: give the room back. */
-  public synchronized void cancelReservation(Collection<UUID> ids, boolean scheduledTasks) {
-    if (scheduledTasks) {
-      reservedScheduled -= ids.size();
-    } else {
-      reserved -= ids.size();
-    }
-    ids.forEach(this::release);
-  }
-
-  /** The reserved tasks are journaled: they now wait for a worker. */
-  public void fillReservation(List<QueuedTask> tasks) {
-    Runnable listener;
-    synchronized (this) {
-      reserved -= tasks.size();
-      accepted += tasks.size();
-      waiting.addAll(tasks);
-      listener = onAvailable;
-    }
-    listener.run();
-  }
-
-  /** The reserved delayed tasks are journaled: they wait for their time. */
-  public void fillScheduledReservation(List<QueuedTask> tasks) {
-    Runnable listener;
-    synchronized (this) {
-      reservedScheduled -= tasks.size();
-      accepted += tasks.size();
-      scheduled.addAll(tasks);
-      listener = onScheduled;
-    }
-    listener.run();
+  public record Dispatched(Task task, Lease lease) {
   }
 
   /**
@@ -228,7 +296,7 @@ public final class TaskQueue {
    * snooze): hold it until then. When the scheduled set is full it is handed back instead, stays in
    * the journal alone and is paged in when due. True when it is held.
    */
-  public boolean reschedule(QueuedTask task) {
+  public boolean reschedule(Task task) {
     Runnable listener;
     synchronized (this) {
       running--;
@@ -281,11 +349,11 @@ public final class TaskQueue {
    * Adds tasks read back from the journal (start-up, page-in), skipping any this node already
    * holds and any beyond capacity. Returns how many were added.
    */
-  public int offer(List<QueuedTask> tasks) {
+  public int offer(List<Task> tasks) {
     int added = 0;
     Runnable listener;
     synchronized (this) {
-      for (QueuedTask task : tasks) {
+      for (Task task : tasks) {
         if (waiting.size() + reserved >= config.capacity()) {
           break;
         }
@@ -307,8 +375,8 @@ public final class TaskQueue {
    * The next task to run, or null when none waits or every slot is taken. It counts as running
    * until {@link #done} or {@link #reschedule}.
    */
-  public QueuedTask poll() {
-    QueuedTask task;
+  public Task poll() {
+    Task task;
     Runnable listener = null;
     synchronized (this) {
       task = running + dispatching < config.slots() ? waiting.poll() : null;
@@ -416,7 +484,7 @@ public final class TaskQueue {
    */
   public synchronized int heldPending(long nowMillis) {
     int pending = waiting.size() + claiming + reserved;
-    for (QueuedTask task : scheduled) {
+    for (Task task : scheduled) {
       if (task.dueAtMillis() <= nowMillis) {
         pending++;
       }
@@ -427,7 +495,7 @@ public final class TaskQueue {
   /** How long the task first in line has waited, in ms at {@code nowMillis}; 0 when none wait. */
   public synchronized long oldestWaitingAgeMs(long nowMillis) {
     long oldest = Long.MAX_VALUE;
-    for (QueuedTask task : waiting) {
+    for (Task task : waiting) {
       oldest = Math.min(oldest, task.dueAtMillis());
     }
     return oldest == Long.MAX_VALUE ? 0 : Math.max(0, nowMillis - oldest);

@@ -1,10 +1,8 @@
 package dev.taskline.recovery;
 
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.StoredTask;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.QueuedTask;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import java.time.Duration;
@@ -103,11 +101,7 @@ public final class Recovery {
       // A full page means the journal may hold more than fitted; the queue calls back for more
       // once it has drained to half, so waiting work follows freed room without a timer.
       queue.journalHasMore(found.size() == room);
-      List<QueuedTask> tasks = new ArrayList<>(found.size());
-      for (StoredTask stored : found) {
-        tasks.add(QueuedTask.from(stored));
-      }
-      return Future.succeededFuture(queue.offer(tasks));
+      return Future.succeededFuture(queue.offer(found));
     });
   }
 

@@ -3,7 +3,7 @@ package dev.taskline.worker;
 import dev.taskline.handler.TaskContext;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.Lease;
-import dev.taskline.queue.QueuedTask;
+import dev.taskline.journal.Task;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -26,9 +26,9 @@ final class Attempt implements TaskContext {
   private final Vertx vertx;
   private final Context context;
   private final Journal journal;
-  private final QueuedTask task;
+  private final Task task;
   /**
-   * Parsed once per attempt, since the queue keeps only the text (see {@link QueuedTask}); null when
+   * Parsed once per attempt, since the queue keeps only the text (see {@link Task}); null when
    * the text is not a JSON object (written to the journal by something other than a node).
    */
   private final JsonObject payload;
@@ -51,7 +51,7 @@ final class Attempt implements TaskContext {
   private long progressTimer = -1;
   private long lastWriteNanos;
 
-  Attempt(Vertx vertx, Context context, Journal journal, QueuedTask task, Lease lease, Duration leaseFor,
+  Attempt(Vertx vertx, Context context, Journal journal, Task task, Lease lease, Duration leaseFor,
       long heartbeatMs, long timeoutMs, long progressIntervalMs, ProgressListener listener) {
     this.listener = listener;
     this.vertx = vertx;
@@ -104,7 +104,7 @@ final class Attempt implements TaskContext {
     return lease;
   }
 
-  QueuedTask task() {
+  Task task() {
     return task;
   }
 

@@ -7,9 +7,9 @@ import dev.taskline.handler.SnoozeException;
 import dev.taskline.handler.TaskHandler;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.Lease;
+import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.QueueMeters;
-import dev.taskline.queue.QueuedTask;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -66,7 +65,8 @@ public final class WorkerVerticle extends VerticleBase {
     this.meters = meters;
     this.clock = clock;
     this.jitter = jitter;
-    this.workerId = queue.workerId(nodeId);
+    // The name under which this node's worker of the queue holds leases.
+    this.workerId = nodeId + "/" + queue.name();
     this.progressIntervalMs = progressIntervalMs;
     this.leaseFor = Duration.ofMillis(queue.config().leaseMs());
   }
@@ -82,6 +82,7 @@ public final class WorkerVerticle extends VerticleBase {
       }
     });
     queue.onAvailable(this::wake);
+    queue.servedBy(workerId, leaseFor);
     wake();
     return cancels.completion();
   }
@@ -89,6 +90,7 @@ public final class WorkerVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     stopping = true;
+    queue.servedBy(null, null);
     queue.onAvailable(() -> { });
     return cancels.unregister();
   }
@@ -101,6 +103,7 @@ public final class WorkerVerticle extends VerticleBase {
     Promise<Void> done = Promise.promise();
     context.runOnContext(v -> {
       stopping = true;
+      queue.servedBy(null, null);
       queue.onAvailable(() -> { });
       releaseDispatched();
       if (running == 0) {
@@ -126,8 +129,7 @@ public final class WorkerVerticle extends VerticleBase {
     while ((left = queue.pollDispatched()) != null) {
       TaskQueue.Dispatched task = left;
       running++;
-      track(task.task(), journal.requeue(task.lease(), clock.instant(), null, "released", -1, 1)
-          .map(state -> (QueuedTask) null));
+      track(task.task(), journal.release(task.lease()).map(state -> (Task) null));
     }
   }
 
@@ -149,7 +151,7 @@ public final class WorkerVerticle extends VerticleBase {
     }
     while (!stopping) {
       // The queue keeps the slot count: it hands out a task only while one is free.
-      QueuedTask task = queue.poll();
+      Task task = queue.poll();
       if (task == null) {
         return;
       }
@@ -159,7 +161,7 @@ public final class WorkerVerticle extends VerticleBase {
   }
 
   /** When an attempt is over: free its slot, or hold the task for its next try, and look for more. */
-  private void track(QueuedTask task, Future<QueuedTask> attempt) {
+  private void track(Task task, Future<Task> attempt) {
     attempt.onComplete(done -> {
       if (done.failed()) {
         LOG.log(Level.WARNING, "task " + task.id() + " could not be run or recorded", done.cause());
@@ -179,7 +181,7 @@ public final class WorkerVerticle extends VerticleBase {
   }
 
   /** Claims and runs one task; the future holds the task again when it went back to pending. */
-  private Future<QueuedTask> claimAndRun(QueuedTask task) {
+  private Future<Task> claimAndRun(Task task) {
     return journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor)
         .onComplete(done -> queue.claimReturned())
         .compose(lease -> {
@@ -196,7 +198,7 @@ public final class WorkerVerticle extends VerticleBase {
    * Runs a task whose lease this worker holds, and times it: the wait from when it was due (for a
    * task dispatched at admission, its submit-to-start time) and the attempt itself.
    */
-  private Future<QueuedTask> started(QueuedTask task, Lease lease) {
+  private Future<Task> started(Task task, Lease lease) {
     meters.started(clock.millis() - task.dueAtMillis());
     long startedAt = System.nanoTime();
     return run(task, lease).eventually(() -> {
@@ -205,7 +207,7 @@ public final class WorkerVerticle extends VerticleBase {
     });
   }
 
-  private Future<QueuedTask> run(QueuedTask task, Lease lease) {
+  private Future<Task> run(Task task, Lease lease) {
     long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
     Attempt attempt = new Attempt(vertx, context, journal, task, lease, leaseFor, queue.config().heartbeatMs(),
         timeoutMs, progressIntervalMs, progress);
@@ -223,16 +225,16 @@ public final class WorkerVerticle extends VerticleBase {
     });
   }
 
-  private Future<QueuedTask> record(Attempt attempt, Outcome outcome) {
+  private Future<Task> record(Attempt attempt, Outcome outcome) {
     Lease lease = attempt.lease();
-    QueuedTask task = attempt.task();
+    Task task = attempt.task();
     Instant now = clock.instant();
     if (outcome instanceof Outcome.LeaseLost) {
       meters.fenced();
       return Future.succeededFuture();
     }
     if (outcome instanceof Outcome.Released) {
-      return journal.requeue(lease, now, null, "released", -1, 1)
+      return journal.release(lease)
           .onFailure(e -> LOG.log(Level.WARNING, "could not release task " + task.id()
               + "; it stays leased until " + queue.config().leaseMs() + " ms after its last heartbeat", e))
           .map(state -> {
@@ -243,13 +245,13 @@ public final class WorkerVerticle extends VerticleBase {
     if (attempt.cancelRequested() && !(outcome instanceof Outcome.TimedOut)) {
       JsonObject result = outcome instanceof Outcome.Succeeded s ? s.result() : null;
       JsonObject error = outcome instanceof Outcome.Failed f ? Errors.describe(f.cause()) : null;
-      return journal.finish(lease, TaskState.CANCELLED, result, error, "cancelled").map(state -> {
+      return journal.cancelled(lease, result, error).map(state -> {
         counted(state, false);
         return null;
       });
     }
     if (outcome instanceof Outcome.Succeeded s) {
-      return journal.finish(lease, TaskState.SUCCEEDED, s.result(), null, "succeeded").map(state -> {
+      return journal.succeed(lease, s.result()).map(state -> {
         counted(state, false);
         return null;
       });
@@ -257,8 +259,8 @@ public final class WorkerVerticle extends VerticleBase {
     Throwable cause = outcome instanceof Outcome.Failed f ? f.cause() : null;
     if (cause instanceof SnoozeException snooze) {
       Instant due = now.plus(snooze.delay());
-      return journal.requeue(lease, due, null, "snoozed", -1, 0)
-          .map(state -> requeued(state, task.next(lease.version(), lease.attempt() - 1, due.toEpochMilli())));
+      return journal.snoozeUntil(lease, due)
+          .map(state -> requeued(state, task.pendingAgain(lease.version(), lease.attempt() - 1, due.toEpochMilli())));
     }
     JsonObject error = outcome instanceof Outcome.TimedOut t
         ? new JsonObject().put("type", "timeout").put("message", "the attempt ran longer than " + t.timeoutMs() + " ms")
@@ -268,17 +270,17 @@ public final class WorkerVerticle extends VerticleBase {
       long delay = Backoff.delayMs(lease.attempt(), queue.config().backoffBaseMs(), queue.config().backoffCapMs(),
           jitter.getAsDouble());
       Instant due = now.plusMillis(delay);
-      return journal.requeue(lease, due, error, "retry_scheduled", 0, 0)
-          .map(state -> requeued(state, task.next(lease.version(), lease.attempt(), due.toEpochMilli())));
+      return journal.retryAt(lease, due, error)
+          .map(state -> requeued(state, task.pendingAgain(lease.version(), lease.attempt(), due.toEpochMilli())));
     }
-    return journal.finish(lease, TaskState.FAILED, null, error, permanent ? "failed_permanently" : "failed")
+    return journal.fail(lease, error, permanent)
         .map(state -> {
           counted(state, false);
           return null;
         });
   }
 
-  private QueuedTask requeued(TaskState state, QueuedTask again) {
+  private Task requeued(TaskState state, Task again) {
     counted(state, true);
     return state == TaskState.PENDING ? again : null;
   }

@@ -6,7 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.Migrator;
-import dev.taskline.journal.NewTask;
+import dev.taskline.journal.Insert;
+import dev.taskline.journal.Task;
 import dev.taskline.journal.PgUrl;
 import dev.taskline.journal.TaskIds;
 import dev.taskline.testing.GateHandler;
@@ -141,10 +142,10 @@ class TenantLimitTest {
     Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(2)).connectingTo(PgUrl.parse(db)).using(vertx).build();
     try {
       await(Migrator.migrate(vertx, pool));
-      List<NewTask> journaled = new ArrayList<>();
+      List<Insert> journaled = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        journaled.add(new NewTask(TaskIds.next(clock), "default", "gate", "{}", 0, clock.instant(), 1, null, null,
-            "acme"));
+        journaled.add(Insert.waiting(Task.builder(TaskIds.next(clock), "default", "gate").runAt(clock.instant())
+            .tenant("acme").build()));
       }
       await(new Journal(pool, clock).insert(journaled));
     } finally {

@@ -143,6 +143,44 @@ class EventStreamTest {
   }
 
   @Test
+  void every_id_on_a_stream_is_unique_and_a_client_that_drops_repeats_still_sees_every_outcome() throws Exception {
+    JsonArray tasks = new JsonArray()
+        .add(new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 50)))
+        .add(new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("failTimes", 1))
+            .put("maxAttempts", 1));
+    String batch = node.post("/api/batches", new JsonObject().put("tasks", tasks)).bodyAsJsonObject()
+        .getString("batchId");
+    List<SseClient.Event> events;
+    try (SseClient sse = SseClient.open(node.vertx, node.node.httpPort(), "/api/batches/" + batch + "/events", null)) {
+      events = sse.untilEnd();
+    }
+    List<Long> ids = events.stream().map(SseClient.Event::id).filter(id -> id >= 0).toList();
+    assertEquals(new HashSet<>(ids).size(), ids.size(), "no id twice: " + ids);
+    assertTrue(events.stream().filter(e -> e.event().equals("result")).allMatch(e -> e.id() < 0),
+        "a result event repeats its transition's outcome and carries no id of its own");
+
+    // A client that de-duplicates by id keeps the first frame with each id and the frames that have none.
+    Set<Long> seen = new HashSet<>();
+    Map<String, JsonObject> outcomes = new HashMap<>();
+    for (SseClient.Event event : events) {
+      if (event.id() >= 0 && !seen.add(event.id())) {
+        continue;
+      }
+      if (event.event().equals("state") && Set.of("succeeded", "failed").contains(event.data().getString("to"))) {
+        outcomes.put(event.data().getString("taskId"), event.data());
+      }
+    }
+    assertEquals(2, outcomes.size(), "both terminal transitions: " + outcomes);
+    long succeeded = outcomes.values().stream().filter(o -> o.getString("to").equals("succeeded")).peek(o ->
+        assertEquals(50, o.getJsonObject("result").getInteger("sleptMs"), "the result rides in the state event"))
+        .count();
+    assertEquals(1, succeeded);
+    JsonObject failed = outcomes.values().stream().filter(o -> o.getString("to").equals("failed")).findFirst()
+        .orElseThrow();
+    assertTrue(failed.getJsonObject("error").getString("message").contains("planned failure"), failed.encode());
+  }
+
+  @Test
   void unknown_ids_get_404_and_streams_beyond_the_limit_get_503() throws Exception {
     assertEquals(404, SseClient.status(node.vertx, node.node.httpPort(), "/api/tasks/" + UUID.randomUUID() + "/events"));
     assertEquals(404, SseClient.status(node.vertx, node.node.httpPort(), "/api/batches/" + UUID.randomUUID() + "/events"));

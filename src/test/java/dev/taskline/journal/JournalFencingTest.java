@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
@@ -31,6 +30,7 @@ class JournalFencingTest {
   private static Pool pool;
   private static MutableClock clock;
   private static Journal journal;
+  private static JournalReads reads;
 
   @BeforeAll
   static void start() throws Exception {
@@ -40,6 +40,7 @@ class JournalFencingTest {
     await(Migrator.migrate(vertx, pool));
     clock = new MutableClock();
     journal = new Journal(pool, clock);
+    reads = new JournalReads(pool);
   }
 
   @AfterAll
@@ -50,7 +51,7 @@ class JournalFencingTest {
 
   private UUID newTask() throws Exception {
     UUID id = TaskIds.next(clock);
-    await(journal.insert(List.of(new NewTask(id, "default", "sleep", "{}", 0, clock.instant(), 1, null, null))));
+    await(journal.insert(List.of(Insert.waiting(Task.builder(id, "default", "sleep").runAt(clock.instant()).build()))));
     return id;
   }
 
@@ -66,9 +67,9 @@ class JournalFencingTest {
     assertNotNull(lease);
     assertEquals(1, lease.version());
     assertEquals(1, lease.attempt());
-    JsonObject task = await(journal.task(id));
-    assertEquals("running", task.getString("state"));
-    assertEquals("w1", task.getString("workerId"));
+    TaskView task = await(reads.task(id));
+    assertEquals(TaskState.RUNNING, task.state());
+    assertEquals("w1", task.workerId());
   }
 
   @Test
@@ -87,9 +88,9 @@ class JournalFencingTest {
     clock.advance(LEASE.plusSeconds(1));
     List<Journal.Released> released = await(journal.releaseExpired(100));
     assertTrue(released.stream().anyMatch(r -> r.id().equals(id)), "the lapsed lease is released");
-    JsonObject pending = await(journal.task(id));
-    assertEquals("pending", pending.getString("state"));
-    assertEquals(2, pending.getLong("leaseVersion"));
+    TaskView pending = await(reads.task(id));
+    assertEquals(TaskState.PENDING, pending.state());
+    assertEquals(2, pending.leaseVersion());
 
     Lease fresh = await(journal.claim(id, 2, "w2", LEASE));
     assertEquals(3, fresh.version());
@@ -97,23 +98,23 @@ class JournalFencingTest {
 
     assertEquals(Journal.Heartbeat.LOST, await(journal.heartbeat(old, LEASE)), "stale heartbeat");
     assertFalse(await(journal.progress(old, 50, "stale")), "stale progress");
-    assertNull(await(journal.finish(old, TaskState.SUCCEEDED, new JsonObject().put("by", "w1"), null, "succeeded")),
+    assertNull(await(journal.succeed(old, new JsonObject().put("by", "w1"))),
         "stale result");
     assertEquals(fencedBefore + 3, journal.fencedWrites());
 
     assertEquals(TaskState.SUCCEEDED,
-        await(journal.finish(fresh, TaskState.SUCCEEDED, new JsonObject().put("by", "w2"), null, "succeeded")));
-    JsonObject done = await(journal.task(id));
-    assertEquals("succeeded", done.getString("state"));
-    assertEquals("w2", done.getJsonObject("result").getString("by"));
-    assertNull(done.getJsonObject("progress").getString("message"), "the stale progress never landed");
+        await(journal.succeed(fresh, new JsonObject().put("by", "w2"))));
+    TaskView done = await(reads.task(id));
+    assertEquals(TaskState.SUCCEEDED, done.state());
+    assertEquals("w2", ((JsonObject) done.result()).getString("by"));
+    assertNull(done.progressMessage(), "the stale progress never landed");
 
-    JsonArray history = done.getJsonArray("history");
-    assertEquals(List.of("submitted", "claimed", "lease_expired", "claimed", "succeeded"),
-        history.stream().map(e -> ((JsonObject) e).getString("reason")).toList());
-    JsonObject takeover = history.getJsonObject(2);
-    assertEquals("w1", takeover.getJsonObject("detail").getString("previousWorker"));
-    assertEquals(1, takeover.getJsonObject("detail").getLong("previousLeaseVersion"));
+    List<Event> history = done.history();
+    assertEquals(List.of(Reason.SUBMITTED, Reason.CLAIMED, Reason.LEASE_EXPIRED, Reason.CLAIMED, Reason.SUCCEEDED),
+        history.stream().map(Event::reason).toList());
+    Event takeover = history.get(2);
+    assertEquals("w1", takeover.detail().getString("previousWorker"));
+    assertEquals(1, takeover.detail().getLong("previousLeaseVersion"));
   }
 
   @Test
@@ -121,9 +122,9 @@ class JournalFencingTest {
     UUID id = newTask();
     Lease lease = await(journal.claim(id, 0, "w1", LEASE));
     assertEquals(TaskState.SUCCEEDED,
-        await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject().put("n", 1), null, "succeeded")));
-    assertNull(await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject().put("n", 2), null, "succeeded")));
-    assertEquals(1, await(journal.task(id)).getJsonObject("result").getInteger("n"));
+        await(journal.succeed(lease, new JsonObject().put("n", 1))));
+    assertNull(await(journal.succeed(lease, new JsonObject().put("n", 2))));
+    assertEquals(1, ((JsonObject) await(reads.task(id)).result()).getInteger("n"));
   }
 
   @Test
@@ -135,7 +136,7 @@ class JournalFencingTest {
     clock.advance(Duration.ofSeconds(2)); // past the first deadline, inside the renewed one
     List<Journal.Released> released = await(journal.releaseExpired(100));
     assertFalse(released.stream().anyMatch(r -> r.id().equals(id)));
-    assertEquals(TaskState.SUCCEEDED, await(journal.finish(lease, TaskState.SUCCEEDED, new JsonObject(), null, "succeeded")));
+    assertEquals(TaskState.SUCCEEDED, await(journal.succeed(lease, new JsonObject())));
   }
 
   @Test
@@ -145,10 +146,10 @@ class JournalFencingTest {
     UUID high = TaskIds.next(clock);
     UUID held = TaskIds.next(clock);
     await(journal.insert(List.of(
-        new NewTask(low, queue, "sleep", "{}", 0, clock.instant(), 1, null, null),
-        new NewTask(high, queue, "sleep", "{}", 5, clock.instant(), 1, null, null),
-        new NewTask(held, queue, "sleep", "{}", 9, clock.instant(), 1, null, null))));
-    List<StoredTask> page = await(journal.pageIn(queue, List.of(held), 10, 0.0));
-    assertEquals(List.of(high, low), page.stream().map(StoredTask::id).toList());
+        Insert.waiting(Task.builder(low, queue, "sleep").priority(0).runAt(clock.instant()).build()),
+        Insert.waiting(Task.builder(high, queue, "sleep").priority(5).runAt(clock.instant()).build()),
+        Insert.waiting(Task.builder(held, queue, "sleep").priority(9).runAt(clock.instant()).build()))));
+    List<Task> page = await(journal.pageIn(queue, List.of(held), 10, 0.0));
+    assertEquals(List.of(high, low), page.stream().map(Task::id).toList());
   }
 }

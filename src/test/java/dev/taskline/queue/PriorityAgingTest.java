@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.config.QueueConfig;
+import dev.taskline.journal.Task;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -16,15 +17,16 @@ class PriorityAgingTest {
         agingPerSecond, 100, 0));
   }
 
-  private static QueuedTask task(int priority, long dueAtMillis) {
-    return new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", priority, 0, 0, 3, null, dueAtMillis, null);
+  private static Task task(int priority, long dueAtMillis) {
+    return Task.builder(UUID.randomUUID(), "q", "sleep").priority(priority).maxAttempts(3).dueAtMillis(dueAtMillis)
+        .build();
   }
 
   @Test
   void without_aging_higher_priority_always_runs_first() {
     TaskQueue q = queue(0, 10);
-    QueuedTask old = task(0, 0);
-    QueuedTask fresh = task(5, 1_000_000);
+    Task old = task(0, 0);
+    Task fresh = task(5, 1_000_000);
     q.offer(List.of(old, fresh));
     assertEquals(fresh, q.poll());
   }
@@ -32,13 +34,13 @@ class PriorityAgingTest {
   @Test
   void a_waiting_task_gains_priority_with_its_age() {
     TaskQueue q = queue(1.0, 10); // one priority point per second waited
-    QueuedTask old = task(0, 0);
-    QueuedTask newer = task(5, 4_000); // five points higher, but four seconds younger
+    Task old = task(0, 0);
+    Task newer = task(5, 4_000); // five points higher, but four seconds younger
     q.offer(List.of(newer, old));
     assertEquals(newer, q.poll(), "effective 5 vs 4 at any common moment");
 
     TaskQueue q2 = queue(1.0, 10);
-    QueuedTask younger = task(5, 6_000); // six seconds younger: effective 5 - 6 < 0
+    Task younger = task(5, 6_000); // six seconds younger: effective 5 - 6 < 0
     q2.offer(List.of(younger, old));
     assertEquals(old, q2.poll());
   }
@@ -46,8 +48,8 @@ class PriorityAgingTest {
   @Test
   void equal_effective_priority_runs_the_one_due_first() {
     TaskQueue q = queue(1.0, 10);
-    QueuedTask first = task(0, 1_000);
-    QueuedTask second = task(1, 2_000); // same effective priority, due later
+    Task first = task(0, 1_000);
+    Task second = task(1, 2_000); // same effective priority, due later
     q.offer(List.of(second, first));
     assertEquals(first, q.poll());
   }
@@ -58,11 +60,11 @@ class PriorityAgingTest {
     // high-priority work. With aging of 1 point per second, the priority-0 task must win once it
     // has waited 100 s longer than the fresh arrivals, that is after about 1000 rounds.
     TaskQueue q = queue(1.0, 10_000);
-    QueuedTask low = task(0, 0);
+    Task low = task(0, 0);
     q.offer(List.of(low));
     q.offer(List.of(task(100, 0)));
     int rounds = 0;
-    QueuedTask ran;
+    Task ran;
     do {
       rounds++;
       q.offer(List.of(task(100, rounds * 100L)));
@@ -75,7 +77,7 @@ class PriorityAgingTest {
   @Test
   void with_no_aging_the_same_flood_starves_the_low_priority_task() {
     TaskQueue q = queue(0, 10_000);
-    QueuedTask low = task(0, 0);
+    Task low = task(0, 0);
     q.offer(List.of(low, task(100, 0)));
     for (int round = 1; round <= 3_000; round++) {
       q.offer(List.of(task(100, round * 100L)));

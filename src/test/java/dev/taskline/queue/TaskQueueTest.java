@@ -7,7 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.config.QueueConfig;
-import dev.taskline.queue.TaskQueue.Room;
+import dev.taskline.journal.Insert;
+import dev.taskline.journal.Task;
+import dev.taskline.queue.TaskQueue.Refusal;
+import dev.taskline.queue.TaskQueue.Reservation;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -21,21 +26,49 @@ class TaskQueueTest {
     return new TaskQueue(new QueueConfig("q", 10_000, capacity, 30_000, 10_000));
   }
 
-  private static QueuedTask task(UUID id, int priority, long enqueuedAtMillis) {
-    return new QueuedTask(id, "q", "sleep", "{}", priority, 0L, 0, 1, null, enqueuedAtMillis, null);
+  /** Later than every task the tests make due, and earlier than those they make scheduled. */
+  private static final Instant NOW = Instant.ofEpochMilli(1_000_000);
+
+  private static Task task(UUID id, int priority, long enqueuedAtMillis) {
+    return Task.builder(id, "q", "sleep").priority(priority).dueAtMillis(enqueuedAtMillis).build();
   }
 
-  private static QueuedTask task(int priority, long enqueuedAtMillis) {
+  /** Reserves room at {@link #NOW} for new tasks of these ids, due at once. */
+  private static Reservation reserve(TaskQueue queue, List<UUID> ids, String tenant) {
+    return reserveTasks(queue, ids.stream().map(id -> Task.builder(id, "q", "sleep").tenant(tenant).build()).toList(),
+        tenant);
+  }
+
+  /** As {@link #reserve}, for tasks due after {@link #NOW}: they take scheduled room. */
+  private static Reservation reserveLater(TaskQueue queue, List<UUID> ids, String tenant) {
+    return reserveTasks(queue, ids.stream().map(id -> Task.builder(id, "q", "sleep").tenant(tenant)
+        .dueAtMillis(NOW.toEpochMilli() + 60_000).build()).toList(), tenant);
+  }
+
+  private static Reservation reserveTasks(TaskQueue queue, List<Task> tasks, String tenant) {
+    return queue.reserve(tasks.stream().map(Insert::waiting).toList(), tenant, NOW);
+  }
+
+  private static boolean dispatched(Reservation reservation) {
+    return reservation.refusal() == null && reservation.inserts().stream().allMatch(i -> i.claimed());
+  }
+
+  /** {@code expected} null: room was taken. */
+  private static void assertRoom(Refusal expected, Reservation reservation, String... message) {
+    assertEquals(expected, reservation.refusal(), message.length == 0 ? null : message[0]);
+  }
+
+  private static Task task(int priority, long enqueuedAtMillis) {
     return task(UUID.randomUUID(), priority, enqueuedAtMillis);
   }
 
-  private static List<UUID> ids(List<QueuedTask> tasks) {
-    return tasks.stream().map(QueuedTask::id).toList();
+  private static List<UUID> ids(List<Task> tasks) {
+    return tasks.stream().map(Task::id).toList();
   }
 
   private static List<UUID> drain(TaskQueue queue) {
     List<UUID> polled = new ArrayList<>();
-    for (QueuedTask t = queue.poll(); t != null; t = queue.poll()) {
+    for (Task t = queue.poll(); t != null; t = queue.poll()) {
       polled.add(t.id());
     }
     return polled;
@@ -44,9 +77,9 @@ class TaskQueueTest {
   @Test
   void higher_priority_polls_first_whatever_the_arrival_order() {
     TaskQueue queue = queue(10);
-    QueuedTask low = task(-5, 1);
-    QueuedTask mid = task(0, 2);
-    QueuedTask high = task(7, 3);
+    Task low = task(-5, 1);
+    Task mid = task(0, 2);
+    Task high = task(7, 3);
     assertEquals(3, queue.offer(List.of(low, mid, high)));
     assertEquals(List.of(high.id(), mid.id(), low.id()), drain(queue));
   }
@@ -54,8 +87,8 @@ class TaskQueueTest {
   @Test
   void equal_priority_polls_the_oldest_first() {
     TaskQueue queue = queue(10);
-    QueuedTask newer = task(3, 200);
-    QueuedTask older = task(3, 100);
+    Task newer = task(3, 200);
+    Task older = task(3, 100);
     queue.offer(List.of(newer, older));
     assertEquals(List.of(older.id(), newer.id()), drain(queue));
   }
@@ -64,9 +97,9 @@ class TaskQueueTest {
   void equal_priority_and_arrival_polls_the_smaller_id_first() {
     // Ids are time-ordered, so the id breaks ties in arrival order within one millisecond.
     TaskQueue queue = queue(10);
-    QueuedTask second = task(new UUID(0, 2), 0, 100);
-    QueuedTask first = task(new UUID(0, 1), 0, 100);
-    QueuedTask third = task(new UUID(1, 0), 0, 100);
+    Task second = task(new UUID(0, 2), 0, 100);
+    Task first = task(new UUID(0, 1), 0, 100);
+    Task third = task(new UUID(1, 0), 0, 100);
     queue.offer(List.of(third, second, first));
     assertEquals(List.of(first.id(), second.id(), third.id()), drain(queue));
   }
@@ -80,16 +113,16 @@ class TaskQueueTest {
   void a_reservation_that_would_overshoot_capacity_is_refused_and_reserves_nothing() {
     TaskQueue queue = queue(5);
     queue.offer(List.of(task(0, 1), task(0, 2)));
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), null));
+    assertRoom(null, reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), null));
     assertEquals(1, queue.room());
 
     List<UUID> tooMany = List.of(UUID.randomUUID(), UUID.randomUUID());
-    assertEquals(Room.QUEUE_FULL, queue.tryReserve(tooMany, null), "2 waiting + 2 reserved + 2 > 5");
+    assertRoom(Refusal.QUEUE_FULL, reserve(queue, tooMany, null), "2 waiting + 2 reserved + 2 > 5");
     assertEquals(1, queue.room(), "a refusal takes no room");
     for (UUID id : tooMany) {
       assertFalse(queue.heldIds().contains(id), "a refusal holds no id");
     }
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), null),
+    assertRoom(null, reserve(queue, List.of(UUID.randomUUID()), null),
         "exactly filling the queue is allowed");
     assertEquals(0, queue.room());
   }
@@ -98,7 +131,7 @@ class TaskQueueTest {
   void a_reservation_holds_its_ids_so_page_in_skips_them() {
     TaskQueue queue = queue(5);
     UUID id = UUID.randomUUID();
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(id), null));
+    assertRoom(null, reserve(queue, List.of(id), null));
     assertTrue(queue.heldIds().contains(id));
     assertEquals(0, queue.offer(List.of(task(id, 0, 1))), "page-in must not load a second copy");
   }
@@ -107,14 +140,15 @@ class TaskQueueTest {
   void cancelling_a_reservation_gives_the_room_and_the_ids_back() {
     TaskQueue queue = queue(3);
     List<UUID> ids = List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID());
-    assertEquals(Room.RESERVED, queue.tryReserve(ids, null));
-    assertEquals(Room.QUEUE_FULL, queue.tryReserve(List.of(UUID.randomUUID()), null));
+    Reservation reservation = reserve(queue, ids, null);
+    assertRoom(null, reservation);
+    assertRoom(Refusal.QUEUE_FULL, reserve(queue, List.of(UUID.randomUUID()), null));
 
-    queue.cancelReservation(ids, false);
+    reservation.abort();
     assertEquals(3, queue.room());
     assertTrue(queue.heldIds().isEmpty());
-    assertEquals(Room.RESERVED,
-        queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()), null));
+    assertRoom(null,
+        reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()), null));
   }
 
   @Test
@@ -122,13 +156,14 @@ class TaskQueueTest {
     TaskQueue queue = queue(3);
     AtomicInteger wakeUps = new AtomicInteger();
     queue.onAvailable(wakeUps::incrementAndGet);
-    QueuedTask a = task(0, 1);
-    QueuedTask b = task(1, 2);
-    assertEquals(Room.RESERVED, queue.tryReserve(ids(List.of(a, b)), null));
+    Task a = task(0, 1);
+    Task b = task(1, 2);
+    Reservation reservation = reserveTasks(queue, List.of(a, b), null);
+    assertRoom(null, reservation);
     assertNull(queue.poll(), "reserved tasks are not journaled yet, so not runnable");
     assertEquals(0, wakeUps.get());
 
-    queue.fillReservation(List.of(a, b));
+    reservation.commit();
     assertEquals(1, wakeUps.get());
     assertEquals(2, queue.waiting());
     assertEquals(1, queue.room(), "the reserved room became waiting room, not extra room");
@@ -139,10 +174,10 @@ class TaskQueueTest {
   @Test
   void offer_skips_ids_already_held_and_counts_only_what_it_added() {
     TaskQueue queue = queue(10);
-    QueuedTask a = task(0, 1);
-    QueuedTask b = task(0, 2);
+    Task a = task(0, 1);
+    Task b = task(0, 2);
     assertEquals(2, queue.offer(List.of(a, b)));
-    QueuedTask c = task(0, 3);
+    Task c = task(0, 3);
     assertEquals(1, queue.offer(List.of(a, c, task(b.id(), 9, 9))));
     assertEquals(3, queue.waiting());
     assertEquals(List.of(a.id(), b.id(), c.id()), drain(queue), "the duplicate of b was not added at priority 9");
@@ -151,7 +186,7 @@ class TaskQueueTest {
   @Test
   void offer_skips_ids_that_are_polled_and_still_running() {
     TaskQueue queue = queue(10);
-    QueuedTask a = task(0, 1);
+    Task a = task(0, 1);
     queue.offer(List.of(a));
     assertEquals(a.id(), queue.poll().id());
     assertEquals(0, queue.offer(List.of(a)));
@@ -161,8 +196,8 @@ class TaskQueueTest {
   @Test
   void offer_stops_at_capacity() {
     TaskQueue queue = queue(3);
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), null));
-    List<QueuedTask> page = List.of(task(0, 1), task(0, 2), task(0, 3), task(0, 4));
+    assertRoom(null, reserve(queue, List.of(UUID.randomUUID()), null));
+    List<Task> page = List.of(task(0, 1), task(0, 2), task(0, 3), task(0, 4));
     assertEquals(2, queue.offer(page), "one place is reserved, so two of four fit");
     assertEquals(0, queue.room());
     assertEquals(List.of(page.get(0).id(), page.get(1).id()), drain(queue));
@@ -184,7 +219,7 @@ class TaskQueueTest {
   @Test
   void a_released_id_may_be_offered_again() {
     TaskQueue queue = queue(10);
-    QueuedTask a = task(0, 1);
+    Task a = task(0, 1);
     queue.offer(List.of(a));
     queue.poll();
     queue.done(a.id());
@@ -199,7 +234,7 @@ class TaskQueueTest {
     assertEquals(10, queue.room());
     queue.offer(List.of(task(0, 1), task(0, 2), task(0, 3)));
     assertEquals(7, queue.room());
-    queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), null);
+    reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), null);
     assertEquals(5, queue.room());
     queue.poll();
     assertEquals(6, queue.room(), "a running task no longer takes waiting room");
@@ -217,17 +252,18 @@ class TaskQueueTest {
   @Test
   void custody_counts_balance_through_every_move() {
     TaskQueue queue = queue(10);
-    QueuedTask a = task(0, 1);
-    QueuedTask b = task(0, 2);
-    QueuedTask c = task(0, 3);
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(a.id(), b.id()), null));
+    Task a = task(0, 1);
+    Task b = task(0, 2);
+    Task c = task(0, 3);
+    Reservation reservation = reserveTasks(queue, List.of(a, b), null);
+    assertRoom(null, reservation);
     assertBalanced(queue);
-    queue.fillReservation(List.of(a, b));
+    reservation.commit();
     queue.offer(List.of(c));
     assertBalanced(queue);
-    QueuedTask first = queue.poll();
+    Task first = queue.poll();
     assertBalanced(queue);
-    queue.reschedule(first.next(1, 1, 10));
+    queue.reschedule(first.pendingAgain(1, 1, 10));
     assertBalanced(queue);
     assertEquals(1, queue.promoteDue(10));
     queue.done(queue.poll().id());
@@ -246,7 +282,7 @@ class TaskQueueTest {
   void poll_hands_out_no_more_tasks_than_the_queue_has_slots() {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 2, 10, 30_000, 10_000));
     queue.offer(List.of(task(0, 1), task(0, 2), task(0, 3)));
-    QueuedTask first = queue.poll();
+    Task first = queue.poll();
     queue.poll();
     assertNull(queue.poll(), "both slots are taken");
     queue.done(first.id());
@@ -256,62 +292,70 @@ class TaskQueueTest {
   @Test
   void an_idle_queue_dispatches_straight_to_free_slots_and_a_busy_one_does_not() {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 3, 10, 30_000, 10_000));
-    List<UUID> two = List.of(UUID.randomUUID(), UUID.randomUUID());
-    assertTrue(queue.tryDispatch(two, null));
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    Reservation two = reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), null);
+    assertTrue(dispatched(two));
+    assertEquals("node/q", two.inserts().get(0).workerId());
+    assertEquals(NOW.plusSeconds(30), two.inserts().get(0).leaseUntil(), "the worker's lease, from the reservation's now");
     assertEquals(0, queue.counts().running(), "not in custody before its insert commits");
     assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
-    assertFalse(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID()), null), "one slot left for two");
-    queue.cancelDispatch(two);
-    assertTrue(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()), null),
+    Reservation waits = reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), null);
+    assertFalse(dispatched(waits), "one slot left for two: they wait");
+    waits.abort();
+    two.abort();
+    assertTrue(dispatched(reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()), null)),
         "cancelling gave the slots back");
     TaskQueue other = new TaskQueue(new QueueConfig("q", 3, 10, 30_000, 10_000));
+    other.servedBy("node/q", Duration.ofSeconds(30));
     other.offer(List.of(task(0, 1)));
-    assertFalse(other.tryDispatch(List.of(UUID.randomUUID()), null), "a waiting task must not be overtaken");
+    assertFalse(dispatched(reserve(other, List.of(UUID.randomUUID()), null)), "a waiting task must not be overtaken");
+    TaskQueue unserved = new TaskQueue(new QueueConfig("q", 3, 10, 30_000, 10_000));
+    assertFalse(dispatched(reserve(unserved, List.of(UUID.randomUUID()), null)), "no worker, no dispatch");
   }
 
   @Test
   void a_tenant_holds_no_more_than_its_limit_and_its_ended_tasks_make_room() {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 3));
     List<UUID> acme = List.of(UUID.randomUUID(), UUID.randomUUID());
-    assertEquals(Room.RESERVED, queue.tryReserve(acme, "acme"));
-    assertEquals(Room.TENANT_LIMIT, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"),
+    Reservation acmes = reserve(queue, acme, "acme");
+    assertRoom(null, acmes);
+    assertRoom(Refusal.TENANT_LIMIT, reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"),
         "2 held + 2 > 3");
-    assertEquals(Room.TENANT_LIMIT, queue.tryReserveScheduled(List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"),
+    assertRoom(Refusal.TENANT_LIMIT, reserveLater(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"),
         "delayed tasks count too");
-    assertFalse(queue.tryDispatch(List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"));
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), "globex"),
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    assertRoom(Refusal.TENANT_LIMIT, reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"),
+        "nor free slots");
+    queue.servedBy(null, null);
+    assertRoom(null, reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), "globex"),
         "another tenant has a limit of its own");
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID(),
+    assertRoom(null, reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID(),
         UUID.randomUUID()), null), "a task without a tenant is not limited");
     assertEquals(2, queue.tenantHeld("acme"));
 
-    List<QueuedTask> held = new ArrayList<>();
-    for (UUID id : acme) {
-      held.add(new QueuedTask(id, "q", "sleep", "{}", 0, 0L, 0, 1, null, 1, "acme"));
-    }
-    queue.fillReservation(held);
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), "acme"), "exactly at the limit");
+    acmes.commit();
+    assertRoom(null, reserve(queue, List.of(UUID.randomUUID()), "acme"), "exactly at the limit");
     assertEquals(3, queue.tenantHeld("acme"));
 
-    QueuedTask running = queue.poll();
+    Task running = queue.poll();
     assertEquals("acme", running.tenant());
     queue.done(running.id());
     UUID waiting = acme.get(0).equals(running.id()) ? acme.get(1) : acme.get(0);
     assertTrue(queue.remove(waiting), "the other one is cancelled while it waits");
     assertEquals(1, queue.tenantHeld("acme"), "the reservation is all that is left");
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"));
+    assertRoom(null, reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), "acme"));
   }
 
   @Test
   void tasks_read_back_from_the_journal_count_for_their_tenant_beyond_its_limit() {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 2));
-    List<QueuedTask> stored = new ArrayList<>();
+    List<Task> stored = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      stored.add(new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", 0, 0L, 0, 1, null, i, "acme"));
+      stored.add(Task.builder(UUID.randomUUID(), "q", "sleep").tenant("acme").dueAtMillis(i).build());
     }
     assertEquals(3, queue.offer(stored), "the journal's work is taken whatever the limit");
     assertEquals(3, queue.tenantHeld("acme"));
-    assertEquals(Room.TENANT_LIMIT, queue.tryReserve(List.of(UUID.randomUUID()), "acme"));
+    assertRoom(Refusal.TENANT_LIMIT, reserve(queue, List.of(UUID.randomUUID()), "acme"));
     assertEquals(0, queue.offer(stored), "ids already held are skipped");
     assertEquals(3, queue.tenantHeld("acme"), "and not counted twice");
   }
@@ -319,15 +363,17 @@ class TaskQueueTest {
   @Test
   void a_dispatched_task_counts_for_its_tenant_until_it_ends_and_a_rescheduled_one_until_it_is_handed_back() {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 2, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 1, 2));
-    QueuedTask a = new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", 0, 1L, 1, 3, null, 1, "acme");
-    QueuedTask b = new QueuedTask(UUID.randomUUID(), "q", "sleep", "{}", 0, 1L, 1, 3, null, 1, "acme");
-    assertTrue(queue.tryDispatch(List.of(a.id(), b.id()), "acme"));
-    queue.fillDispatch(List.of(new TaskQueue.Dispatched(a, null), new TaskQueue.Dispatched(b, null)));
+    Task a = Task.builder(UUID.randomUUID(), "q", "sleep").tenant("acme").maxAttempts(3).dueAtMillis(1).build();
+    Task b = Task.builder(UUID.randomUUID(), "q", "sleep").tenant("acme").maxAttempts(3).dueAtMillis(1).build();
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    Reservation both = reserveTasks(queue, List.of(a, b), "acme");
+    assertTrue(dispatched(both));
+    both.commit();
     assertEquals(2, queue.tenantHeld("acme"));
-    assertTrue(queue.reschedule(a.next(2, 1, 5_000)), "a retry waits out its backoff here");
+    assertTrue(queue.reschedule(a.pendingAgain(2, 1, 5_000)), "a retry waits out its backoff here");
     assertEquals(2, queue.tenantHeld("acme"), "and still counts");
-    assertFalse(queue.reschedule(b.next(2, 1, 5_000)), "the scheduled set (1) is full: handed back");
+    assertFalse(queue.reschedule(b.pendingAgain(2, 1, 5_000)), "the scheduled set (1) is full: handed back");
     assertEquals(1, queue.tenantHeld("acme"));
-    assertEquals(Room.RESERVED, queue.tryReserve(List.of(UUID.randomUUID()), "acme"));
+    assertRoom(null, reserve(queue, List.of(UUID.randomUUID()), "acme"));
   }
 }

@@ -6,7 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.Migrator;
-import dev.taskline.journal.NewTask;
+import dev.taskline.journal.Insert;
+import dev.taskline.journal.Task;
 import dev.taskline.journal.PgUrl;
 import dev.taskline.journal.TaskIds;
 import dev.taskline.testing.MutableClock;
@@ -37,10 +38,10 @@ class ReloadTest {
     try {
       await(Migrator.migrate(vertx, pool));
       Journal journal = new Journal(pool, clock);
-      List<NewTask> tasks = new ArrayList<>();
+      List<Insert> tasks = new ArrayList<>();
       for (int i = 0; i < total; i++) {
-        tasks.add(new NewTask(TaskIds.next(clock), "default", "sleep", new JsonObject().put("ms", 0).encode(), 0,
-            clock.instant(), 1, null, null));
+        tasks.add(Insert.waiting(Task.builder(TaskIds.next(clock), "default", "sleep")
+            .payloadJson(new JsonObject().put("ms", 0).encode()).runAt(clock.instant()).build()));
       }
       await(journal.insert(tasks));
     } finally {
@@ -63,8 +64,10 @@ class ReloadTest {
     MutableClock clock = new MutableClock();
     Vertx vertx = Vertx.vertx();
     Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(2)).connectingTo(PgUrl.parse(db)).using(vertx).build();
-    NewTask odd = new NewTask(TaskIds.next(clock), "default", "sleep", "[1, 2]", 0, clock.instant(), 3, null, null);
-    NewTask fine = new NewTask(TaskIds.next(clock), "default", "sleep", "{\"ms\": 0}", 0, clock.instant(), 1, null, null);
+    Insert odd = Insert.waiting(Task.builder(TaskIds.next(clock), "default", "sleep").payloadJson("[1, 2]")
+        .runAt(clock.instant()).maxAttempts(3).build());
+    Insert fine = Insert.waiting(Task.builder(TaskIds.next(clock), "default", "sleep").payloadJson("{\"ms\": 0}")
+        .runAt(clock.instant()).build());
     try {
       await(Migrator.migrate(vertx, pool));
       // Written by something other than a node (a node only journals JSON objects).
@@ -76,10 +79,10 @@ class ReloadTest {
 
     // One slot: had the odd task kept it, the fine one would never run.
     try (TestNode node = TestNode.start(db, "{\"queues\": {\"default\": {\"slots\": 1}}}", clock)) {
-      JsonObject failed = node.waitForState(odd.id().toString(), "failed");
+      JsonObject failed = node.waitForState(odd.task().id().toString(), "failed");
       assertEquals(1, failed.getInteger("attempt"), "no retry: no attempt could read it");
       assertTrue(failed.encode().contains("not a JSON object"), failed.encode());
-      node.waitForState(fine.id().toString(), "succeeded");
+      node.waitForState(fine.task().id().toString(), "succeeded");
     }
   }
 }

@@ -1,0 +1,221 @@
+package dev.taskline.http;
+
+import dev.taskline.journal.BatchView;
+import dev.taskline.journal.Event;
+import dev.taskline.journal.Insert;
+import dev.taskline.journal.Task;
+import dev.taskline.journal.TaskSnapshot;
+import dev.taskline.journal.TaskState;
+import dev.taskline.journal.TaskView;
+import dev.taskline.metrics.QueueMeters;
+import dev.taskline.service.Views.QueueView;
+import dev.taskline.service.Views.Stats;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/** The JSON shapes of the API and of its streams: the one place where records become JSON. */
+final class ApiJson {
+
+  private ApiJson() {
+  }
+
+  /** A task as a 202 shows it: running when it was journaled claimed (its queue was idle), else pending. */
+  static JsonObject accepted(Insert insert) {
+    Task task = insert.task();
+    return new JsonObject()
+        .put("id", task.id().toString())
+        .put("state", (insert.claimed() ? TaskState.RUNNING : TaskState.PENDING).sql())
+        .put("queue", task.queue())
+        .put("type", task.type())
+        .put("priority", task.priority())
+        .put("runAt", insert.runAt().toString());
+  }
+
+  static JsonObject task(TaskView task) {
+    JsonObject json = new JsonObject()
+        .put("id", task.id().toString())
+        .put("queue", task.queue())
+        .put("type", task.type())
+        .put("state", state(task.state()))
+        .put("priority", task.priority())
+        .put("attempt", task.attempt())
+        .put("maxAttempts", task.maxAttempts())
+        .put("leaseVersion", task.leaseVersion())
+        .put("payload", task.payload())
+        .put("result", task.result())
+        .put("error", task.error())
+        .put("progress", progress(task.progressPercent(), task.progressMessage()))
+        .put("runAt", time(task.runAt()))
+        .put("createdAt", time(task.createdAt()))
+        .put("updatedAt", time(task.updatedAt()))
+        .put("startedAt", time(task.startedAt()))
+        .put("finishedAt", time(task.finishedAt()));
+    if (task.batchId() != null) {
+      json.put("batchId", task.batchId().toString());
+    }
+    if (task.tenant() != null) {
+      json.put("tenant", task.tenant());
+    }
+    if (task.timeoutMs() != null) {
+      json.put("timeoutMs", task.timeoutMs());
+    }
+    if (task.workerId() != null) {
+      json.put("workerId", task.workerId());
+      json.put("leaseExpiresAt", time(task.leaseExpiresAt()));
+    }
+    if (task.history() != null) {
+      JsonArray history = new JsonArray();
+      task.history().forEach(event -> history.add(historyEvent(event)));
+      json.put("history", history);
+    }
+    return json;
+  }
+
+  static JsonArray tasks(List<TaskView> tasks) {
+    JsonArray list = new JsonArray();
+    tasks.forEach(task -> list.add(task(task)));
+    return list;
+  }
+
+  private static JsonObject historyEvent(Event event) {
+    JsonObject json = new JsonObject()
+        .put("eventId", event.eventId())
+        .put("from", state(event.from()))
+        .put("to", state(event.to()))
+        .put("reason", event.reason() == null ? null : event.reason().sql())
+        .put("at", time(event.at()));
+    if (event.workerId() != null) {
+      json.put("workerId", event.workerId());
+    }
+    if (event.leaseVersion() != null) {
+      json.put("leaseVersion", event.leaseVersion());
+    }
+    if (event.attempt() != null) {
+      json.put("attempt", event.attempt());
+    }
+    if (event.detail() != null) {
+      json.put("detail", event.detail());
+    }
+    return json;
+  }
+
+  static JsonObject batch(BatchView batch) {
+    JsonObject counts = new JsonObject();
+    for (Map.Entry<TaskState, Integer> count : batch.counts().entrySet()) {
+      counts.put(count.getKey().sql(), count.getValue());
+    }
+    return new JsonObject()
+        .put("id", batch.id().toString())
+        .put("size", batch.size())
+        .put("createdAt", time(batch.createdAt()))
+        .put("counts", counts)
+        .put("tasks", tasks(batch.tasks()));
+  }
+
+  static JsonObject queue(QueueView queue) {
+    return new JsonObject()
+        .put("name", queue.name())
+        .put("waiting", queue.waiting())
+        .put("running", queue.running())
+        .put("scheduled", queue.scheduled())
+        .put("slots", queue.slots())
+        .put("capacity", queue.capacity())
+        .put("scheduledCapacity", queue.scheduledCapacity())
+        .put("tenantLimit", queue.tenantLimit())
+        .put("accepted", queue.accepted())
+        .put("finished", queue.finished())
+        .put("unfinished", queue.unfinished())
+        .put("rejected", queue.rejected())
+        .put("fencedWrites", queue.fencedWrites())
+        .put("leaseTakeovers", queue.leaseTakeovers())
+        .put("lagSeconds", queue.lagSeconds())
+        .put("rates", rates(queue.rates()));
+  }
+
+  static JsonObject stats(Stats stats) {
+    return new JsonObject().put("accepted", stats.accepted()).put("finished", stats.finished())
+        .put("rejected", stats.rejected()).put("waiting", stats.waiting()).put("scheduled", stats.scheduled())
+        .put("running", stats.running()).put("unfinished", stats.unfinished()).put("rates", rates(stats.rates()));
+  }
+
+  /** Rates per second; the trend is how fast the backlog grows (negative: drains). */
+  private static JsonObject rates(QueueMeters.Rates rates) {
+    return new JsonObject()
+        .put("arrival10s", round(rates.arrivals10s())).put("arrival60s", round(rates.arrivals60s()))
+        .put("completion10s", round(rates.completions10s())).put("completion60s", round(rates.completions60s()))
+        .put("backlogTrend10s", round(rates.arrivals10s() - rates.completions10s()))
+        .put("backlogTrend60s", round(rates.arrivals60s() - rates.completions60s()));
+  }
+
+  // ---- stream events ------------------------------------------------------------------------
+
+  static JsonObject snapshot(List<TaskSnapshot> tasks) {
+    JsonArray states = new JsonArray();
+    for (TaskSnapshot task : tasks) {
+      states.add(new JsonObject()
+          .put("id", task.id().toString())
+          .put("state", state(task.state()))
+          .put("attempt", task.attempt())
+          .put("progress", progress(task.progressPercent(), task.progressMessage()))
+          .put("result", task.result())
+          .put("error", task.error())
+          // The page can tell a replayed transition it already reflects from a new one.
+          .put("lastEventId", task.lastEventId()));
+    }
+    return new JsonObject().put("tasks", states);
+  }
+
+  static JsonObject stateEvent(Event event, Object result, Object error) {
+    JsonObject json = new JsonObject()
+        .put("taskId", event.taskId().toString())
+        .put("from", state(event.from()))
+        .put("to", state(event.to()))
+        .put("reason", event.reason() == null ? null : event.reason().sql())
+        .put("attempt", event.attempt())
+        .put("leaseVersion", event.leaseVersion())
+        .put("at", time(event.at()));
+    if (event.detail() != null) {
+      json.put("detail", event.detail());
+    }
+    if (event.to() == TaskState.SUCCEEDED) {
+      json.put("result", result);
+    } else if (error != null) {
+      json.put("error", error);
+    }
+    return json;
+  }
+
+  static JsonObject resultEvent(UUID taskId, TaskState state, Object result, Object error) {
+    JsonObject json = new JsonObject().put("taskId", taskId.toString()).put("state", state.sql());
+    if (state == TaskState.SUCCEEDED) {
+      json.put("result", result);
+    } else if (error != null) {
+      json.put("error", error);
+    }
+    return json;
+  }
+
+  static JsonObject progressEvent(UUID taskId, int percent, String message) {
+    return new JsonObject().put("taskId", taskId.toString()).put("percent", percent).put("message", message);
+  }
+
+  private static JsonObject progress(int percent, String message) {
+    return new JsonObject().put("percent", percent).put("message", message);
+  }
+
+  private static String state(TaskState state) {
+    return state == null ? null : state.sql();
+  }
+
+  private static String time(Instant time) {
+    return time == null ? null : time.toString();
+  }
+
+  private static double round(double value) {
+    return Math.round(value * 100) / 100.0;
+  }
+}

@@ -1,0 +1,60 @@
+package dev.taskline.http;
+
+import dev.taskline.journal.Insert;
+import dev.taskline.service.TaskService;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+
+/** {@code /api/batches}: submit a batch all or nothing, read it, cancel it. */
+final class BatchRoutes implements Routes {
+
+  private final TaskService service;
+  private final BodyHandler body;
+  private final Submissions submissions;
+
+  BatchRoutes(TaskService service, BodyHandler body, Submissions submissions) {
+    this.service = service;
+    this.body = body;
+    this.submissions = submissions;
+  }
+
+  @Override
+  public void mount(Router router) {
+    router.post("/api/batches").handler(body).handler(this::submit);
+    router.post("/api/batches/:id/cancel").handler(this::cancel);
+    router.get("/api/batches/:id").handler(this::get);
+  }
+
+  private void submit(RoutingContext ctx) {
+    long arrived = System.nanoTime();
+    JsonObject json = Requests.jsonBody(ctx);
+    submissions.answer(ctx, arrived,
+        service.submitBatch(Requests.caller(ctx), SubmissionJson.batch(json), Submissions.idempotencyKey(ctx),
+            Submissions.tenant(ctx)),
+        admitted -> "/api/batches/" + admitted.batchId(),
+        admitted -> {
+          JsonArray tasks = new JsonArray();
+          for (Insert task : admitted.tasks()) {
+            tasks.add(ApiJson.accepted(task));
+          }
+          return new JsonObject().put("batchId", admitted.batchId().toString()).put("tasks", tasks);
+        });
+  }
+
+  private void get(RoutingContext ctx) {
+    service.batch(Requests.caller(ctx), Requests.idParam(ctx))
+        .onSuccess(batch -> Requests.json(ctx, 200, ApiJson.batch(batch)))
+        .onFailure(ctx::fail);
+  }
+
+  private void cancel(RoutingContext ctx) {
+    service.cancelBatch(Requests.caller(ctx), Requests.idParam(ctx))
+        .onSuccess(done -> Requests.json(ctx, 202, new JsonObject().put("batchId", done.batchId().toString())
+            .put("cancelled", done.cancelled()).put("cancelling", done.cancelling())
+            .put("alreadyFinished", done.alreadyFinished())))
+        .onFailure(ctx::fail);
+  }
+}

@@ -1,0 +1,96 @@
+package dev.taskline.http;
+
+import dev.taskline.service.Caller;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+
+/** Reading what a request says, the same way on every route; what it cannot read is a 4xx. */
+final class Requests {
+
+  private Requests() {
+  }
+
+  /** Who is asking. Every caller is anonymous until keys exist. */
+  static Caller caller(RoutingContext ctx) {
+    return Caller.ANONYMOUS;
+  }
+
+  static JsonObject jsonBody(RoutingContext ctx) {
+    String contentType = ctx.request().getHeader("Content-Type");
+    if (contentType == null || !isJson(contentType)) {
+      throw ApiException.unsupportedMediaType("send the body as application/json");
+    }
+    if (ctx.body().isEmpty()) {
+      throw ApiException.badRequest("the body is empty; send a JSON object");
+    }
+    Object parsed;
+    try {
+      parsed = Json.decodeValue(ctx.body().buffer());
+    } catch (DecodeException e) {
+      throw ApiException.badRequest("the body is not valid JSON");
+    }
+    if (!(parsed instanceof JsonObject object)) {
+      throw ApiException.badRequest("the body must be a JSON object");
+    }
+    return object;
+  }
+
+  private static boolean isJson(String contentType) {
+    String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+    return mediaType.equals("application/json") || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+  }
+
+  /** The {@code :id} path parameter; an id that cannot be one is simply not found. */
+  static UUID idParam(RoutingContext ctx) {
+    UUID id = uuid(ctx.pathParam("id"));
+    if (id == null) {
+      throw ApiException.notFound("no such id: " + ctx.pathParam("id"));
+    }
+    return id;
+  }
+
+  static UUID uuid(String text) {
+    if (text == null || text.length() != 36) {
+      return null;
+    }
+    try {
+      return UUID.fromString(text);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  /** A header that may be given at most once; null when absent. */
+  static String header(RoutingContext ctx, String name) {
+    List<String> values = ctx.request().headers().getAll(name);
+    if (values.size() > 1) {
+      throw ApiException.badRequest(name + " may be given once");
+    }
+    return values.isEmpty() ? null : values.get(0);
+  }
+
+  /** A query parameter that may be given at most once; null when absent or empty. */
+  static String query(RoutingContext ctx, String name) {
+    List<String> values = ctx.queryParam(name);
+    if (values.isEmpty()) {
+      return null;
+    }
+    if (values.size() > 1) {
+      throw ApiException.badRequest(name + " may be given once");
+    }
+    String value = values.get(0);
+    if (value.indexOf('\0') >= 0) {
+      throw ApiException.badRequest(name + " must not contain the NUL character");
+    }
+    return value.isEmpty() ? null : value;
+  }
+
+  static void json(RoutingContext ctx, int status, JsonObject body) {
+    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.encode());
+  }
+}

@@ -1,0 +1,41 @@
+package dev.taskline.journal;
+
+import java.time.Instant;
+
+/**
+ * A new task as it goes into the journal: waiting in line, or claimed at once by a worker that had
+ * a free slot while nothing waited (inserted running under lease version 1, attempt 1, which
+ * spares the claim statement and its round trip). {@code runAt} is the due time to the full
+ * precision the admission computed it at, as the journal stores it and the answer shows it; the
+ * task held in memory keeps milliseconds, the precision it is ordered and woken at.
+ */
+public record Insert(Task task, Instant runAt, String workerId, Instant leaseUntil) {
+
+  public static Insert waiting(Task task, Instant runAt) {
+    return new Insert(task, runAt, null, null);
+  }
+
+  /** A task due at its own {@link Task#runAt()}. */
+  public static Insert waiting(Task task) {
+    return waiting(task, task.runAt());
+  }
+
+  /** The same task, to be inserted claimed by {@code workerId}, its lease running until {@code leaseUntil}. */
+  public Insert claimedBy(String workerId, Instant leaseUntil) {
+    return new Insert(task, runAt, workerId, leaseUntil);
+  }
+
+  public boolean claimed() {
+    return workerId != null;
+  }
+
+  /** The lease a claimed insert starts with; null for a waiting one. */
+  public Lease lease() {
+    return workerId == null ? null : new Lease(task.id(), workerId, 1, 1);
+  }
+
+  /** The task as it is held once the insert has committed: a claimed one is in its first attempt. */
+  public Task journaledTask() {
+    return workerId == null ? task : task.pendingAgain(1, 1, task.dueAtMillis());
+  }
+}

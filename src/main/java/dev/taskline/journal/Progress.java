@@ -1,0 +1,7 @@
+package dev.taskline.journal;
+
+import java.util.UUID;
+
+/** The latest progress a running task's lease holder reported. */
+public record Progress(UUID taskId, int percent, String message) {
+}

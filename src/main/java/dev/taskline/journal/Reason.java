@@ -1,0 +1,27 @@
+package dev.taskline.journal;
+
+import java.util.Locale;
+
+/**
+ * Why a task moved from one state to another, as its history and streams show it. Statements
+ * whose reason is the caller's choice (an attempt's end) take it as a parameter; the others write
+ * their one reason as a literal, and {@code ReasonTest} holds the two lists equal.
+ */
+public enum Reason {
+  SUBMITTED, CLAIMED, SUCCEEDED, FAILED, FAILED_PERMANENTLY, CANCEL_REQUESTED, CANCELLED, RETRY_SCHEDULED,
+  SNOOZED, RELEASED, LEASE_EXPIRED, RETRIED;
+
+  public String sql() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /** The reason stored as {@code text}, or null when there is none by that name. */
+  public static Reason parse(String text) {
+    for (Reason reason : values()) {
+      if (reason.sql().equals(text)) {
+        return reason;
+      }
+    }
+    return null;
+  }
+}

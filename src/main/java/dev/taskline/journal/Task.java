@@ -1,0 +1,118 @@
+package dev.taskline.journal;
+
+import java.time.Instant;
+import java.util.UUID;
+
+/**
+ * A task as the journal stores it and as a queue holds it while it waits: what it is (queue, type,
+ * payload, priority, limits, batch, tenant) and where it stands (due time, lease version, attempts
+ * made). The admission builds it, the journal reads it back at start-up, page-in and retry, and a
+ * worker carries it from one attempt to the next with {@link #pendingAgain}.
+ *
+ * <p>A full queue holds tens of thousands of these, and each young collection copies the ones that
+ * are still waiting, so they are kept small: the payload stays the JSON text it was journaled as
+ * (parsed once, when an attempt starts), the due time is epoch milliseconds, and the queue and
+ * type names, the same few for every task, are shared instances rather than one copy per task.
+ * {@code batchId} and {@code tenant} are null for a task submitted without them; {@code
+ * leaseVersion} is the version the journal had when the task was read or written, which a claim
+ * must still find; {@code attempt} is the number of attempts already made.
+ */
+public record Task(
+    UUID id, String queue, String type, String payloadJson, int priority, int maxAttempts, Long timeoutMs,
+    UUID batchId, String tenant, long dueAtMillis, long leaseVersion, int attempt) {
+
+  public Task {
+    queue = queue.intern();
+    type = type.intern();
+  }
+
+  /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
+  public static Builder builder(UUID id, String queue, String type) {
+    return new Builder(id, queue, type);
+  }
+
+  public Instant runAt() {
+    return Instant.ofEpochMilli(dueAtMillis);
+  }
+
+  /** The same task after an attempt ended and it went back to pending, due at {@code dueAtMillis}. */
+  public Task pendingAgain(long leaseVersion, int attempt, long dueAtMillis) {
+    return new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
+        leaseVersion, attempt);
+  }
+
+  /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
+  public static final class Builder {
+    private final UUID id;
+    private final String queue;
+    private final String type;
+    private String payloadJson = "{}";
+    private int priority;
+    private int maxAttempts = 1;
+    private Long timeoutMs;
+    private UUID batchId;
+    private String tenant;
+    private long dueAtMillis;
+    private long leaseVersion;
+    private int attempt;
+
+    private Builder(UUID id, String queue, String type) {
+      this.id = id;
+      this.queue = queue;
+      this.type = type;
+    }
+
+    /** The payload as JSON text: encoded once, it is both what the journal stores and what the queue holds. */
+    public Builder payloadJson(String json) {
+      this.payloadJson = json;
+      return this;
+    }
+
+    public Builder priority(int priority) {
+      this.priority = priority;
+      return this;
+    }
+
+    public Builder maxAttempts(int maxAttempts) {
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    public Builder timeoutMs(Long timeoutMs) {
+      this.timeoutMs = timeoutMs;
+      return this;
+    }
+
+    public Builder batch(UUID batchId) {
+      this.batchId = batchId;
+      return this;
+    }
+
+    public Builder tenant(String tenant) {
+      this.tenant = tenant;
+      return this;
+    }
+
+    public Builder runAt(Instant runAt) {
+      this.dueAtMillis = runAt.toEpochMilli();
+      return this;
+    }
+
+    public Builder dueAtMillis(long dueAtMillis) {
+      this.dueAtMillis = dueAtMillis;
+      return this;
+    }
+
+    /** Where a task read back from the journal stands: the version a claim must find, attempts made. */
+    public Builder leased(long leaseVersion, int attempt) {
+      this.leaseVersion = leaseVersion;
+      this.attempt = attempt;
+      return this;
+    }
+
+    public Task build() {
+      return new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
+          leaseVersion, attempt);
+    }
+  }
+}

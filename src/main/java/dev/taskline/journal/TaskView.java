@@ -1,0 +1,19 @@
+package dev.taskline.journal;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * A task as a reader sees it: its definition, where it stands, and (for one task read by id) its
+ * history in journal order; {@code history} is null in lists. {@code payload}, {@code result} and
+ * {@code error} are the JSON values stored (objects, arrays, text, numbers), null when absent.
+ * {@code startedAt} is when the journal recorded the first claim: for a task dispatched at
+ * admission, the insert's timestamp, taken just before its commit (the handler starts after it).
+ */
+public record TaskView(
+    UUID id, String queue, String type, TaskState state, int priority, int attempt, int maxAttempts,
+    long leaseVersion, Object payload, Object result, Object error, int progressPercent, String progressMessage,
+    Instant runAt, Instant createdAt, Instant updatedAt, Instant startedAt, Instant finishedAt,
+    UUID batchId, String tenant, Long timeoutMs, String workerId, Instant leaseExpiresAt, List<Event> history) {
+}

@@ -1,0 +1,290 @@
+package dev.taskline.service;
+
+import dev.taskline.admission.Admission;
+import dev.taskline.admission.Admitted;
+import dev.taskline.admission.Control;
+import dev.taskline.admission.Submission;
+import dev.taskline.events.EventHub;
+import dev.taskline.events.StreamSink;
+import dev.taskline.events.TaskStream;
+import dev.taskline.journal.BatchView;
+import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalReads;
+import dev.taskline.journal.TaskState;
+import dev.taskline.journal.TaskView;
+import dev.taskline.metrics.QueueMeters;
+import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.TaskQueue;
+import dev.taskline.service.Views.BatchCancellation;
+import dev.taskline.service.Views.Cancellation;
+import dev.taskline.service.Views.QueueView;
+import dev.taskline.service.Views.Readiness;
+import dev.taskline.service.Views.Stats;
+import dev.taskline.service.Views.TaskFilter;
+import dev.taskline.service.Views.TaskPage;
+import io.vertx.core.Future;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Everything a caller can ask of a node, one method an operation, whatever the way in: the HTTP
+ * API, its streams and the dashboard call this and nothing below it. Each takes the {@link Caller},
+ * so that the rules on who may do what, and on tenants, are applied here once. It answers with
+ * records and fails with typed exceptions ({@link NotFoundException}, {@link
+ * TaskStateConflictException}, {@link TooManyStreamsException}, and those of admission and the
+ * journal); turning them into a protocol's answers is the caller's business.
+ */
+public final class TaskService {
+
+  private static final long READY_TIMEOUT_MS = 2_000;
+
+  private final Admission admission;
+  private final Control control;
+  private final JournalReads reads;
+  private final QueueRegistry queues;
+  private final TasklineMetrics metrics;
+  private final EventHub hub;
+  private final Clock clock;
+  private final int maxStreams;
+
+  public TaskService(Admission admission, Control control, JournalReads reads, QueueRegistry queues,
+      TasklineMetrics metrics, EventHub hub, Clock clock, int maxStreams) {
+    this.admission = admission;
+    this.control = control;
+    this.reads = reads;
+    this.queues = queues;
+    this.metrics = metrics;
+    this.hub = hub;
+    this.clock = clock;
+    this.maxStreams = maxStreams;
+  }
+
+  // ---- submitting ---------------------------------------------------------------------------
+
+  /** Admits one task; {@code idempotencyKey} and {@code tenant} (the one the caller names) may be null. */
+  public Future<Admitted> submit(Caller caller, Submission submission, String idempotencyKey, String tenant) {
+    return admission.submit(submission, idempotencyKey, caller.tenantFor(tenant));
+  }
+
+  /** Admits a batch, all or nothing; as {@link #submit} otherwise. */
+  public Future<Admitted> submitBatch(Caller caller, List<Submission> submissions, String idempotencyKey,
+      String tenant) {
+    return admission.submitBatch(submissions, idempotencyKey, caller.tenantFor(tenant));
+  }
+
+  // ---- reading ------------------------------------------------------------------------------
+
+  /** The task with its history. */
+  public Future<TaskView> task(Caller caller, UUID id) {
+    return reads.task(id).map(task -> visible(caller, task, id));
+  }
+
+  /** The batch with its tasks. */
+  public Future<BatchView> batch(Caller caller, UUID id) {
+    return reads.batch(id).map(batch -> {
+      if (batch == null || batch.tasks().stream().anyMatch(task -> !caller.sees(task.tenant()))) {
+        throw new NotFoundException("batch", id);
+      }
+      return batch;
+    });
+  }
+
+  /** A page of the tasks the caller may see, newest first. */
+  public Future<TaskPage> list(Caller caller, TaskFilter filter) {
+    return reads.list(filter.state(), filter.queue(), filter.type(), filter.after(), filter.limit()).map(found -> {
+      List<TaskView> tasks = found.stream().filter(task -> caller.sees(task.tenant())).toList();
+      UUID next = found.size() == filter.limit() ? found.get(found.size() - 1).id() : null;
+      return new TaskPage(tasks, next);
+    });
+  }
+
+  /** Every queue of this node, by name. */
+  public List<QueueView> queues(Caller caller) {
+    long now = clock.millis();
+    List<QueueView> list = new ArrayList<>();
+    for (TaskQueue queue : queues.all()) {
+      TaskQueue.Counts counts = queue.counts();
+      QueueMeters meters = metrics.queue(queue.name());
+      list.add(new QueueView(queue.name(), counts.waiting(), counts.running(), counts.scheduled(),
+          queue.config().slots(), queue.config().capacity(), queue.config().scheduledCapacity(),
+          queue.config().tenantLimit(), counts.accepted(), counts.finished(), counts.unfinished(),
+          meters.rejectedCount(), meters.fencedCount(), meters.takeoverCount(),
+          queue.oldestWaitingAgeMs(now) / 1000.0, meters.rates()));
+    }
+    return list;
+  }
+
+  /** The node's queues added up. */
+  public Stats stats(Caller caller) {
+    long accepted = 0;
+    long finished = 0;
+    long rejected = 0;
+    int waiting = 0;
+    int scheduled = 0;
+    int running = 0;
+    double[] rates = new double[4];
+    for (TaskQueue queue : queues.all()) {
+      // Each queue's counts are one consistent reading; sums of consistent readings balance too.
+      TaskQueue.Counts counts = queue.counts();
+      QueueMeters meters = metrics.queue(queue.name());
+      accepted += counts.accepted();
+      finished += counts.finished();
+      waiting += counts.waiting();
+      scheduled += counts.scheduled();
+      running += counts.running();
+      rejected += meters.rejectedCount();
+      QueueMeters.Rates r = meters.rates();
+      rates[0] += r.arrivals10s();
+      rates[1] += r.arrivals60s();
+      rates[2] += r.completions10s();
+      rates[3] += r.completions60s();
+    }
+    return new Stats(accepted, finished, rejected, waiting, scheduled, running,
+        new QueueMeters.Rates(rates[0], rates[1], rates[2], rates[3]));
+  }
+
+  // ---- acting on tasks ----------------------------------------------------------------------
+
+  /** Cancels a task: a pending one at once, a running one by asking its worker. */
+  public Future<Cancellation> cancel(Caller caller, UUID id) {
+    return visibleTask(caller, id)
+        .compose(v -> control.cancel(id))
+        .map(found -> {
+          if (found == null) {
+            throw new NotFoundException("task", id);
+          }
+          if (found.before().terminal()) {
+            throw new TaskStateConflictException(TaskStateConflictException.Kind.ALREADY_FINISHED, id, found.before());
+          }
+          return new Cancellation(id, found.after() == TaskState.RUNNING);
+        });
+  }
+
+  /** Cancels every unfinished task of a batch. */
+  public Future<BatchCancellation> cancelBatch(Caller caller, UUID id) {
+    return visibleBatch(caller, id).compose(v -> control.cancelBatch(id)).map(found -> {
+      if (found.isEmpty()) {
+        throw new NotFoundException("batch", id);
+      }
+      int cancelled = 0;
+      int cancelling = 0;
+      int finished = 0;
+      for (Journal.Cancelled task : found) {
+        if (task.before().terminal()) {
+          finished++;
+        } else if (task.after() == TaskState.RUNNING) {
+          cancelling++;
+        } else {
+          cancelled++;
+        }
+      }
+      return new BatchCancellation(id, cancelled, cancelling, finished);
+    });
+  }
+
+  /** Puts a failed or cancelled task back to pending with fresh attempts. */
+  public Future<Void> retry(Caller caller, UUID id) {
+    return visibleTask(caller, id)
+        .compose(v -> control.retry(List.of(id)))
+        .compose(moved -> moved.isEmpty()
+            // Nothing moved: either there is no such task, or it is not failed or cancelled.
+            ? reads.state(id).map(state -> {
+              if (state == null) {
+                throw new NotFoundException("task", id);
+              }
+              throw new TaskStateConflictException(TaskStateConflictException.Kind.NOT_RETRYABLE, id, state);
+            })
+            : Future.succeededFuture())
+        .mapEmpty();
+  }
+
+  /** Retries up to {@code limit} dead letters of a queue (and of a type, unless null), oldest first. */
+  public Future<List<UUID>> retryFailed(Caller caller, String queue, String type, int limit) {
+    return control.retryFailed(queue, type, limit);
+  }
+
+  // ---- following tasks ----------------------------------------------------------------------
+
+  /**
+   * Opens a stream of a task's transitions after {@code afterEventId} (0: from the start) into
+   * the sink {@code sink} makes; the sink is made only once the stream can be served.
+   */
+  public Future<TaskStream> streamTask(Caller caller, UUID id, long afterEventId, Supplier<StreamSink> sink) {
+    return visibleTask(caller, id).compose(v -> reads.streamSnapshot(List.of(id))).compose(found -> found.isEmpty()
+        ? Future.failedFuture(new NotFoundException("task", id))
+        : open(List.of(id), afterEventId, sink));
+  }
+
+  /** As {@link #streamTask}, for every task of a batch. */
+  public Future<TaskStream> streamBatch(Caller caller, UUID id, long afterEventId, Supplier<StreamSink> sink) {
+    return batchTaskIds(caller, id).compose(ids -> open(ids, afterEventId, sink));
+  }
+
+  private Future<TaskStream> open(List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
+    if (hub.openStreams() >= maxStreams) {
+      return Future.failedFuture(new TooManyStreamsException(maxStreams));
+    }
+    StreamSink made = sink.get();
+    TaskStream stream = hub.open(tasks, afterEventId, made);
+    if (stream == null) {
+      // Another stream took the last place between the check and the open.
+      made.close();
+      return Future.failedFuture(new TooManyStreamsException(maxStreams));
+    }
+    return Future.succeededFuture(stream);
+  }
+
+  // ---- the node -----------------------------------------------------------------------------
+
+  /** Up while the node takes work and its journal answers within two seconds. */
+  public Future<Readiness> readiness() {
+    if (admission.draining()) {
+      return Future.succeededFuture(Readiness.SHUTTING_DOWN);
+    }
+    return reads.ping().timeout(READY_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+        .map(v -> Readiness.UP)
+        .otherwise(e -> Readiness.JOURNAL_DOWN);
+  }
+
+  /**
+   * The node's metrics in the Prometheus text format. Blocking: writing every series takes 10 to
+   * 25 ms of CPU, so callers run it off their event loop.
+   */
+  public String scrapeMetrics() {
+    return metrics.scrape();
+  }
+
+  private static TaskView visible(Caller caller, TaskView task, UUID id) {
+    if (task == null || !caller.sees(task.tenant())) {
+      throw new NotFoundException("task", id);
+    }
+    return task;
+  }
+
+  /** Succeeds when the caller may see the task, or when it does not exist (the operation answers that). */
+  private Future<Void> visibleTask(Caller caller, UUID id) {
+    return caller.seesEveryTenant() ? Future.succeededFuture() : reads.task(id).map(task -> {
+      visible(caller, task, id);
+      return null;
+    });
+  }
+
+  /** As {@link #visibleTask}, for a batch: every one of its tasks must be visible. */
+  private Future<Void> visibleBatch(Caller caller, UUID id) {
+    return caller.seesEveryTenant() ? Future.succeededFuture() : batch(caller, id).mapEmpty();
+  }
+
+  private Future<List<UUID>> batchTaskIds(Caller caller, UUID id) {
+    return visibleBatch(caller, id).compose(v -> reads.batchTaskIds(id)).map(ids -> {
+      if (ids.isEmpty()) {
+        throw new NotFoundException("batch", id);
+      }
+      return ids;
+    });
+  }
+}

@@ -1,0 +1,47 @@
+package dev.taskline.service;
+
+import dev.taskline.journal.TaskState;
+import dev.taskline.journal.TaskView;
+import dev.taskline.metrics.QueueMeters;
+import java.util.List;
+import java.util.UUID;
+
+/** What the service answers with, beyond the journal's own records. */
+public final class Views {
+
+  private Views() {
+  }
+
+  /** A page of tasks, newest first; {@code next} is the cursor for the following page, null on the last. */
+  public record TaskPage(List<TaskView> tasks, UUID next) {
+  }
+
+  /** Which tasks a list asks for; null filters match all. */
+  public record TaskFilter(TaskState state, String queue, String type, UUID after, int limit) {
+  }
+
+  /** What a cancel did to one task: cancelled at once, or asked to stop while it runs. */
+  public record Cancellation(UUID id, boolean stopping) {
+  }
+
+  /** What a batch cancel did, task by task, counted. */
+  public record BatchCancellation(UUID batchId, int cancelled, int cancelling, int alreadyFinished) {
+  }
+
+  /** One queue on this node: its limits, its custody counts, what it refused and fenced, its rates. */
+  public record QueueView(String name, int waiting, int running, int scheduled, int slots, int capacity,
+      int scheduledCapacity, int tenantLimit, long accepted, long finished, long unfinished, long rejected,
+      long fencedWrites, long leaseTakeovers, double lagSeconds, QueueMeters.Rates rates) {
+  }
+
+  /** The node's queues added up; {@code accepted - finished == unfinished} at every reading. */
+  public record Stats(long accepted, long finished, long rejected, int waiting, int scheduled, int running,
+      QueueMeters.Rates rates) {
+    public long unfinished() {
+      return (long) waiting + scheduled + running;
+    }
+  }
+
+  /** Whether the node takes work: not while it drains, nor while its journal does not answer. */
+  public enum Readiness { UP, SHUTTING_DOWN, JOURNAL_DOWN }
+}
