@@ -2,19 +2,19 @@ package dev.taskline.metrics;
 
 import dev.taskline.queue.TaskQueue;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.logging.Filter;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 /** The node's meter registry and the per-queue meters, scraped at {@code GET /metrics}. */
 public final class TasklineMetrics {
@@ -27,32 +27,31 @@ public final class TasklineMetrics {
   private final Timer refusalLatency;
 
   /**
-   * vertx-micrometer-metrics 5.0 registers these gauges again for every event-bus consumer,
-   * connection and request it measures: the count lives in a LongAdder of its own, keyed by the
-   * meter id, and it relies on Micrometer returning the gauge already registered. The values are
-   * right, but Micrometer logs every re-registration, the first in the JVM as a warning, and has no
-   * switch for it (vertx-micrometer-metrics#259, micrometer#6931; Vert.x 5.1.2 still does it). A
-   * clean start hits it at once, since each queue's worker consumes the same cancel address and
-   * {@code vertx.eventbus.handlers} carries no address tag, and so do the journal pool's second
-   * connection and every HTTP connection and request after the first. Lowering the logger's level
-   * would also hide one of our own gauges registered twice by mistake, so these are left out
-   * instead: in-flight counts that nothing here reads. Vert.x's counters, timers and pool gauges
-   * are kept.
+   * vertx-micrometer-metrics 5.0 registers some of its gauges (event-bus handlers, active
+   * connections and requests, pending work) again for every consumer, connection and request it
+   * measures: the count lives in a LongAdder of its own, keyed by the meter id, and it relies on
+   * Micrometer handing back the gauge already registered, so the values are right
+   * (vertx-micrometer-metrics#259, micrometer#6931; Vert.x 5.1.2 still does it). Micrometer logs
+   * each such registration, the first in the JVM as a warning, and a clean start hit it at once:
+   * every queue's worker consumes the same cancel address. Only those records are dropped, and
+   * only for Vert.x's own meters: the gauges stay on {@code /metrics}, and one of ours registered
+   * twice by mistake is still reported. Held here, as java.util.logging keeps loggers weakly.
    */
-  private static final List<String> VERTX_REREGISTERED_GAUGE_SUFFIXES = List.of(".active.connections",
-      ".active.ws.connections", ".active.requests", ".processing.pending");
+  private static final Logger MICROMETER = Logger.getLogger("io.micrometer.core.instrument.MeterRegistry");
 
-  static boolean reRegisteredByVertx(Meter.Id id) {
-    String name = id.getName();
-    return id.getType() == Meter.Type.GAUGE && name.startsWith("vertx.")
-        && (name.equals("vertx.eventbus.handlers") || name.equals("vertx.eventbus.pending")
-            || VERTX_REREGISTERED_GAUGE_SUFFIXES.stream().anyMatch(name::endsWith));
+  static {
+    Filter existing = MICROMETER.getFilter();
+    MICROMETER.setFilter(record -> !reRegisteredByVertx(record) && (existing == null || existing.isLoggable(record)));
+  }
+
+  static boolean reRegisteredByVertx(LogRecord record) {
+    String message = record.getMessage();
+    // "This Gauge has been already registered (MeterId{name='vertx.eventbus.handlers', tags=[]}), ..."
+    return message != null && message.contains("already registered") && message.contains("name='vertx.");
   }
 
   public TasklineMetrics(Clock clock) {
     this.clock = clock;
-    // Before Vert.x is given the registry: a filter applies only to meters registered after it.
-    registry.config().meterFilter(MeterFilter.deny(TasklineMetrics::reRegisteredByVertx));
     this.acceptLatency = Timer.builder("taskline.accept.latency")
         .description("From a submission's arrival to its 202, journal commit included")
         .publishPercentileHistogram().register(registry);
