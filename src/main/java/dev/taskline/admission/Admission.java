@@ -165,7 +165,7 @@ public final class Admission {
       TaskQueue.Reservation reservation = queues.get(group.get(0).task().queue()).reserve(group, tenant, now);
       if (reservation.refusal() != null) {
         made.forEach(TaskQueue.Reservation::abort);
-        return Future.failedFuture(refused(reservation, group.size(), tasks.size()));
+        return Future.failedFuture(refused(reservation, tasks.size()));
       }
       made.add(reservation);
       reservation.inserts().forEach(i -> journaled.put(i.task().id(), i));
@@ -174,7 +174,8 @@ public final class Admission {
     for (Insert task : tasks) {
       inserts.add(journaled.get(task.task().id()));
     }
-    return insert.apply(inserts)
+    // Through compose, so that an insert that throws still gives the room back.
+    return Future.succeededFuture(inserts).compose(insert)
         .onFailure(e -> {
           made.forEach(TaskQueue.Reservation::abort);
           if (e instanceof JournalBusyException) {
@@ -211,8 +212,9 @@ public final class Admission {
         + canonical.encode());
   }
 
-  private RuntimeException refused(TaskQueue.Reservation reservation, int wanted, int total) {
+  private RuntimeException refused(TaskQueue.Reservation reservation, int total) {
     TaskQueue queue = reservation.queue();
+    int wanted = reservation.refused();
     QueueMeters meters = metrics.queue(queue.name());
     switch (reservation.refusal()) {
       case TENANT_LIMIT -> {

@@ -15,6 +15,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The node's open streams, and the routing of news to them: journal writes on this node poke the
@@ -39,12 +40,16 @@ public final class EventHub {
     this.maxStreams = maxStreams;
   }
 
-  /** Opens a stream on the caller's event loop; null when this node already serves its maximum. */
-  public TaskStream open(Collection<UUID> tasks, long afterEventId, StreamSink sink) {
+  /**
+   * Opens a stream on the caller's event loop, into the sink {@code sink} makes once the stream
+   * has its place; null, and no sink made, when this node already serves its maximum.
+   */
+  public TaskStream open(Collection<UUID> tasks, long afterEventId, Supplier<StreamSink> sinks) {
     if (open.incrementAndGet() > maxStreams) {
       open.decrementAndGet();
       return null;
     }
+    StreamSink sink = sinks.get();
     Context context = vertx.getOrCreateContext();
     TaskStream[] holder = new TaskStream[1];
     TaskStream stream = new TaskStream(vertx, context, journal, new HashSet<>(tasks), afterEventId, sink,

@@ -95,16 +95,18 @@ public final class JournalReads {
   public Future<EventPage> streamEvents(Collection<UUID> ids, long afterEventId, int limit) {
     return query("stream_events", Tuple.of(ids.toArray(new UUID[0]), afterEventId, limit)).map(rows -> {
       List<Event> events = new ArrayList<>(rows.size());
-      Set<String> inProgress = Set.of();
+      Set<String> inProgress = null;
       for (Row row : rows) {
         // Every row carries the statement's one list of transactions in progress; with no event,
         // the only row has nothing else.
-        inProgress = new HashSet<>(Arrays.asList(row.getArrayOfStrings("in_progress")));
+        if (inProgress == null) {
+          inProgress = new HashSet<>(Arrays.asList(row.getArrayOfStrings("in_progress")));
+        }
         if (row.getValue("event_id") != null) {
           events.add(event(row, row.getUUID("task_id")));
         }
       }
-      return new EventPage(events, inProgress);
+      return new EventPage(events, inProgress == null ? Set.of() : inProgress);
     });
   }
 

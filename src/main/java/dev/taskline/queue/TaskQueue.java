@@ -141,15 +141,15 @@ public final class TaskQueue {
     }
     synchronized (this) {
       if (!tenantFits(tenant, tasks.size())) {
-        return new Reservation(Refusal.TENANT_LIMIT, tenant);
+        return new Reservation(Refusal.TENANT_LIMIT, tenant, tasks.size());
       }
       if (!later.isEmpty() && scheduled.size() + reservedScheduled + later.size() > config.scheduledCapacity()) {
-        return new Reservation(Refusal.SCHEDULED_FULL, tenant);
+        return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
       boolean dispatch = !due.isEmpty() && workerId != null && waiting.isEmpty()
           && running + dispatching + due.size() <= config.slots();
       if (!due.isEmpty() && !dispatch && waiting.size() + reserved + due.size() > config.capacity()) {
-        return new Reservation(Refusal.QUEUE_FULL, tenant);
+        return new Reservation(Refusal.QUEUE_FULL, tenant, due.size());
       }
       reservedScheduled += later.size();
       if (dispatch) {
@@ -182,9 +182,11 @@ public final class TaskQueue {
     private final int waitingCount;
     private final int dispatchedCount;
     private final Instant now;
+    private final int refused;
     private boolean settled;
 
-    private Reservation(Refusal refusal, String tenant) {
+    private Reservation(Refusal refusal, String tenant, int refused) {
+      this.refused = refused;
       this.now = null;
       this.refusal = refusal;
       this.tenant = tenant;
@@ -198,6 +200,7 @@ public final class TaskQueue {
     private Reservation(String tenant, List<Insert> inserts, Instant now, int scheduledCount, int waitingCount,
         int dispatchedCount) {
       this.now = now;
+      this.refused = 0;
       this.refusal = null;
       this.tenant = tenant;
       this.inserts = List.copyOf(inserts);
@@ -209,6 +212,11 @@ public final class TaskQueue {
     /** Null when room was taken; else why not (nothing was taken). */
     public Refusal refusal() {
       return refusal;
+    }
+
+    /** How many of the tasks the refused room was asked for: those due later, those due now, or all (tenant). */
+    public int refused() {
+      return refused;
     }
 
     public TaskQueue queue() {

@@ -226,17 +226,9 @@ public final class TaskService {
   }
 
   private Future<TaskStream> open(List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
-    if (hub.openStreams() >= maxStreams) {
-      return Future.failedFuture(new TooManyStreamsException(maxStreams));
-    }
-    StreamSink made = sink.get();
-    TaskStream stream = hub.open(tasks, afterEventId, made);
-    if (stream == null) {
-      // Another stream took the last place between the check and the open.
-      made.close();
-      return Future.failedFuture(new TooManyStreamsException(maxStreams));
-    }
-    return Future.succeededFuture(stream);
+    TaskStream stream = hub.open(tasks, afterEventId, sink);
+    return stream == null ? Future.failedFuture(new TooManyStreamsException(maxStreams))
+        : Future.succeededFuture(stream);
   }
 
   // ---- the node -----------------------------------------------------------------------------

@@ -104,7 +104,7 @@ public final class WorkerVerticle extends VerticleBase {
     context.runOnContext(v -> {
       stopping = true;
       queue.servedBy(null, null);
-      queue.onAvailable(() -> { });
+      // Still woken: an admission that took a slot before the line above may commit after it.
       releaseDispatched();
       if (running == 0) {
         done.complete();
@@ -144,6 +144,10 @@ public final class WorkerVerticle extends VerticleBase {
   }
 
   private void drain() {
+    if (stopping) {
+      releaseDispatched();
+      return;
+    }
     TaskQueue.Dispatched dispatched;
     while (!stopping && (dispatched = queue.pollDispatched()) != null) {
       running++;

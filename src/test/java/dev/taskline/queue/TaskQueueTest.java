@@ -128,6 +128,31 @@ class TaskQueueTest {
   }
 
   @Test
+  void one_reservation_takes_waiting_room_for_due_tasks_and_scheduled_room_for_later_ones() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 3, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 2, 0));
+    AtomicInteger scheduledCalls = new AtomicInteger();
+    queue.onScheduled(scheduledCalls::incrementAndGet);
+    List<UUID> due = List.of(UUID.randomUUID(), UUID.randomUUID());
+    List<UUID> later = List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID());
+    List<Task> tasks = new ArrayList<>();
+    due.forEach(id -> tasks.add(Task.builder(id, "q", "sleep").build()));
+    later.forEach(id -> tasks.add(Task.builder(id, "q", "sleep").dueAtMillis(NOW.toEpochMilli() + 60_000).build()));
+    Reservation refused = reserveTasks(queue, tasks, null);
+    assertRoom(Refusal.SCHEDULED_FULL, refused, "three later tasks, scheduled capacity 2");
+    assertEquals(3, refused.refused(), "the refusal names what did not fit");
+    assertEquals(3, queue.room(), "and takes nothing");
+
+    Reservation fits = reserveTasks(queue, tasks.subList(0, 4), null);
+    assertRoom(null, fits);
+    fits.commit();
+    assertEquals(2, queue.waiting());
+    assertEquals(2, queue.scheduled());
+    assertEquals(1, scheduledCalls.get());
+    assertEquals(4, queue.counts().accepted());
+    assertEquals(Refusal.QUEUE_FULL, reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), null).refusal());
+  }
+
+  @Test
   void a_reservation_holds_its_ids_so_page_in_skips_them() {
     TaskQueue queue = queue(5);
     UUID id = UUID.randomUUID();
