@@ -11,8 +11,11 @@ public enum Reason {
   SUBMITTED, CLAIMED, SUCCEEDED, FAILED, FAILED_PERMANENTLY, CANCEL_REQUESTED, CANCELLED, RETRY_SCHEDULED,
   SNOOZED, RELEASED, LEASE_EXPIRED, RETRIED;
 
+  // Made once: every attempt's end and every event shown names its reason.
+  private final String sql = name().toLowerCase(Locale.ROOT);
+
   public String sql() {
-    return name().toLowerCase(Locale.ROOT);
+    return sql;
   }
 
   /** The reason stored as {@code text}, or null when there is none by that name. */

@@ -12,7 +12,8 @@ import java.util.UUID;
  * <p>A full queue holds tens of thousands of these, and each young collection copies the ones that
  * are still waiting, so they are kept small: the payload stays the JSON text it was journaled as
  * (parsed once, when an attempt starts), the due time is epoch milliseconds, and the queue and
- * type names, the same few for every task, are shared instances rather than one copy per task.
+ * type names, the same few for every task, are shared instances rather than one copy per task
+ * ({@link Builder#build} interns them; {@link #pendingAgain} keeps the instances it has).
  * {@code batchId} and {@code tenant} are null for a task submitted without them; {@code
  * leaseVersion} is the version the journal had when the task was read or written, which a claim
  * must still find; {@code attempt} is the number of attempts already made.
@@ -20,11 +21,6 @@ import java.util.UUID;
 public record Task(
     UUID id, String queue, String type, String payloadJson, int priority, int maxAttempts, Long timeoutMs,
     UUID batchId, String tenant, long dueAtMillis, long leaseVersion, int attempt) {
-
-  public Task {
-    queue = queue.intern();
-    type = type.intern();
-  }
 
   /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
   public static Builder builder(UUID id, String queue, String type) {
@@ -111,7 +107,7 @@ public record Task(
     }
 
     public Task build() {
-      return new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
+      return new Task(id, queue.intern(), type.intern(), payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
           leaseVersion, attempt);
     }
   }

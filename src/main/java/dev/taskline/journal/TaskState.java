@@ -6,8 +6,11 @@ import java.util.Locale;
 public enum TaskState {
   PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED;
 
+  // Made once: every write and every task shown names its state.
+  private final String sql = name().toLowerCase(Locale.ROOT);
+
   public String sql() {
-    return name().toLowerCase(Locale.ROOT);
+    return sql;
   }
 
   public boolean terminal() {

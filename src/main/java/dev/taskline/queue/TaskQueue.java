@@ -139,6 +139,9 @@ public final class TaskQueue {
     for (Insert task : tasks) {
       (task.runAt().isAfter(now) ? later : due).add(task);
     }
+    boolean dispatch;
+    String worker;
+    Duration lease;
     synchronized (this) {
       if (!tenantFits(tenant, tasks.size())) {
         return new Reservation(Refusal.TENANT_LIMIT, tenant, tasks.size());
@@ -146,7 +149,7 @@ public final class TaskQueue {
       if (!later.isEmpty() && scheduled.size() + reservedScheduled + later.size() > config.scheduledCapacity()) {
         return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
-      boolean dispatch = !due.isEmpty() && workerId != null && waiting.isEmpty()
+      dispatch = !due.isEmpty() && workerId != null && waiting.isEmpty()
           && running + dispatching + due.size() <= config.slots();
       if (!due.isEmpty() && !dispatch && waiting.size() + reserved + due.size() > config.capacity()) {
         return new Reservation(Refusal.QUEUE_FULL, tenant, due.size());
@@ -160,14 +163,17 @@ public final class TaskQueue {
       for (Insert task : tasks) {
         hold(task.task().id(), tenant);
       }
-      List<Insert> inserts = new ArrayList<>(tasks.size());
-      Instant leaseUntil = dispatch ? now.plus(leaseFor) : null;
-      for (Insert task : tasks) {
-        boolean claimed = dispatch && !task.runAt().isAfter(now);
-        inserts.add(claimed ? task.claimedBy(workerId, leaseUntil) : task);
-      }
-      return new Reservation(tenant, inserts, now, later.size(), dispatch ? 0 : due.size(), dispatch ? due.size() : 0);
+      worker = workerId;
+      lease = leaseFor;
     }
+    // Outside the lock, which the worker takes for every task it starts and ends.
+    List<Insert> inserts = new ArrayList<>(tasks.size());
+    Instant leaseUntil = dispatch ? now.plus(lease) : null;
+    for (Insert task : tasks) {
+      boolean claimed = dispatch && !task.runAt().isAfter(now);
+      inserts.add(claimed ? task.claimedBy(worker, leaseUntil) : task);
+    }
+    return new Reservation(tenant, inserts, now, later.size(), dispatch ? 0 : due.size(), dispatch ? due.size() : 0);
   }
 
   /**
@@ -236,6 +242,12 @@ public final class TaskQueue {
     public void commit() {
       Runnable available = null;
       Runnable onSched = null;
+      List<Dispatched> started = new ArrayList<>(dispatchedCount);
+      for (Insert insert : inserts) {
+        if (insert.claimed()) {
+          started.add(new Dispatched(insert.journaledTask(), insert.lease()));
+        }
+      }
       synchronized (TaskQueue.this) {
         settle();
         accepted += inserts.size();
@@ -243,14 +255,17 @@ public final class TaskQueue {
         reserved -= waitingCount;
         dispatching -= dispatchedCount;
         running += dispatchedCount;
-        for (Insert insert : inserts) {
-          Task task = insert.journaledTask();
-          if (insert.claimed()) {
-            ready.add(new Dispatched(task, insert.lease()));
-          } else if (insert.runAt().isAfter(now)) {
-            scheduled.add(task);
-          } else {
-            waiting.add(task);
+        ready.addAll(started);
+        if (waitingCount + scheduledCount > 0) {
+          for (Insert insert : inserts) {
+            if (insert.claimed()) {
+              continue;
+            }
+            if (insert.runAt().isAfter(now)) {
+              scheduled.add(insert.task());
+            } else {
+              waiting.add(insert.task());
+            }
           }
         }
         if (waitingCount + dispatchedCount > 0) {
