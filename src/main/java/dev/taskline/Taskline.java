@@ -118,7 +118,12 @@ public final class Taskline {
   }
 
   private Future<Taskline> deploy(TasklineConfig config) {
-    HandlerRegistry handlers = HandlerRegistry.fromClasspath();
+    // Reads the handler jars: files, so not on an event loop.
+    return vertx.executeBlocking(() -> HandlerRegistry.load(config.handlers().dir()), false)
+        .compose(handlers -> deploy(config, handlers));
+  }
+
+  private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
     admission = new Admission(config, queues, handlers, journal, metrics, clock);
     EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
     journal.onChange(hub::changed);

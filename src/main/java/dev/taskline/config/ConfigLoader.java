@@ -29,6 +29,7 @@ public final class ConfigLoader {
   public static final String ENV_PG_URL = "TASKLINE_PG_URL";
   public static final String ENV_DATA_DIR = "TASKLINE_DATA_DIR";
   public static final String ENV_POOL_SIZE = "TASKLINE_PG_POOL_SIZE";
+  public static final String ENV_HANDLERS_DIR = "TASKLINE_HANDLERS_DIR";
 
   private static final String PACKAGED = "/conf/taskline.json";
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -82,7 +83,7 @@ public final class ConfigLoader {
       throw new ConfigException("config must be a JSON object at the top level, got " + root.getNodeType());
     }
     Node top = new Node("", root);
-    top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown");
+    top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown", "handlers");
 
     Node http = top.object("http");
     http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances", "maxStreams");
@@ -134,6 +135,8 @@ public final class ConfigLoader {
     retention.only("finishedTaskTtlMs", "idempotencyKeyTtlMs");
     Node shutdown = top.object("shutdown");
     shutdown.only("graceMs");
+    Node handlers = top.object("handlers");
+    handlers.only("dir");
 
     return new TasklineConfig(
         httpConfig,
@@ -144,7 +147,8 @@ public final class ConfigLoader {
         new TasklineConfig.Retention(
             retention.longValue("finishedTaskTtlMs", 7L * 24 * 3600 * 1000),
             retention.longValue("idempotencyKeyTtlMs", 24L * 3600 * 1000)),
-        new TasklineConfig.Shutdown(shutdown.longValue("graceMs", 30_000)));
+        new TasklineConfig.Shutdown(shutdown.longValue("graceMs", 30_000)),
+        new TasklineConfig.Handlers(Path.of(envOr(env, ENV_HANDLERS_DIR, handlers.text("dir", "./handlers")))));
   }
 
   private static String envOr(Map<String, String> env, String key, String fallback) {

@@ -11,7 +11,8 @@ public record TasklineConfig(
     Worker worker,
     Recovery recovery,
     Retention retention,
-    Shutdown shutdown) {
+    Shutdown shutdown,
+    Handlers handlers) {
 
   public static final String DEFAULT_QUEUE = "default";
 
@@ -124,6 +125,18 @@ public record TasklineConfig(
     public Shutdown {
       if (graceMs < 0 || graceMs > 3_600_000) {
         throw new ConfigException("shutdown.graceMs must be from 0 to 3600000, got " + graceMs);
+      }
+    }
+  }
+
+  /**
+   * @param dir where the node looks for handler jars at start ({@code *.jar}, loaded with their
+   *            {@code META-INF/services} entries); a directory that does not exist holds none
+   */
+  public record Handlers(Path dir) {
+    public Handlers {
+      if (dir == null) {
+        throw new ConfigException("handlers.dir must be a path");
       }
     }
   }

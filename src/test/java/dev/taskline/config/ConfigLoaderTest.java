@@ -36,6 +36,15 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void handler_jars_are_looked_for_in_handlers_unless_the_file_or_the_environment_says_otherwise() {
+    assertEquals(Path.of("./handlers"), ConfigLoader.fromJson("{}", Map.of()).handlers().dir());
+    String file = "{\"handlers\":{\"dir\":\"/opt/taskline/handlers\"}}";
+    assertEquals(Path.of("/opt/taskline/handlers"), ConfigLoader.fromJson(file, Map.of()).handlers().dir());
+    assertEquals(Path.of("/srv/handlers"),
+        ConfigLoader.fromJson(file, Map.of(ConfigLoader.ENV_HANDLERS_DIR, "/srv/handlers")).handlers().dir());
+  }
+
+  @Test
   void the_default_queue_exists_even_when_only_other_queues_are_configured() {
     TasklineConfig config = ConfigLoader.fromJson("{\"queues\":{\"fast\":{\"slots\":2}}}", Map.of());
     assertEquals(2, config.queue("fast").slots());
