@@ -306,3 +306,14 @@ SELECT t.* FROM batches b JOIN tasks t ON t.id BETWEEN b.first_task_id AND b.las
 
 -- name: ping
 SELECT 1;
+
+-- name: secret_put
+-- $1 name, $2 a new random secret, $3 now. Keeps the one already there.
+INSERT INTO node_secrets (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING;
+
+-- name: secret_get
+SELECT secret FROM node_secrets WHERE name = $1;
+
+-- name: lease_states
+-- $1 task ids. Who holds each task now, for a node to let go of remote tasks that ended elsewhere.
+SELECT id, state, lease_version, worker_id FROM tasks WHERE id = ANY ($1::uuid[]);

@@ -15,6 +15,7 @@ import dev.taskline.queue.TaskQueue;
 import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
 import dev.taskline.service.TaskService;
+import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.worker.WorkerVerticle;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -62,6 +63,7 @@ public final class Taskline {
   private Admission admission;
   private EventHub hub;
   private TaskService service;
+  private RemoteWorkers remote;
   /** How often streams ask the journal about writes made by other nodes. */
   private static final long CATCH_UP_MS = 2_000;
   private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
@@ -129,7 +131,10 @@ public final class Taskline {
     journal.onChange(hub::changed);
     this.hub = hub;
     Control control = new Control(journal, reads, queues, vertx.eventBus(), metrics);
-    service = new TaskService(admission, control, reads, queues, metrics, hub, clock, config.http().maxStreams());
+    remote = new RemoteWorkers(queues.all().stream().filter(q -> q.config().remote()).toList(), journal, reads,
+        metrics, clock, () -> jitter.getAsDouble(), hub::progress, config.recovery().intervalMs());
+    service = new TaskService(admission, control, reads, queues, metrics, hub, remote, clock,
+        config.http().maxStreams());
     return Migrator.migrate(vertx, pool)
         .compose(applied -> deployWorkers(handlers, config))
         .compose(v -> track(vertx.deployVerticle(promoter)))
@@ -154,12 +159,15 @@ public final class Taskline {
   private Future<Void> deployWorkers(HandlerRegistry handlers, TasklineConfig config) {
     Future<Void> chain = Future.succeededFuture();
     for (TaskQueue queue : queues.all()) {
+      if (queue.config().remote()) {
+        continue; // run by remote workers, through RemoteWorkers
+      }
       WorkerVerticle worker = new WorkerVerticle(queue, journal, handlers, metrics.queue(queue.name()), clock,
           () -> jitter.getAsDouble(), hub::progress, nodeId, config.worker().progressIntervalMs());
       workers.add(worker);
       chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
     }
-    return chain;
+    return chain.compose(v -> track(vertx.deployVerticle(remote)));
   }
 
   private Future<Void> track(Future<String> deployment) {
@@ -191,6 +199,11 @@ public final class Taskline {
     return promoter;
   }
 
+  /** The remote queues' claims and leases; tests run its reconciling pass by hand. */
+  public RemoteWorkers remote() {
+    return remote;
+  }
+
   /** The node's open event streams; tests run its catch-up pass by hand. */
   public EventHub events() {
     return hub;
@@ -206,6 +219,7 @@ public final class Taskline {
     admission.drain();
     LOG.info(nodeId + " draining: " + grace.toMillis() + " ms for running tasks to finish");
     List<Future<Void>> drained = new ArrayList<>();
+    drained.add(remote.drain());
     for (WorkerVerticle worker : workers) {
       drained.add(worker.drain(grace));
     }

@@ -269,8 +269,15 @@ public final class Admission {
         throw new InvalidTaskException(where + "queue: unknown queue '" + queueName + "'");
       }
       QueueConfig queueConfig = queue.config();
-      TaskHandler handler = handlers.get(s.type());
-      if (handler == null) {
+      // A remote queue's tasks are run by workers elsewhere: any type they name, no handler here.
+      TaskHandler handler = queueConfig.remote() ? null : handlers.get(s.type());
+      if (queueConfig.remote() && !queueConfig.acceptsRemoteType(s.type())) {
+        throw new InvalidTaskException(where + "type: '" + s.type() + "' is not a type of remote queue '"
+            + queueConfig.name() + "' (" + (queueConfig.types().isEmpty()
+                ? "1-128 letters, digits, '.', '_', ':' or '-'" : "known: " + String.join(", ", queueConfig.types()))
+            + ")");
+      }
+      if (!queueConfig.remote() && handler == null) {
         throw new InvalidTaskException(where + "type: unknown task type '" + s.type() + "' (known: "
             + String.join(", ", handlers.types()) + ")");
       }
@@ -288,7 +295,9 @@ public final class Admission {
       }
       Instant runAt = runAt(s, now, where);
       try {
-        handler.validate(s.payload());
+        if (handler != null) {
+          handler.validate(s.payload());
+        }
       } catch (InvalidPayloadException e) {
         throw new InvalidTaskException(where + "payload: " + e.getMessage());
       }

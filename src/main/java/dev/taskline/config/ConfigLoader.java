@@ -9,8 +9,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -109,7 +111,7 @@ public final class ConfigLoader {
       String name = names.next();
       Node q = queuesNode.object(name);
       q.only("slots", "capacity", "leaseMs", "heartbeatMs", "maxAttempts", "backoffBaseMs", "backoffCapMs",
-          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit");
+          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types");
       long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
       long backoffCapMs = q.longValue("backoffCapMs", QueueConfig.DEFAULT_BACKOFF_CAP_MS);
       queues.put(name, new QueueConfig(name,
@@ -123,7 +125,9 @@ public final class ConfigLoader {
           q.longValue("timeoutMs", QueueConfig.DEFAULT_TIMEOUT_MS),
           q.number("agingPerSecond", QueueConfig.DEFAULT_AGING_PER_SECOND),
           q.integer("scheduledCapacity", QueueConfig.DEFAULT_SCHEDULED_CAPACITY),
-          q.integer("tenantLimit", 0)));
+          q.integer("tenantLimit", 0),
+          q.bool("remote", false),
+          q.texts("types")));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 
@@ -226,6 +230,35 @@ public final class ConfigLoader {
         throw new ConfigException(key(field) + " must be a number, got " + child);
       }
       return child.asDouble();
+    }
+
+    boolean bool(String field, boolean fallback) {
+      JsonNode child = node.get(field);
+      if (child == null || child.isNull()) {
+        return fallback;
+      }
+      if (!child.isBoolean()) {
+        throw new ConfigException(key(field) + " must be true or false, got " + child);
+      }
+      return child.asBoolean();
+    }
+
+    List<String> texts(String field) {
+      JsonNode child = node.get(field);
+      if (child == null || child.isNull()) {
+        return List.of();
+      }
+      if (!child.isArray()) {
+        throw new ConfigException(key(field) + " must be an array of strings");
+      }
+      List<String> list = new ArrayList<>();
+      for (JsonNode item : child) {
+        if (!item.isTextual()) {
+          throw new ConfigException(key(field) + " must be an array of strings, got " + item);
+        }
+        list.add(item.asText());
+      }
+      return list;
     }
 
     int integer(String field, int fallback) {

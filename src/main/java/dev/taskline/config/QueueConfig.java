@@ -1,5 +1,8 @@
 package dev.taskline.config;
 
+import java.util.List;
+import java.util.regex.Pattern;
+
 /**
  * One named queue on this node.
  *
@@ -18,7 +21,10 @@ package dev.taskline.config;
  */
 public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
     long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
-    int tenantLimit) {
+    int tenantLimit, boolean remote, List<String> types) {
+
+  /** What a task type of a remote queue may be called: any name a worker in any language can match. */
+  public static final Pattern REMOTE_TYPE = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
 
   public static final int DEFAULT_SLOTS = 4;
   public static final int DEFAULT_CAPACITY = 10_000;
@@ -71,6 +77,28 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
     if (tenantLimit < 0 || tenantLimit > 10_000_000) {
       throw new ConfigException(key + ".tenantLimit must be from 0 (no limit) to 10000000, got " + tenantLimit);
     }
+    types = types == null ? List.of() : List.copyOf(types);
+    if (!types.isEmpty() && !remote) {
+      throw new ConfigException(key + ".types is for remote queues; the types of a local one are its handlers'");
+    }
+    for (String type : types) {
+      if (!REMOTE_TYPE.matcher(type).matches()) {
+        throw new ConfigException(key + ".types: '" + type + "' must be 1-128 letters, digits, '.', '_', ':' or '-'");
+      }
+    }
+  }
+
+  /** A queue run by this node's own handlers. */
+  public QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
+      long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
+      int tenantLimit) {
+    this(name, slots, capacity, leaseMs, heartbeatMs, maxAttempts, backoffBaseMs, backoffCapMs, timeoutMs,
+        agingPerSecond, scheduledCapacity, tenantLimit, false, List.of());
+  }
+
+  /** Whether a task of {@code type} may be submitted to this remote queue. */
+  public boolean acceptsRemoteType(String type) {
+    return type != null && REMOTE_TYPE.matcher(type).matches() && (types.isEmpty() || types.contains(type));
   }
 
   /** A queue with the task-semantics defaults. */

@@ -10,6 +10,7 @@ import dev.taskline.journal.TaskView;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.service.Views.QueueView;
 import dev.taskline.service.Views.Stats;
+import dev.taskline.worker.RemoteWorkers;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
@@ -149,6 +150,47 @@ final class ApiJson {
         .put("completion10s", round(rates.completions10s())).put("completion60s", round(rates.completions60s()))
         .put("backlogTrend10s", round(rates.arrivals10s() - rates.completions10s()))
         .put("backlogTrend60s", round(rates.arrivals60s() - rates.completions60s()));
+  }
+
+  // ---- remote workers -----------------------------------------------------------------------
+
+  /** A claimed task as its worker gets it: what to run, and the lease to name in every write. */
+  static JsonObject claimed(RemoteWorkers.Claimed claimed) {
+    Task task = claimed.task();
+    Object payload;
+    try {
+      payload = new JsonObject(task.payloadJson());
+    } catch (RuntimeException e) {
+      // Written by something other than a node: the worker gets the text and decides.
+      payload = task.payloadJson();
+    }
+    return new JsonObject()
+        .put("id", task.id().toString())
+        .put("type", task.type())
+        .put("payload", payload)
+        .put("attempt", claimed.lease().attempt())
+        .put("maxAttempts", task.maxAttempts())
+        .put("lease", new JsonObject()
+            .put("token", claimed.token())
+            .put("version", claimed.lease().version())
+            .put("expiresAt", time(claimed.expiresAt())));
+  }
+
+  static JsonObject beat(RemoteWorkers.Beat beat) {
+    return new JsonObject().put("expiresAt", time(beat.expiresAt())).put("cancelRequested", beat.cancelRequested());
+  }
+
+  static JsonObject failOutcome(UUID id, RemoteWorkers.Outcome outcome) {
+    JsonObject json = new JsonObject().put("id", id.toString()).put("state", outcome.state().sql());
+    if (outcome.retryAt() != null) {
+      json.put("retryAt", time(outcome.retryAt()));
+    }
+    return json;
+  }
+
+  static JsonObject worker(RemoteWorkers.Worker worker) {
+    return new JsonObject().put("name", worker.name()).put("queue", worker.queue()).put("leases", worker.leases())
+        .put("lastSeen", time(worker.lastSeen()));
   }
 
   // ---- stream events ------------------------------------------------------------------------

@@ -47,6 +47,7 @@ public final class HttpVerticle extends VerticleBase {
         new BatchRoutes(service, body, submissions),
         new StreamRoutes(service, vertx),
         new QueueRoutes(service),
+        new WorkerRoutes(service, body),
         new HealthRoutes(service, scrapes));
     routes.forEach(r -> r.mount(router));
     // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.

@@ -10,6 +10,8 @@ import dev.taskline.journal.JournalUnavailableException;
 import dev.taskline.service.NotFoundException;
 import dev.taskline.service.TaskStateConflictException;
 import dev.taskline.service.TooManyStreamsException;
+import dev.taskline.worker.InvalidLeaseTokenException;
+import dev.taskline.worker.LeaseLostException;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
@@ -46,50 +48,77 @@ final class Problems {
       byStatus(ctx, ctx.statusCode());
       return;
     }
+    if (failure instanceof io.vertx.ext.web.handler.HttpException e && e.getStatusCode() >= 400
+        && e.getStatusCode() < 500) {
+      byStatus(ctx, e.getStatusCode());
+      return;
+    }
+    Problem problem = of(ctx, failure);
+    send(ctx, problem.status, problem.type, problem.title, problem.detail, problem.extensions, problem.retryAfter);
+  }
+
+  /**
+   * The problem one item of a batch failed with, as the JSON of its answer (with its own {@code
+   * status}); the batch as a whole is answered 200.
+   */
+  static JsonObject describe(RoutingContext ctx, Throwable failure) {
+    Problem problem = of(ctx, failure);
+    JsonObject body = new JsonObject().put("status", problem.status).put("type", TYPE_PREFIX + problem.type)
+        .put("title", problem.title).put("detail", problem.detail);
+    return problem.extensions == null ? body : body.mergeIn(problem.extensions);
+  }
+
+  private record Problem(int status, String type, String title, String detail, JsonObject extensions,
+      Long retryAfter) {
+  }
+
+  private static Problem of(RoutingContext ctx, Throwable failure) {
     if (failure instanceof ApiException e) {
       Long retryAfter = e.extensions() == null ? null : e.extensions().getLong("retryAfterSeconds");
-      send(ctx, e.status(), e.type(), e.title(), e.getMessage(), e.extensions(), retryAfter);
+      return new Problem(e.status(), e.type(), e.title(), e.getMessage(), e.extensions(), retryAfter);
     } else if (failure instanceof QueueFullException e) {
-      send(ctx, 429, e.scheduled() ? "scheduled-full" : "queue-full", e.scheduled() ? "Scheduled tasks full" : "Queue full",
+      return new Problem(429, e.scheduled() ? "scheduled-full" : "queue-full", e.scheduled() ? "Scheduled tasks full" : "Queue full",
           e.getMessage(), new JsonObject()
           .put("queue", e.queue()).put("capacity", e.capacity()).put("backlog", e.backlog())
           .put("requested", e.requested()).put("retryAfterSeconds", e.retryAfterSeconds()), e.retryAfterSeconds());
     } else if (failure instanceof TenantLimitException e) {
-      send(ctx, 429, "tenant-limit", "Tenant limit reached", e.getMessage(), new JsonObject()
+      return new Problem(429, "tenant-limit", "Tenant limit reached", e.getMessage(), new JsonObject()
           .put("queue", e.queue()).put("tenant", e.tenant()).put("limit", e.limit()).put("unfinished", e.unfinished())
           .put("requested", e.requested()).put("retryAfterSeconds", e.retryAfterSeconds()), e.retryAfterSeconds());
     } else if (failure instanceof JournalBusyException e) {
-      send(ctx, 429, "journal-busy", "Journal busy", e.getMessage(),
+      return new Problem(429, "journal-busy", "Journal busy", e.getMessage(),
           new JsonObject().put("waiting", e.waiting()).put("retryAfterSeconds", JournalBusyException.RETRY_AFTER_SECONDS),
           JournalBusyException.RETRY_AFTER_SECONDS);
     } else if (failure instanceof NotFoundException e) {
-      send(ctx, 404, "not-found", "Not found", e.getMessage(), null, null);
+      return new Problem(404, "not-found", "Not found", e.getMessage(), null, null);
     } else if (failure instanceof TaskStateConflictException e) {
       boolean finished = e.kind() == TaskStateConflictException.Kind.ALREADY_FINISHED;
-      send(ctx, 409, finished ? "already-finished" : "not-retryable", finished ? "Already finished" : "Not retryable",
+      return new Problem(409, finished ? "already-finished" : "not-retryable", finished ? "Already finished" : "Not retryable",
           e.getMessage(), null, null);
     } else if (failure instanceof TooManyStreamsException e) {
-      send(ctx, 503, "unavailable", "Unavailable", e.getMessage(),
+      return new Problem(503, "unavailable", "Unavailable", e.getMessage(),
           new JsonObject().put("retryAfterSeconds", TooManyStreamsException.RETRY_AFTER_SECONDS),
           TooManyStreamsException.RETRY_AFTER_SECONDS);
     } else if (failure instanceof IdempotencyConflictException e) {
-      send(ctx, 409, "idempotency-key-reused", "Idempotency-Key reused", e.getMessage(), null, null);
+      return new Problem(409, "idempotency-key-reused", "Idempotency-Key reused", e.getMessage(), null, null);
     } else if (failure instanceof ShuttingDownException e) {
-      send(ctx, 503, "shutting-down", "Shutting down", e.getMessage(), null, SHUTDOWN_RETRY_AFTER_SECONDS);
+      return new Problem(503, "shutting-down", "Shutting down", e.getMessage(), null, SHUTDOWN_RETRY_AFTER_SECONDS);
     } else if (failure instanceof InvalidTaskException e) {
-      send(ctx, 422, "invalid-task", "Invalid task", e.getMessage(), null, null);
-    } else if (failure instanceof io.vertx.ext.web.handler.HttpException e && e.getStatusCode() >= 400
-        && e.getStatusCode() < 500) {
-      byStatus(ctx, e.getStatusCode());
+      return new Problem(422, "invalid-task", "Invalid task", e.getMessage(), null, null);
+    } else if (failure instanceof LeaseLostException e) {
+      return new Problem(409, "lease-lost", "Lease lost", e.getMessage(), new JsonObject()
+          .put("taskId", e.taskId().toString()).put("state", e.state() == null ? null : e.state().sql()), null);
+    } else if (failure instanceof InvalidLeaseTokenException e) {
+      return new Problem(400, "invalid-lease", "Invalid lease", e.getMessage(), null, null);
     } else if (failure instanceof DecodeException) {
-      send(ctx, 400, "malformed-json", "Malformed JSON", "the body is not valid JSON", null, null);
+      return new Problem(400, "malformed-json", "Malformed JSON", "the body is not valid JSON", null, null);
     } else if (failure instanceof JournalUnavailableException) {
       LOG.log(Level.WARNING, "journal unavailable", failure);
-      send(ctx, 503, "journal-unavailable", "Journal unavailable",
+      return new Problem(503, "journal-unavailable", "Journal unavailable",
           "the journal did not answer; nothing was changed", null, JOURNAL_RETRY_AFTER_SECONDS);
     } else {
       LOG.log(Level.SEVERE, "unexpected failure on " + ctx.request().method() + " " + ctx.request().path(), failure);
-      send(ctx, 500, "internal-error", "Internal error", "the server failed to answer; see its log", null, null);
+      return new Problem(500, "internal-error", "Internal error", "the server failed to answer; see its log", null, null);
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.taskline.journal;
 
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -225,6 +226,16 @@ public final class Journal {
       this.attemptDelta = attemptDelta;
       this.versionBump = versionBump;
     }
+  }
+
+  /**
+   * The secret named {@code name} that every node of this journal shares: {@code candidate} if
+   * this call is the first to ask for it, else the one written before.
+   */
+  public Future<byte[]> sharedSecret(String name, byte[] candidate) {
+    return guard(pool.preparedQuery(sql.get("secret_put")).execute(Tuple.of(name, Buffer.buffer(candidate), now()))
+        .compose(v -> pool.preparedQuery(sql.get("secret_get")).execute(Tuple.of(name))))
+        .map(rows -> rows.iterator().next().getBuffer("secret").getBytes());
   }
 
   // ---- what users and recovery do to tasks ----------------------------------------------------

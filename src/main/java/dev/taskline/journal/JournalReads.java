@@ -126,6 +126,16 @@ public final class JournalReads {
     });
   }
 
+  /** Who holds each of the tasks now; tasks that do not exist are left out. */
+  public Future<List<LeaseState>> leaseStates(Collection<UUID> ids) {
+    return query("lease_states", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
+      List<LeaseState> list = new ArrayList<>(rows.size());
+      rows.forEach(row -> list.add(new LeaseState(row.getUUID("id"), TaskState.parse(row.getString("state")),
+          row.getLong("lease_version"), row.getString("worker_id"))));
+      return list;
+    });
+  }
+
   /** The newest event id handed out, committed or not. */
   public Future<Long> maxEventId() {
     return JournalUnavailableException.guard(pool.query(sql.get("max_event_id")).execute())

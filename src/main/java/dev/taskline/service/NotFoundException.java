@@ -11,4 +11,13 @@ public class NotFoundException extends RuntimeException {
   public NotFoundException(String kind, UUID id) {
     super("no " + kind + " " + id, null, false, false);
   }
+
+  /** No queue of that name on this node. */
+  public static NotFoundException queue(String name) {
+    return new NotFoundException("no queue '" + name + "'");
+  }
+
+  private NotFoundException(String message) {
+    super(message, null, false, false);
+  }
 }

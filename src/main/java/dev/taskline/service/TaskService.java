@@ -3,6 +3,7 @@ package dev.taskline.service;
 import dev.taskline.admission.Admission;
 import dev.taskline.admission.Admitted;
 import dev.taskline.admission.Control;
+import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.admission.Submission;
 import dev.taskline.events.EventHub;
 import dev.taskline.events.StreamSink;
@@ -16,6 +17,8 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
+import dev.taskline.worker.LeaseTokens;
+import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.service.Views.BatchCancellation;
 import dev.taskline.service.Views.Cancellation;
 import dev.taskline.service.Views.QueueView;
@@ -42,6 +45,9 @@ import java.util.function.Supplier;
 public final class TaskService {
 
   private static final long READY_TIMEOUT_MS = 2_000;
+  public static final int MAX_CLAIM = 1_000;
+  public static final long MAX_WAIT_MS = 60_000;
+  public static final int MAX_ERROR = 10_000;
 
   private final Admission admission;
   private final Control control;
@@ -49,11 +55,13 @@ public final class TaskService {
   private final QueueRegistry queues;
   private final TasklineMetrics metrics;
   private final EventHub hub;
+  private final RemoteWorkers remote;
   private final Clock clock;
   private final int maxStreams;
 
   public TaskService(Admission admission, Control control, JournalReads reads, QueueRegistry queues,
-      TasklineMetrics metrics, EventHub hub, Clock clock, int maxStreams) {
+      TasklineMetrics metrics, EventHub hub, RemoteWorkers remote, Clock clock, int maxStreams) {
+    this.remote = remote;
     this.admission = admission;
     this.control = control;
     this.reads = reads;
@@ -206,6 +214,100 @@ public final class TaskService {
   /** Retries up to {@code limit} dead letters of a queue (and of a type, unless null), oldest first. */
   public Future<List<UUID>> retryFailed(Caller caller, String queue, String type, int limit) {
     return control.retryFailed(queue, type, limit);
+  }
+
+  // ---- remote workers -----------------------------------------------------------------------
+
+  /**
+   * Claims up to {@code max} tasks of a remote queue for {@code worker}, waiting up to {@code
+   * waitMs} for one when none is there.
+   */
+  public Future<List<RemoteWorkers.Claimed>> claim(Caller caller, String queue, String worker, int max, long waitMs) {
+    TaskQueue found = queues.get(queue);
+    if (found == null) {
+      return Future.failedFuture(NotFoundException.queue(queue));
+    }
+    if (!found.config().remote()) {
+      return Future.failedFuture(new InvalidTaskException("queue '" + queue
+          + "' is not remote: its tasks run in the node; configure \"remote\": true for workers over HTTP"));
+    }
+    if (worker == null || !LeaseTokens.WORKER.matcher(worker).matches()) {
+      return Future.failedFuture(new InvalidTaskException(
+          "worker must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'"));
+    }
+    if (max < 1 || max > MAX_CLAIM) {
+      return Future.failedFuture(new InvalidTaskException("max must be from 1 to " + MAX_CLAIM));
+    }
+    if (waitMs < 0 || waitMs > MAX_WAIT_MS) {
+      return Future.failedFuture(new InvalidTaskException("waitMs must be from 0 to " + MAX_WAIT_MS));
+    }
+    return remote.claim(queue, worker, max, waitMs);
+  }
+
+  /** Renews a remote worker's lease, with its progress (percent null: none). */
+  public Future<RemoteWorkers.Beat> heartbeat(Caller caller, UUID id, String lease, Integer percent, String message) {
+    if (percent != null && (percent < 0 || percent > 100)) {
+      return Future.failedFuture(new InvalidTaskException("progress.percent must be from 0 to 100"));
+    }
+    return remote.heartbeat(lease, id, percent, message);
+  }
+
+  /** Ends a remote attempt succeeded. */
+  public Future<TaskState> complete(Caller caller, UUID id, String lease, io.vertx.core.json.JsonObject result) {
+    return remote.complete(lease, id, result);
+  }
+
+  /** Ends a remote attempt failed: retried (after {@code retryAfterMs}, or the queue's backoff) or failed for good. */
+  public Future<RemoteWorkers.Outcome> fail(Caller caller, UUID id, String lease, String error, boolean retry,
+      Long retryAfterMs) {
+    if (error == null || error.isEmpty() || error.length() > MAX_ERROR) {
+      return Future.failedFuture(new InvalidTaskException("error must be a text of 1 to " + MAX_ERROR + " characters"));
+    }
+    if (retryAfterMs != null && (retryAfterMs < 0 || retryAfterMs > Admission.MAX_DELAY_MS)) {
+      return Future.failedFuture(new InvalidTaskException("retryAfterMs must be from 0 to " + Admission.MAX_DELAY_MS));
+    }
+    return remote.fail(lease, id, error, retry, retryAfterMs);
+  }
+
+  /** Completes many remote attempts; each is answered on its own. */
+  public Future<List<Views.ItemResult<TaskState>>> completeAll(Caller caller, List<Views.LeaseWrite> writes) {
+    return each(writes, w -> complete(caller, w.id(), w.lease(), w.result()));
+  }
+
+  /** Renews many remote leases; each is answered on its own. */
+  public Future<List<Views.ItemResult<RemoteWorkers.Beat>>> heartbeatAll(Caller caller, List<Views.LeaseWrite> writes) {
+    return each(writes, w -> heartbeat(caller, w.id(), w.lease(), w.percent(), w.message()));
+  }
+
+  /** The remote workers this node has heard from. */
+  public Future<List<RemoteWorkers.Worker>> workers(Caller caller) {
+    return remote.workers();
+  }
+
+  private static <T> Future<List<Views.ItemResult<T>>> each(List<Views.LeaseWrite> writes,
+      java.util.function.Function<Views.LeaseWrite, Future<T>> write) {
+    if (writes.isEmpty() || writes.size() > MAX_CLAIM) {
+      return Future.failedFuture(new InvalidTaskException("tasks must hold 1 to " + MAX_CLAIM + " items"));
+    }
+    List<Future<T>> futures = new ArrayList<>(writes.size());
+    for (Views.LeaseWrite w : writes) {
+      Future<T> one;
+      try {
+        one = write.apply(w);
+      } catch (RuntimeException e) {
+        one = Future.failedFuture(e);
+      }
+      futures.add(one);
+    }
+    return Future.join(futures).otherwiseEmpty().map(v -> {
+      List<Views.ItemResult<T>> results = new ArrayList<>(writes.size());
+      for (int i = 0; i < writes.size(); i++) {
+        Future<T> f = futures.get(i);
+        results.add(new Views.ItemResult<>(writes.get(i).id(), f.succeeded() ? f.result() : null,
+            f.succeeded() ? null : f.cause()));
+      }
+      return results;
+    });
   }
 
   // ---- following tasks ----------------------------------------------------------------------

@@ -42,6 +42,15 @@ public final class Views {
     }
   }
 
+  /** One item of a batch of remote writes, answered on its own: its outcome, or why it was refused. */
+  public record ItemResult<T>(UUID id, T outcome, Throwable failure) {
+  }
+
+  /** One item of a batch of remote writes: the task, its lease token, and the result or progress. */
+  public record LeaseWrite(UUID id, String lease, io.vertx.core.json.JsonObject result, Integer percent,
+      String message) {
+  }
+
   /** Whether the node takes work: not while it drains, nor while its journal does not answer. */
   public enum Readiness { UP, SHUTTING_DOWN, JOURNAL_DOWN }
 }

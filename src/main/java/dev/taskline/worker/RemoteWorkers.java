@@ -1,0 +1,485 @@
+package dev.taskline.worker;
+
+import dev.taskline.config.QueueConfig;
+import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalReads;
+import dev.taskline.journal.Lease;
+import dev.taskline.journal.LeaseState;
+import dev.taskline.journal.Task;
+import dev.taskline.journal.TaskState;
+import dev.taskline.metrics.QueueMeters;
+import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.queue.TaskQueue;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonObject;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Runs the remote queues of this node: their tasks are claimed by workers in other processes over
+ * HTTP, which then heartbeat, complete or fail them with the lease token they were given. A claim
+ * that finds nothing waits (a timer and a promise: no thread, no connection) and is handed the
+ * next task that becomes available, at once. The queue's slots still bound how many of its tasks
+ * are leased through this node at once, and every write is fenced by the journal as a local
+ * worker's is.
+ *
+ * <p>The node that hands out a lease keeps the task in its custody (its queue counts it running)
+ * until the lease's end is written through it, or {@link #runOnce} finds in the journal that the
+ * task ended or moved on elsewhere (a write through another node, a lapsed lease taken over). All
+ * state lives on this verticle's event loop; the public methods may be called from any.
+ */
+public final class RemoteWorkers extends VerticleBase {
+
+  public static final String SECRET = "lease-token";
+
+  private final Map<String, TaskQueue> queues;
+  private final Journal journal;
+  private final JournalReads reads;
+  private final TasklineMetrics metrics;
+  private final Clock clock;
+  private final DoubleSupplier jitter;
+  private final ProgressListener progress;
+  private final long reconcileMs;
+  private final Map<String, Deque<Waiter>> waiters = new HashMap<>();
+  private final Map<String, AtomicBoolean> wakeScheduled = new HashMap<>();
+  private final Map<UUID, Held> held = new HashMap<>();
+  private final Map<String, Seen> seen = new LinkedHashMap<>();
+  private LeaseTokens tokens;
+  private long reconcileTimer = -1;
+  private boolean reconciling;
+  private boolean stopping;
+
+  public RemoteWorkers(Collection<TaskQueue> remoteQueues, Journal journal, JournalReads reads,
+      TasklineMetrics metrics, Clock clock, DoubleSupplier jitter, ProgressListener progress, long reconcileMs) {
+    this.queues = new LinkedHashMap<>();
+    remoteQueues.forEach(q -> this.queues.put(q.name(), q));
+    this.journal = journal;
+    this.reads = reads;
+    this.metrics = metrics;
+    this.clock = clock;
+    this.jitter = jitter;
+    this.progress = progress;
+    this.reconcileMs = reconcileMs;
+  }
+
+  /** A task handed to a remote worker, with its lease and the token that names it. */
+  public record Claimed(Task task, Lease lease, String token, Instant expiresAt) {
+  }
+
+  /** What a heartbeat learned: the lease's new end, and whether someone asked to cancel the task. */
+  public record Beat(Instant expiresAt, boolean cancelRequested) {
+  }
+
+  /** What became of a failed attempt: pending again at {@code retryAt}, or ended (failed, cancelled). */
+  public record Outcome(TaskState state, Instant retryAt) {
+  }
+
+  /** A remote worker this node has heard from. */
+  public record Worker(String name, String queue, int leases, Instant lastSeen) {
+  }
+
+  @Override
+  public Future<?> start() {
+    byte[] candidate = new byte[32];
+    new SecureRandom().nextBytes(candidate);
+    for (TaskQueue queue : queues.values()) {
+      waiters.put(queue.name(), new ArrayDeque<>());
+      wakeScheduled.put(queue.name(), new AtomicBoolean());
+      queue.onAvailable(() -> wake(queue));
+    }
+    return journal.sharedSecret(SECRET, candidate).map(secret -> {
+      tokens = new LeaseTokens(secret);
+      reconcileTimer = vertx.setPeriodic(reconcileMs, id -> {
+        if (!reconciling) {
+          reconciling = true;
+          runOnce().onComplete(done -> reconciling = false);
+        }
+      });
+      return null;
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    vertx.cancelTimer(reconcileTimer);
+    answerWaiters();
+    return Future.succeededFuture();
+  }
+
+  /** Waiting claims are answered with nothing, and no new claim waits. */
+  public Future<Void> drain() {
+    return onContext(() -> {
+      stopping = true;
+      answerWaiters();
+      return Future.succeededFuture();
+    });
+  }
+
+  public boolean serves(String queue) {
+    return queues.containsKey(queue);
+  }
+
+  /**
+   * Claims up to {@code max} tasks of a remote queue for {@code worker}; when none is there,
+   * waits up to {@code waitMs} for one and answers with it at once, else with none.
+   */
+  public Future<List<Claimed>> claim(String queueName, String worker, int max, long waitMs) {
+    return onContext(() -> {
+      TaskQueue queue = queues.get(queueName);
+      saw(worker, queueName);
+      List<Task> tasks = take(queue, max);
+      if (!tasks.isEmpty() || waitMs <= 0 || stopping) {
+        return claimAll(queue, tasks, worker);
+      }
+      Waiter waiter = new Waiter(worker, max, Promise.promise());
+      waiter.timer = vertx.setTimer(waitMs, id -> {
+        waiters.get(queueName).remove(waiter);
+        waiter.promise.tryComplete(List.of());
+      });
+      waiters.get(queueName).add(waiter);
+      return waiter.promise.future();
+    });
+  }
+
+  /** Extends the lease, writes the progress given (percent null: none) and tells of a cancel request. */
+  public Future<Beat> heartbeat(String token, UUID taskId, Integer percent, String message) {
+    return onContext(() -> {
+      LeaseTokens.Token t = verify(token, taskId);
+      Lease lease = t.lease();
+      long leaseMs = leaseMs(t.queue());
+      saw(lease.workerId(), t.queue());
+      return journal.heartbeat(lease, java.time.Duration.ofMillis(leaseMs)).compose(beat -> {
+        if (beat == Journal.Heartbeat.LOST) {
+          return lost(t);
+        }
+        Held h = held.get(taskId);
+        if (h != null && h.lease.version() == lease.version()) {
+          h.deadlineMillis = clock.millis() + leaseMs;
+        }
+        if (percent != null) {
+          int clamped = Math.max(0, Math.min(100, percent));
+          String text = message == null ? null : message.length() > 500 ? message.substring(0, 500) : message;
+          progress.progress(taskId, clamped, text);
+          journal.progress(lease, clamped, text);
+        }
+        return Future.succeededFuture(new Beat(clock.instant().plusMillis(leaseMs),
+            beat == Journal.Heartbeat.CANCEL_REQUESTED));
+      });
+    });
+  }
+
+  /** Ends the attempt succeeded with {@code result}; the state the task is in after it. */
+  public Future<TaskState> complete(String token, UUID taskId, JsonObject result) {
+    return onContext(() -> {
+      LeaseTokens.Token t = verify(token, taskId);
+      saw(t.lease().workerId(), t.queue());
+      return journal.succeed(t.lease(), result == null ? new JsonObject() : result).compose(state -> state == null
+          ? lost(t) : Future.succeededFuture(ended(t, state, null)));
+    });
+  }
+
+  /**
+   * Ends the attempt failed with {@code error}. With {@code retry} and attempts left the task runs
+   * again after {@code retryAfterMs} (null: the queue's backoff); else it fails for good.
+   */
+  public Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs) {
+    return onContext(() -> {
+      LeaseTokens.Token t = verify(token, taskId);
+      Lease lease = t.lease();
+      saw(lease.workerId(), t.queue());
+      JsonObject detail = new JsonObject().put("type", "remote").put("message", error);
+      if (retry && lease.attempt() < t.maxAttempts()) {
+        QueueConfig config = queues.get(t.queue()).config();
+        long delay = retryAfterMs != null ? retryAfterMs
+            : Backoff.delayMs(lease.attempt(), config.backoffBaseMs(), config.backoffCapMs(), jitter.getAsDouble());
+        Instant due = clock.instant().plusMillis(delay);
+        return journal.retryAt(lease, due, detail).compose(state -> state == null ? lost(t)
+            : Future.succeededFuture(new Outcome(ended(t, state, due), state == TaskState.PENDING ? due : null)));
+      }
+      return journal.fail(lease, detail, !retry).compose(state -> state == null ? lost(t)
+          : Future.succeededFuture(new Outcome(ended(t, state, null), null)));
+    });
+  }
+
+  /** The remote workers this node has heard from, with the leases they hold through it. */
+  public Future<List<Worker>> workers() {
+    return onContext(() -> {
+      Map<String, Integer> leases = new HashMap<>();
+      held.values().forEach(h -> leases.merge(h.lease.workerId(), 1, Integer::sum));
+      List<Worker> list = new ArrayList<>();
+      seen.values().forEach(s -> list.add(new Worker(s.name, s.queue, leases.getOrDefault(s.name, 0), s.lastSeen)));
+      return Future.succeededFuture(list);
+    });
+  }
+
+  /**
+   * Lets go of remote tasks whose lease this node has not seen renewed in time: those the journal
+   * shows ended or held by another lease are no longer in this node's custody; the others (whose
+   * heartbeats go through another node) are given another lease's length. Returns how many went.
+   */
+  public Future<Integer> runOnce() {
+    return onContext(() -> {
+      long now = clock.millis();
+      List<UUID> due = new ArrayList<>();
+      held.forEach((id, h) -> {
+        if (h.deadlineMillis <= now) {
+          due.add(id);
+        }
+      });
+      if (due.isEmpty()) {
+        return Future.succeededFuture(0);
+      }
+      return reads.leaseStates(due).map(states -> {
+        Map<UUID, LeaseState> byId = new HashMap<>();
+        states.forEach(s -> byId.put(s.id(), s));
+        int released = 0;
+        for (UUID id : due) {
+          Held h = held.get(id);
+          LeaseState state = byId.get(id);
+          if (h == null) {
+            continue;
+          }
+          if (state != null && state.state() == TaskState.RUNNING && state.leaseVersion() == h.lease.version()
+              && h.lease.workerId().equals(state.workerId())) {
+            h.deadlineMillis = now + leaseMs(h.queue.name());
+          } else {
+            held.remove(id);
+            h.queue.done(id);
+            released++;
+          }
+        }
+        return released;
+      });
+    });
+  }
+
+  /** How many remote tasks this node holds in custody. */
+  public int held() {
+    return held.size();
+  }
+
+  // ---- inside, on this verticle's event loop ------------------------------------------------
+
+  private LeaseTokens.Token verify(String token, UUID taskId) {
+    LeaseTokens.Token t = tokens.verify(token);
+    if (!t.lease().taskId().equals(taskId)) {
+      throw new InvalidLeaseTokenException("lease is another task's token");
+    }
+    if (!queues.containsKey(t.queue())) {
+      throw new InvalidLeaseTokenException("lease names a queue this node does not run remotely");
+    }
+    return t;
+  }
+
+  private <T> Future<T> lost(LeaseTokens.Token t) {
+    metrics.queue(t.queue()).fenced();
+    UUID id = t.lease().taskId();
+    Held h = held.get(id);
+    if (h != null && h.lease.version() == t.lease().version()) {
+      held.remove(id);
+      h.queue.done(id);
+    }
+    return reads.state(id).compose(state -> Future.failedFuture(new LeaseLostException(id, state)));
+  }
+
+  /** The journal wrote the attempt's end: the task leaves this node's custody, or waits here for its retry. */
+  private TaskState ended(LeaseTokens.Token t, TaskState state, Instant retryAt) {
+    QueueMeters meters = metrics.queue(t.queue());
+    switch (state) {
+      case SUCCEEDED -> meters.succeeded();
+      case FAILED -> meters.failed();
+      case CANCELLED -> meters.cancelled();
+      case PENDING -> meters.retried();
+      default -> { }
+    }
+    UUID id = t.lease().taskId();
+    Held h = held.get(id);
+    if (h != null && h.lease.version() == t.lease().version()) {
+      held.remove(id);
+      if (state == TaskState.PENDING && retryAt != null) {
+        h.queue.reschedule(h.task.pendingAgain(t.lease().version(), t.lease().attempt(), retryAt.toEpochMilli()));
+      } else {
+        h.queue.done(id);
+      }
+    }
+    return state;
+  }
+
+  private List<Task> take(TaskQueue queue, int max) {
+    List<Task> tasks = new ArrayList<>();
+    while (tasks.size() < max) {
+      // The queue keeps the slot count: it hands out a task only while one is free.
+      Task task = queue.poll();
+      if (task == null) {
+        break;
+      }
+      tasks.add(task);
+    }
+    return tasks;
+  }
+
+  private Future<List<Claimed>> claimAll(TaskQueue queue, List<Task> tasks, String worker) {
+    if (tasks.isEmpty()) {
+      return Future.succeededFuture(List.of());
+    }
+    QueueMeters meters = metrics.queue(queue.name());
+    long leaseMs = queue.config().leaseMs();
+    List<Future<Claimed>> claims = new ArrayList<>(tasks.size());
+    for (Task task : tasks) {
+      claims.add(journal.claim(task.id(), task.leaseVersion(), worker, java.time.Duration.ofMillis(leaseMs))
+          .onComplete(done -> queue.claimReturned())
+          .map(lease -> {
+            if (lease == null) {
+              // Cancelled, finished or claimed by another node since it was queued.
+              meters.claimLost();
+              queue.done(task.id());
+              return null;
+            }
+            meters.started(clock.millis() - task.dueAtMillis());
+            held.put(task.id(), new Held(queue, task, lease, clock.millis() + leaseMs));
+            return new Claimed(task, lease, tokens.sign(lease, queue.name(), task.maxAttempts()),
+                clock.instant().plusMillis(leaseMs));
+          })
+          .recover(e -> {
+            queue.done(task.id());
+            return Future.failedFuture(e);
+          }));
+    }
+    return Future.join(claims).map(all -> {
+      List<Claimed> claimed = new ArrayList<>(tasks.size());
+      for (Future<Claimed> claim : claims) {
+        if (claim.succeeded() && claim.result() != null) {
+          claimed.add(claim.result());
+        }
+      }
+      return claimed;
+    }).recover(e -> {
+      // Some claims failed (the journal did not answer): those that landed still go to the worker.
+      List<Claimed> claimed = new ArrayList<>();
+      for (Future<Claimed> claim : claims) {
+        if (claim.succeeded() && claim.result() != null) {
+          claimed.add(claim.result());
+        }
+      }
+      return claimed.isEmpty() ? Future.failedFuture(e) : Future.succeededFuture(claimed);
+    });
+  }
+
+  /** Safe from any thread; many wake-ups before the pass runs cost one hop. */
+  private void wake(TaskQueue queue) {
+    AtomicBoolean scheduled = wakeScheduled.get(queue.name());
+    if (scheduled.compareAndSet(false, true)) {
+      context.runOnContext(v -> {
+        scheduled.set(false);
+        serve(queue);
+      });
+    }
+  }
+
+  /** Hands newly available tasks to the claims that wait for them, oldest claim first. */
+  private void serve(TaskQueue queue) {
+    Deque<Waiter> line = waiters.get(queue.name());
+    while (!line.isEmpty()) {
+      Waiter waiter = line.peek();
+      List<Task> tasks = take(queue, waiter.max);
+      if (tasks.isEmpty()) {
+        return;
+      }
+      line.poll();
+      vertx.cancelTimer(waiter.timer);
+      claimAll(queue, tasks, waiter.worker).onComplete(waiter.promise);
+    }
+  }
+
+  private void answerWaiters() {
+    for (Deque<Waiter> line : waiters.values()) {
+      for (Waiter waiter : line) {
+        vertx.cancelTimer(waiter.timer);
+        waiter.promise.tryComplete(List.of());
+      }
+      line.clear();
+    }
+  }
+
+  private long leaseMs(String queue) {
+    return queues.get(queue).config().leaseMs();
+  }
+
+  private void saw(String worker, String queue) {
+    seen.remove(worker);
+    seen.put(worker, new Seen(worker, queue, clock.instant()));
+    if (seen.size() > 10_000) {
+      // Names are the workers' own: keep the most recent, not every name ever used.
+      seen.remove(seen.keySet().iterator().next());
+    }
+  }
+
+  /** Runs {@code action} on this verticle's event loop; the answer comes back on the caller's. */
+  private <T> Future<T> onContext(Supplier<Future<T>> action) {
+    Context caller = Vertx.currentContext();
+    Promise<T> answer = Promise.promise();
+    context.runOnContext(v -> {
+      Future<T> result;
+      try {
+        result = action.get();
+      } catch (RuntimeException e) {
+        result = Future.failedFuture(e);
+      }
+      result.onComplete(done -> {
+        if (caller == null || caller == context) {
+          answer.handle(done);
+        } else {
+          caller.runOnContext(x -> answer.handle(done));
+        }
+      });
+    });
+    return answer.future();
+  }
+
+  private static final class Waiter {
+    final String worker;
+    final int max;
+    final Promise<List<Claimed>> promise;
+    long timer;
+
+    Waiter(String worker, int max, Promise<List<Claimed>> promise) {
+      this.worker = worker;
+      this.max = max;
+      this.promise = promise;
+    }
+  }
+
+  private static final class Held {
+    final TaskQueue queue;
+    final Task task;
+    final Lease lease;
+    long deadlineMillis;
+
+    Held(TaskQueue queue, Task task, Lease lease, long deadlineMillis) {
+      this.queue = queue;
+      this.task = task;
+      this.lease = lease;
+      this.deadlineMillis = deadlineMillis;
+    }
+  }
+
+  private record Seen(String name, String queue, Instant lastSeen) {
+  }
+}
