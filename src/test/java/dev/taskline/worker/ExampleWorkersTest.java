@@ -14,12 +14,22 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-/** The README's Python worker, as a user would run it beside a node, runs a remote queue's tasks. */
-class PythonWorkerTest {
+/** The example workers, as a user would run them beside a node, run a remote queue's tasks. */
+class ExampleWorkersTest {
 
   @Test
   void the_example_python_worker_completes_good_tasks_and_fails_a_bad_one() throws Exception {
-    Assumptions.assumeTrue(python() || System.getenv("CI") != null, "python3 is not installed here");
+    Assumptions.assumeTrue(installed("python3") || System.getenv("CI") != null, "python3 is not installed here");
+    runs("python3", "examples/python-worker/worker.py");
+  }
+
+  @Test
+  void the_example_node_worker_completes_good_tasks_in_a_batch_and_fails_a_bad_one() throws Exception {
+    Assumptions.assumeTrue(installed("node") || System.getenv("CI") != null, "node is not installed here");
+    runs("node", "examples/node-worker/worker.mjs");
+  }
+
+  private static void runs(String runtime, String script) throws Exception {
     try (TestNode node = TestNode.start(TestPostgres.newDatabase(),
         "{\"queues\": {\"python\": {\"remote\": true, \"slots\": 4}}}")) {
       List<String> good = new ArrayList<>();
@@ -31,8 +41,8 @@ class PythonWorkerTest {
       String bad = node.post("/api/tasks", new JsonObject().put("type", "sum").put("queue", "python")
           .put("payload", new JsonObject().put("numbers", "1, 2"))).bodyAsJsonObject().getString("id");
 
-      Process worker = new ProcessBuilder("python3", "examples/python-worker/worker.py",
-          "--url", "http://127.0.0.1:" + node.node.httpPort(), "--queue", "python", "--worker", "py-test",
+      Process worker = new ProcessBuilder(runtime, script,
+          "--url", "http://127.0.0.1:" + node.node.httpPort(), "--queue", "python", "--worker", runtime + "-test",
           "--exit-when-idle").redirectErrorStream(true).start();
       assertTrue(worker.waitFor(TestNode.WAIT.toSeconds(), TimeUnit.SECONDS), "the worker stops once idle");
       String output = new String(worker.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -49,9 +59,9 @@ class PythonWorkerTest {
     }
   }
 
-  private static boolean python() {
+  private static boolean installed(String runtime) {
     try {
-      return new ProcessBuilder("python3", "--version").start().waitFor(10, TimeUnit.SECONDS);
+      return new ProcessBuilder(runtime, "--version").start().waitFor(10, TimeUnit.SECONDS);
     } catch (Exception e) {
       return false;
     }
