@@ -182,6 +182,11 @@ public final class Taskline {
     return httpInstances.get(0).port();
   }
 
+  /** The API's routes, as {@link HttpVerticle#routes} gives them. */
+  public List<String> httpRoutes() {
+    return httpInstances.get(0).routes();
+  }
+
   /** How many HTTP verticles (each on its own event loop) serve the API. */
   public int httpInstances() {
     return httpInstances.size();

@@ -25,6 +25,7 @@ public final class HttpVerticle extends VerticleBase {
   private final TaskService service;
   private final TasklineMetrics metrics;
   private HttpServer server;
+  private Router router;
   private WorkerExecutor scrapes;
 
   /** @param metrics for the timing of submissions, which only this layer sees from arrival to answer */
@@ -48,8 +49,10 @@ public final class HttpVerticle extends VerticleBase {
         new StreamRoutes(service, vertx),
         new QueueRoutes(service),
         new WorkerRoutes(service, body),
-        new HealthRoutes(service, scrapes));
+        new HealthRoutes(service, scrapes),
+        new ContractRoutes());
     routes.forEach(r -> r.mount(router));
+    this.router = router;
     // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.
     router.get("/*").handler(StaticHandler.create("webroot").setCachingEnabled(false).setIndexPage("index.html"));
 
@@ -71,6 +74,23 @@ public final class HttpVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     return scrapes == null ? Future.succeededFuture() : scrapes.close();
+  }
+
+  /**
+   * Every API route as {@code "METHOD /path/{param}"}, as OpenAPI writes them, for the contract's
+   * test; the dashboard's static files are left out.
+   */
+  public List<String> routes() {
+    List<String> list = new java.util.ArrayList<>();
+    for (io.vertx.ext.web.Route route : router.getRoutes()) {
+      String path = route.getPath();
+      if (path == null || route.methods() == null || path.endsWith("*")) {
+        continue;
+      }
+      String openApi = path.replaceAll(":([A-Za-z]+)", "{$1}");
+      route.methods().forEach(m -> list.add(m.name() + " " + openApi));
+    }
+    return list;
   }
 
   /** The port actually bound (differs from the configured one when that is 0). */
