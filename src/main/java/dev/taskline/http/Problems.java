@@ -12,6 +12,7 @@ import dev.taskline.service.TaskStateConflictException;
 import dev.taskline.service.TooManyStreamsException;
 import dev.taskline.worker.InvalidLeaseTokenException;
 import dev.taskline.worker.LeaseLostException;
+import dev.taskline.worker.TooManyClaimsException;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
@@ -108,6 +109,10 @@ final class Problems {
     } else if (failure instanceof LeaseLostException e) {
       return new Problem(409, "lease-lost", "Lease lost", e.getMessage(), new JsonObject()
           .put("taskId", e.taskId().toString()).put("state", e.state() == null ? null : e.state().sql()), null);
+    } else if (failure instanceof TooManyClaimsException e) {
+      return new Problem(429, "too-many-claims", "Too many claims waiting", e.getMessage(),
+          new JsonObject().put("retryAfterSeconds", TooManyClaimsException.RETRY_AFTER_SECONDS),
+          TooManyClaimsException.RETRY_AFTER_SECONDS);
     } else if (failure instanceof InvalidLeaseTokenException e) {
       return new Problem(400, "invalid-lease", "Invalid lease", e.getMessage(), null, null);
     } else if (failure instanceof DecodeException) {

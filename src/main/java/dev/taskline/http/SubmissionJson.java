@@ -80,7 +80,7 @@ final class SubmissionJson {
         longOrNull(body, "delayMs", where), runAtTime);
   }
 
-  private static boolean containsNul(Object value) {
+  static boolean containsNul(Object value) {
     if (value instanceof String text) {
       return text.indexOf('\0') >= 0;
     }

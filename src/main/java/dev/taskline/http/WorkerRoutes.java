@@ -3,6 +3,7 @@ package dev.taskline.http;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
+import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -45,8 +46,15 @@ final class WorkerRoutes implements Routes {
     String worker = text(json, "worker", true);
     int max = integer(json, "max", 1);
     long waitMs = integer(json, "waitMs", 0);
-    service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max, waitMs)
+    // A client that goes away while its claim waits must not have tasks leased to it.
+    Promise<Void> gone = Promise.promise();
+    ctx.response().closeHandler(v -> gone.tryComplete());
+    service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max, waitMs, gone.future())
         .onSuccess(claimed -> {
+          if (ctx.response().closed()) {
+            service.handBack(Requests.caller(ctx), claimed);
+            return;
+          }
           JsonArray tasks = new JsonArray();
           claimed.forEach(c -> tasks.add(ApiJson.claimed(c)));
           Requests.json(ctx, 200, new JsonObject().put("tasks", tasks));
@@ -80,6 +88,9 @@ final class WorkerRoutes implements Routes {
     known(json, "lease", "error", "retry", "retryAfterMs");
     String lease = text(json, "lease", true);
     String error = text(json, "error", true);
+    if (error.indexOf('\0') >= 0) {
+      throw ApiException.unprocessable("error must not contain the NUL character");
+    }
     Object retry = json.getValue("retry", true);
     if (!(retry instanceof Boolean)) {
       throw ApiException.unprocessable("retry must be true or false");
@@ -96,7 +107,7 @@ final class WorkerRoutes implements Routes {
 
   private void completeAll(RoutingContext ctx) {
     List<LeaseWrite> writes = leaseWrites(ctx, true);
-    service.completeAll(Requests.caller(ctx), writes)
+    service.completeAll(Requests.caller(ctx), ctx.pathParam("queue"), writes)
         .onSuccess(results -> Requests.json(ctx, 200, items(ctx, results,
             state -> new JsonObject().put("state", state.sql()))))
         .onFailure(ctx::fail);
@@ -104,7 +115,7 @@ final class WorkerRoutes implements Routes {
 
   private void heartbeatAll(RoutingContext ctx) {
     List<LeaseWrite> writes = leaseWrites(ctx, false);
-    service.heartbeatAll(Requests.caller(ctx), writes)
+    service.heartbeatAll(Requests.caller(ctx), ctx.pathParam("queue"), writes)
         .onSuccess(results -> Requests.json(ctx, 200, items(ctx, results, ApiJson::beat)))
         .onFailure(ctx::fail);
   }
@@ -161,6 +172,10 @@ final class WorkerRoutes implements Routes {
       if (result != null && !(result instanceof JsonObject)) {
         throw ApiException.unprocessable("result must be a JSON object");
       }
+      // The journal stores JSON as jsonb, which cannot hold the NUL character.
+      if (result != null && SubmissionJson.containsNul(result)) {
+        throw ApiException.unprocessable("result must not contain the NUL character");
+      }
       return new LeaseWrite(id, lease, (JsonObject) result, null, null);
     }
     Object progress = json.getValue("progress");
@@ -170,6 +185,9 @@ final class WorkerRoutes implements Routes {
     if (!(progress instanceof JsonObject p) || !(p.getValue("percent") instanceof Integer percent)
         || (p.getValue("message") != null && !(p.getValue("message") instanceof String))) {
       throw ApiException.unprocessable("progress must be {\"percent\": 0 to 100, \"message\"?: text}");
+    }
+    if (p.getString("message") != null && p.getString("message").indexOf('\0') >= 0) {
+      throw ApiException.unprocessable("progress.message must not contain the NUL character");
     }
     return new LeaseWrite(id, lease, null, percent, p.getString("message"));
   }

@@ -222,7 +222,8 @@ public final class TaskService {
    * Claims up to {@code max} tasks of a remote queue for {@code worker}, waiting up to {@code
    * waitMs} for one when none is there.
    */
-  public Future<List<RemoteWorkers.Claimed>> claim(Caller caller, String queue, String worker, int max, long waitMs) {
+  public Future<List<RemoteWorkers.Claimed>> claim(Caller caller, String queue, String worker, int max, long waitMs,
+      Future<Void> gone) {
     TaskQueue found = queues.get(queue);
     if (found == null) {
       return Future.failedFuture(NotFoundException.queue(queue));
@@ -241,20 +242,30 @@ public final class TaskService {
     if (waitMs < 0 || waitMs > MAX_WAIT_MS) {
       return Future.failedFuture(new InvalidTaskException("waitMs must be from 0 to " + MAX_WAIT_MS));
     }
-    return remote.claim(queue, worker, max, waitMs);
+    return remote.claim(queue, worker, max, waitMs, gone);
+  }
+
+  /** Gives back leases claimed for a caller that went away before it was answered. */
+  public Future<Void> handBack(Caller caller, List<RemoteWorkers.Claimed> claimed) {
+    return remote.handBack(claimed);
   }
 
   /** Renews a remote worker's lease, with its progress (percent null: none). */
   public Future<RemoteWorkers.Beat> heartbeat(Caller caller, UUID id, String lease, Integer percent, String message) {
+    return heartbeat(caller, id, lease, percent, message, null);
+  }
+
+  private Future<RemoteWorkers.Beat> heartbeat(Caller caller, UUID id, String lease, Integer percent, String message,
+      String queue) {
     if (percent != null && (percent < 0 || percent > 100)) {
       return Future.failedFuture(new InvalidTaskException("progress.percent must be from 0 to 100"));
     }
-    return remote.heartbeat(lease, id, percent, message);
+    return remote.heartbeat(lease, id, percent, message, queue);
   }
 
   /** Ends a remote attempt succeeded. */
   public Future<TaskState> complete(Caller caller, UUID id, String lease, io.vertx.core.json.JsonObject result) {
-    return remote.complete(lease, id, result);
+    return remote.complete(lease, id, result, null);
   }
 
   /** Ends a remote attempt failed: retried (after {@code retryAfterMs}, or the queue's backoff) or failed for good. */
@@ -270,13 +281,27 @@ public final class TaskService {
   }
 
   /** Completes many remote attempts; each is answered on its own. */
-  public Future<List<Views.ItemResult<TaskState>>> completeAll(Caller caller, List<Views.LeaseWrite> writes) {
-    return each(writes, w -> complete(caller, w.id(), w.lease(), w.result()));
+  public Future<List<Views.ItemResult<TaskState>>> completeAll(Caller caller, String queue,
+      List<Views.LeaseWrite> writes) {
+    return remoteQueue(queue).compose(v -> each(writes, w -> remote.complete(w.lease(), w.id(), w.result(), queue)));
   }
 
   /** Renews many remote leases; each is answered on its own. */
-  public Future<List<Views.ItemResult<RemoteWorkers.Beat>>> heartbeatAll(Caller caller, List<Views.LeaseWrite> writes) {
-    return each(writes, w -> heartbeat(caller, w.id(), w.lease(), w.percent(), w.message()));
+  public Future<List<Views.ItemResult<RemoteWorkers.Beat>>> heartbeatAll(Caller caller, String queue,
+      List<Views.LeaseWrite> writes) {
+    return remoteQueue(queue).compose(v -> each(writes,
+        w -> heartbeat(caller, w.id(), w.lease(), w.percent(), w.message(), queue)));
+  }
+
+  private Future<Void> remoteQueue(String queue) {
+    TaskQueue found = queues.get(queue);
+    if (found == null) {
+      return Future.failedFuture(NotFoundException.queue(queue));
+    }
+    if (!found.config().remote()) {
+      return Future.failedFuture(new InvalidTaskException("queue '" + queue + "' is not remote"));
+    }
+    return Future.succeededFuture();
   }
 
   /** The remote workers this node has heard from. */

@@ -1,5 +1,6 @@
 package dev.taskline.worker;
 
+import dev.taskline.admission.ShuttingDownException;
 import dev.taskline.config.QueueConfig;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalReads;
@@ -48,6 +49,8 @@ import java.util.function.Supplier;
 public final class RemoteWorkers extends VerticleBase {
 
   public static final String SECRET = "lease-token";
+  /** Claims that may wait at once on one queue of a node; past it, 429. */
+  public static final int MAX_WAITING = 20_000;
 
   private final Map<String, TaskQueue> queues;
   private final Journal journal;
@@ -140,15 +143,29 @@ public final class RemoteWorkers extends VerticleBase {
    * Claims up to {@code max} tasks of a remote queue for {@code worker}; when none is there,
    * waits up to {@code waitMs} for one and answers with it at once, else with none.
    */
-  public Future<List<Claimed>> claim(String queueName, String worker, int max, long waitMs) {
+  public Future<List<Claimed>> claim(String queueName, String worker, int max, long waitMs, Future<Void> gone) {
     return onContext(() -> {
+      if (stopping) {
+        // Another node may serve it: the worker moves on instead of polling a draining one.
+        return Future.failedFuture(new ShuttingDownException());
+      }
       TaskQueue queue = queues.get(queueName);
       saw(worker, queueName);
       List<Task> tasks = take(queue, max);
-      if (!tasks.isEmpty() || waitMs <= 0 || stopping) {
+      if (!tasks.isEmpty() || waitMs <= 0) {
         return claimAll(queue, tasks, worker);
       }
+      if (waiters.get(queueName).size() >= MAX_WAITING) {
+        return Future.failedFuture(new TooManyClaimsException(queueName, MAX_WAITING));
+      }
       Waiter waiter = new Waiter(worker, max, Promise.promise());
+      gone.onComplete(v -> context.runOnContext(x -> {
+        // The client went away while it waited: its claim must not take tasks for nobody.
+        if (waiters.get(queueName).remove(waiter)) {
+          vertx.cancelTimer(waiter.timer);
+          waiter.promise.tryComplete(List.of());
+        }
+      }));
       waiter.timer = vertx.setTimer(waitMs, id -> {
         waiters.get(queueName).remove(waiter);
         waiter.promise.tryComplete(List.of());
@@ -159,9 +176,9 @@ public final class RemoteWorkers extends VerticleBase {
   }
 
   /** Extends the lease, writes the progress given (percent null: none) and tells of a cancel request. */
-  public Future<Beat> heartbeat(String token, UUID taskId, Integer percent, String message) {
+  public Future<Beat> heartbeat(String token, UUID taskId, Integer percent, String message, String queue) {
     return onContext(() -> {
-      LeaseTokens.Token t = verify(token, taskId);
+      LeaseTokens.Token t = verify(token, taskId, queue);
       Lease lease = t.lease();
       long leaseMs = leaseMs(t.queue());
       saw(lease.workerId(), t.queue());
@@ -186,9 +203,9 @@ public final class RemoteWorkers extends VerticleBase {
   }
 
   /** Ends the attempt succeeded with {@code result}; the state the task is in after it. */
-  public Future<TaskState> complete(String token, UUID taskId, JsonObject result) {
+  public Future<TaskState> complete(String token, UUID taskId, JsonObject result, String queue) {
     return onContext(() -> {
-      LeaseTokens.Token t = verify(token, taskId);
+      LeaseTokens.Token t = verify(token, taskId, queue);
       saw(t.lease().workerId(), t.queue());
       return journal.succeed(t.lease(), result == null ? new JsonObject() : result).compose(state -> state == null
           ? lost(t) : Future.succeededFuture(ended(t, state, null)));
@@ -201,7 +218,7 @@ public final class RemoteWorkers extends VerticleBase {
    */
   public Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs) {
     return onContext(() -> {
-      LeaseTokens.Token t = verify(token, taskId);
+      LeaseTokens.Token t = verify(token, taskId, null);
       Lease lease = t.lease();
       saw(lease.workerId(), t.queue());
       JsonObject detail = new JsonObject().put("type", "remote").put("message", error);
@@ -238,9 +255,11 @@ public final class RemoteWorkers extends VerticleBase {
     return onContext(() -> {
       long now = clock.millis();
       List<UUID> due = new ArrayList<>();
+      Map<UUID, Held> looked = new HashMap<>();
       held.forEach((id, h) -> {
         if (h.deadlineMillis <= now) {
           due.add(id);
+          looked.put(id, h);
         }
       });
       if (due.isEmpty()) {
@@ -256,18 +275,47 @@ public final class RemoteWorkers extends VerticleBase {
           if (h == null) {
             continue;
           }
+          if (h != looked.get(id)) {
+            continue; // ended and claimed again while the journal was read: this is another lease
+          }
           if (state != null && state.state() == TaskState.RUNNING && state.leaseVersion() == h.lease.version()
               && h.lease.workerId().equals(state.workerId())) {
             h.deadlineMillis = now + leaseMs(h.queue.name());
           } else {
             held.remove(id);
-            h.queue.done(id);
+            release(h.queue, id, null);
             released++;
           }
         }
         return released;
       });
     });
+  }
+
+  /**
+   * Gives back leases claimed for a worker that can no longer be told of them (it went away before
+   * the answer): pending again at once, the attempt not counted, any node may claim them.
+   */
+  public Future<Void> handBack(List<Claimed> claimed) {
+    return onContext(() -> {
+      List<Future<TaskState>> writes = new ArrayList<>();
+      for (Claimed c : claimed) {
+        Held h = held.remove(c.task().id());
+        if (h == null || h.lease.version() != c.lease().version()) {
+          if (h != null) {
+            held.put(c.task().id(), h);
+          }
+          continue;
+        }
+        writes.add(journal.release(c.lease()).onComplete(done -> release(h.queue, c.task().id(), null)));
+      }
+      return Future.join(writes).mapEmpty();
+    });
+  }
+
+  /** How many claims wait on the queue now. */
+  public Future<Integer> waiting(String queue) {
+    return onContext(() -> Future.succeededFuture(waiters.get(queue).size()));
   }
 
   /** How many remote tasks this node holds in custody. */
@@ -277,8 +325,12 @@ public final class RemoteWorkers extends VerticleBase {
 
   // ---- inside, on this verticle's event loop ------------------------------------------------
 
-  private LeaseTokens.Token verify(String token, UUID taskId) {
+  /** @param expected the queue the request named, or null when it named none */
+  private LeaseTokens.Token verify(String token, UUID taskId, String expected) {
     LeaseTokens.Token t = tokens.verify(token);
+    if (expected != null && !expected.equals(t.queue())) {
+      throw new InvalidLeaseTokenException("lease is a token of queue '" + t.queue() + "', not '" + expected + "'");
+    }
     if (!t.lease().taskId().equals(taskId)) {
       throw new InvalidLeaseTokenException("lease is another task's token");
     }
@@ -294,7 +346,7 @@ public final class RemoteWorkers extends VerticleBase {
     Held h = held.get(id);
     if (h != null && h.lease.version() == t.lease().version()) {
       held.remove(id);
-      h.queue.done(id);
+      release(h.queue, id, null);
     }
     return reads.state(id).compose(state -> Future.failedFuture(new LeaseLostException(id, state)));
   }
@@ -313,11 +365,8 @@ public final class RemoteWorkers extends VerticleBase {
     Held h = held.get(id);
     if (h != null && h.lease.version() == t.lease().version()) {
       held.remove(id);
-      if (state == TaskState.PENDING && retryAt != null) {
-        h.queue.reschedule(h.task.pendingAgain(t.lease().version(), t.lease().attempt(), retryAt.toEpochMilli()));
-      } else {
-        h.queue.done(id);
-      }
+      release(h.queue, id, state == TaskState.PENDING && retryAt != null
+          ? h.task.pendingAgain(t.lease().version(), t.lease().attempt(), retryAt.toEpochMilli()) : null);
     }
     return state;
   }
@@ -349,16 +398,19 @@ public final class RemoteWorkers extends VerticleBase {
             if (lease == null) {
               // Cancelled, finished or claimed by another node since it was queued.
               meters.claimLost();
-              queue.done(task.id());
+              release(queue, task.id(), null);
               return null;
             }
             meters.started(clock.millis() - task.dueAtMillis());
-            held.put(task.id(), new Held(queue, task, lease, clock.millis() + leaseMs));
-            return new Claimed(task, lease, tokens.sign(lease, queue.name(), task.maxAttempts()),
+            Claimed claimed = new Claimed(task, lease, tokens.sign(lease, queue.name(), task.maxAttempts()),
                 clock.instant().plusMillis(leaseMs));
+            held.put(task.id(), new Held(queue, task, lease, clock.millis() + leaseMs));
+            return claimed;
           })
           .recover(e -> {
-            queue.done(task.id());
+            if (!held.containsKey(task.id())) {
+              release(queue, task.id(), null);
+            }
             return Future.failedFuture(e);
           }));
     }
@@ -404,8 +456,27 @@ public final class RemoteWorkers extends VerticleBase {
       }
       line.poll();
       vertx.cancelTimer(waiter.timer);
-      claimAll(queue, tasks, waiter.worker).onComplete(waiter.promise);
+      claimAll(queue, tasks, waiter.worker).onComplete(done -> {
+        boolean taken = done.succeeded() ? waiter.promise.tryComplete(done.result())
+            : waiter.promise.tryFail(done.cause());
+        if (!taken && done.succeeded()) {
+          handBack(done.result());
+        }
+      });
     }
+  }
+
+  /**
+   * The one way out of this node's custody for a remote task: done, or held for its retry. A slot
+   * freed may be what a waiting claim waits for.
+   */
+  private void release(TaskQueue queue, UUID id, Task again) {
+    if (again != null) {
+      queue.reschedule(again);
+    } else {
+      queue.done(id);
+    }
+    serve(queue);
   }
 
   private void answerWaiters() {

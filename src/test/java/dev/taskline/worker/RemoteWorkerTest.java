@@ -109,6 +109,40 @@ class RemoteWorkerTest {
     HttpResponse<Buffer> answer = await(waiting);
     assertEquals(200, answer.statusCode());
     assertEquals(0, answer.bodyAsJsonObject().getJsonArray("tasks").size());
+    HttpResponse<Buffer> refused = await(claimAsync("w1", 1, 0));
+    assertEquals(503, refused.statusCode(), "a draining node sends workers elsewhere");
+  }
+
+  @Test
+  void a_waiting_claim_gets_the_task_that_a_freed_slot_lets_through() throws Exception {
+    for (int i = 0; i < 4; i++) {
+      submit("render");
+    }
+    JsonArray first = claim("w1", 10);
+    assertEquals(3, first.size(), "3 slots");
+    Future<HttpResponse<Buffer>> waiting = claimAsync("w2", 1, 55_000);
+    node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "w2 waits");
+    JsonObject done = first.getJsonObject(0);
+    assertEquals(200, complete(done.getString("id"), token(done), new JsonObject()).statusCode());
+    JsonArray handed = await(waiting).bodyAsJsonObject().getJsonArray("tasks");
+    assertEquals(1, handed.size(), "the fourth task, as soon as a slot was free");
+  }
+
+  @Test
+  void a_claim_whose_client_went_away_takes_no_task() throws Exception {
+    io.vertx.core.http.HttpClient client = node.vertx.createHttpClient();
+    io.vertx.core.http.HttpClientRequest request = await(client.request(io.vertx.core.http.HttpMethod.POST,
+        node.node.httpPort(), "127.0.0.1", "/api/queues/remote/claim"));
+    request.putHeader("Content-Type", "application/json");
+    request.end(new JsonObject().put("worker", "ghost").put("waitMs", 55_000).encode());
+    node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "the ghost waits");
+    await(request.connection().close());
+    node.until(() -> await(node.node.remote().waiting("remote")) == 0, () -> "the ghost's claim is dropped");
+    String id = submit("render");
+    JsonArray tasks = claim("w1", 1);
+    assertEquals(1, tasks.size(), "the task went to a worker that is there");
+    assertEquals(id, tasks.getJsonObject(0).getString("id"));
+    await(client.close());
   }
 
   @Test
