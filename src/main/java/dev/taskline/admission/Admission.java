@@ -270,14 +270,14 @@ public final class Admission {
       }
       QueueConfig queueConfig = queue.config();
       // A remote queue's tasks are run by workers elsewhere: any type they name, no handler here.
-      TaskHandler handler = queueConfig.remote() ? null : handlers.get(s.type());
-      if (queueConfig.remote() && !queueConfig.acceptsRemoteType(s.type())) {
-        throw new InvalidTaskException(where + "type: '" + s.type() + "' is not a type of remote queue '"
+      TaskHandler handler = queueConfig.external() ? null : handlers.get(s.type());
+      if (queueConfig.external() && !queueConfig.acceptsRemoteType(s.type())) {
+        throw new InvalidTaskException(where + "type: '" + s.type() + "' is not a type of queue '"
             + queueConfig.name() + "' (" + (queueConfig.types().isEmpty()
                 ? "1-128 letters, digits, '.', '_', ':' or '-'" : "known: " + String.join(", ", queueConfig.types()))
             + ")");
       }
-      if (!queueConfig.remote() && handler == null) {
+      if (!queueConfig.external() && handler == null) {
         throw new InvalidTaskException(where + "type: unknown task type '" + s.type() + "' (known: "
             + String.join(", ", handlers.types()) + ")");
       }

@@ -111,7 +111,7 @@ public final class ConfigLoader {
       String name = names.next();
       Node q = queuesNode.object(name);
       q.only("slots", "capacity", "leaseMs", "heartbeatMs", "maxAttempts", "backoffBaseMs", "backoffCapMs",
-          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types");
+          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types", "push");
       long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
       long backoffCapMs = q.longValue("backoffCapMs", QueueConfig.DEFAULT_BACKOFF_CAP_MS);
       queues.put(name, new QueueConfig(name,
@@ -127,7 +127,8 @@ public final class ConfigLoader {
           q.integer("scheduledCapacity", QueueConfig.DEFAULT_SCHEDULED_CAPACITY),
           q.integer("tenantLimit", 0),
           q.bool("remote", false),
-          q.texts("types")));
+          q.texts("types"),
+          push(q.object("push"), q.node.has("push") && !q.node.get("push").isNull())));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 
@@ -153,6 +154,25 @@ public final class ConfigLoader {
             retention.longValue("idempotencyKeyTtlMs", 24L * 3600 * 1000)),
         new TasklineConfig.Shutdown(shutdown.longValue("graceMs", 30_000)),
         new TasklineConfig.Handlers(Path.of(envOr(env, ENV_HANDLERS_DIR, handlers.text("dir", "./handlers")))));
+  }
+
+  private static PushTarget push(Node push, boolean given) {
+    if (!given) {
+      return null;
+    }
+    push.only("url", "timeoutMs", "headers");
+    String url = push.text("url", null);
+    if (url == null) {
+      throw new ConfigException(push.key("url") + " is required");
+    }
+    Node headers = push.object("headers");
+    Map<String, String> values = new LinkedHashMap<>();
+    headers.node.fieldNames().forEachRemaining(name -> values.put(name, headers.text(name, "")));
+    try {
+      return new PushTarget(java.net.URI.create(url), push.longValue("timeoutMs", 30_000), values);
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(push.key("url") + " is not a URL: " + url);
+    }
   }
 
   private static String envOr(Map<String, String> env, String key, String fallback) {

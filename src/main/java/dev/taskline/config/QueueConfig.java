@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  */
 public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
     long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
-    int tenantLimit, boolean remote, List<String> types) {
+    int tenantLimit, boolean remote, List<String> types, PushTarget push) {
 
   /** What a task type of a remote queue may be called: any name a worker in any language can match. */
   public static final Pattern REMOTE_TYPE = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
@@ -78,8 +78,11 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       throw new ConfigException(key + ".tenantLimit must be from 0 (no limit) to 10000000, got " + tenantLimit);
     }
     types = types == null ? List.of() : List.copyOf(types);
-    if (!types.isEmpty() && !remote) {
-      throw new ConfigException(key + ".types is for remote queues; the types of a local one are its handlers'");
+    if (!types.isEmpty() && !remote && push == null) {
+      throw new ConfigException(key + ".types is for remote and push queues; the types of a local one are its handlers'");
+    }
+    if (remote && push != null) {
+      throw new ConfigException(key + ": a queue is run by remote workers or by a push target, not both");
     }
     for (String type : types) {
       if (!REMOTE_TYPE.matcher(type).matches()) {
@@ -93,10 +96,15 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
       int tenantLimit) {
     this(name, slots, capacity, leaseMs, heartbeatMs, maxAttempts, backoffBaseMs, backoffCapMs, timeoutMs,
-        agingPerSecond, scheduledCapacity, tenantLimit, false, List.of());
+        agingPerSecond, scheduledCapacity, tenantLimit, false, List.of(), null);
   }
 
-  /** Whether a task of {@code type} may be submitted to this remote queue. */
+  /** Whether this queue's tasks are run by something other than this node's handlers. */
+  public boolean external() {
+    return remote || push != null;
+  }
+
+  /** Whether a task of {@code type} may be submitted to this remote or push queue. */
   public boolean acceptsRemoteType(String type) {
     return type != null && REMOTE_TYPE.matcher(type).matches() && (types.isEmpty() || types.contains(type));
   }

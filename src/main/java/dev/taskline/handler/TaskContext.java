@@ -9,6 +9,12 @@ public interface TaskContext {
 
   UUID taskId();
 
+  /** The task's type, as submitted. */
+  String type();
+
+  /** The version of the lease this attempt holds; every write it makes is fenced by it. */
+  long leaseVersion();
+
   /** 1 for the first attempt; grows with each claim of the task. */
   int attempt();
 

@@ -118,6 +118,16 @@ final class Attempt implements TaskContext {
     return lease.attempt();
   }
 
+  @Override
+  public String type() {
+    return task.type();
+  }
+
+  @Override
+  public long leaseVersion() {
+    return lease.version();
+  }
+
   private static JsonObject parse(String json) {
     try {
       return new JsonObject(json);

@@ -3,6 +3,7 @@ package dev.taskline.worker;
 import dev.taskline.admission.Control;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.handler.PermanentTaskException;
+import dev.taskline.handler.PushHandler;
 import dev.taskline.handler.SnoozeException;
 import dev.taskline.handler.TaskHandler;
 import dev.taskline.journal.Journal;
@@ -17,6 +18,8 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -52,6 +55,9 @@ public final class WorkerVerticle extends VerticleBase {
   private final AtomicBoolean wakeScheduled = new AtomicBoolean();
   private final Map<UUID, Attempt> attempts = new HashMap<>();
   private MessageConsumer<JsonArray> cancels;
+  /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
+  private PushHandler push;
+  private WebClient pushClient;
   private int running;
   private boolean stopping;
   private Promise<Void> idle;
@@ -81,6 +87,12 @@ public final class WorkerVerticle extends VerticleBase {
         }
       }
     });
+    if (queue.config().push() != null) {
+      // As many connections as the queue runs calls at once.
+      pushClient = WebClient.create(vertx, new WebClientOptions().setFollowRedirects(false).setUserAgent("Taskline"),
+          new io.vertx.core.http.PoolOptions().setHttp1MaxSize(queue.config().slots()));
+      push = new PushHandler(pushClient, queue.config().push());
+    }
     queue.onAvailable(this::wake);
     queue.servedBy(workerId, leaseFor);
     wake();
@@ -92,6 +104,9 @@ public final class WorkerVerticle extends VerticleBase {
     stopping = true;
     queue.servedBy(null, null);
     queue.onAvailable(() -> { });
+    if (pushClient != null) {
+      pushClient.close();
+    }
     return cancels.unregister();
   }
 
@@ -216,7 +231,7 @@ public final class WorkerVerticle extends VerticleBase {
     Attempt attempt = new Attempt(vertx, context, journal, task, lease, leaseFor, queue.config().heartbeatMs(),
         timeoutMs, progressIntervalMs, progress);
     attempts.put(task.id(), attempt);
-    TaskHandler handler = handlers.get(task.type());
+    TaskHandler handler = push != null ? push : handlers.get(task.type());
     attempt.handlerDone(handler == null
         ? Future.failedFuture(new PermanentTaskException("no handler for task type '" + task.type() + "' on this node"))
         : !attempt.payloadReadable()

@@ -419,6 +419,16 @@ class QualificationMatchHandlerTest {
     }
 
     @Override
+    public String type() {
+      return "qualification-match";
+    }
+
+    @Override
+    public long leaseVersion() {
+      return 1;
+    }
+
+    @Override
     public JsonObject payload() {
       return payload;
     }

@@ -1,0 +1,113 @@
+package dev.taskline.handler;
+
+import dev.taskline.config.PushTarget;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpRequest;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import java.time.Duration;
+
+/**
+ * Runs a push queue's tasks by POSTing each one to the queue's target, through a non-blocking
+ * client. The answer decides: 2xx succeeds with its JSON body (any other body is kept as {@code
+ * {"body": text}}); 429 or 503 with {@code Retry-After} runs the task again after that delay
+ * without spending an attempt, as the target asks; 408, other 5xx, a refused connection or the
+ * timeout fail the attempt, retried with the queue's backoff; any other 4xx, and a redirect (never
+ * followed), fail the task at once with the body's text. The lease is renewed while the call is
+ * open like any attempt's, and an answer that comes after the lease was lost is fenced.
+ */
+public final class PushHandler implements TaskHandler {
+
+  /** The most of an error body kept on the task. */
+  static final int MAX_ERROR_BODY = 2_000;
+  /** A Retry-After past this is taken as this: a target must not park a task for a year. */
+  static final long MAX_RETRY_AFTER_SECONDS = 24 * 3600;
+
+  private final WebClient client;
+  private final PushTarget target;
+
+  public PushHandler(WebClient client, PushTarget target) {
+    this.client = client;
+    this.target = target;
+  }
+
+  @Override
+  public String type() {
+    return "push";
+  }
+
+  @Override
+  public Future<JsonObject> run(TaskContext context) {
+    JsonObject body = new JsonObject().put("id", context.taskId().toString()).put("type", context.type())
+        .put("payload", context.payload()).put("attempt", context.attempt());
+    HttpRequest<Buffer> request = client.postAbs(target.url().toString())
+        .timeout(target.timeoutMs())
+        .followRedirects(false)
+        .putHeader("Content-Type", "application/json")
+        .putHeader("Taskline-Task-Id", context.taskId().toString())
+        .putHeader("Taskline-Attempt", Integer.toString(context.attempt()))
+        .putHeader("Taskline-Lease-Version", Long.toString(context.leaseVersion()))
+        .putHeader("Idempotency-Key", context.taskId().toString());
+    target.headers().forEach(request::putHeader);
+    return request.sendBuffer(body.toBuffer())
+        .recover(e -> Future.failedFuture(new IllegalStateException(
+            "the push target did not answer: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
+            e)))
+        .compose(PushHandler::outcome);
+  }
+
+  static Future<JsonObject> outcome(HttpResponse<Buffer> answer) {
+    int status = answer.statusCode();
+    String text = answer.bodyAsString() == null ? "" : answer.bodyAsString();
+    if (status >= 200 && status < 300) {
+      return Future.succeededFuture(result(text));
+    }
+    if (status == 429 || status == 503) {
+      Long seconds = retryAfter(answer.getHeader("Retry-After"));
+      if (seconds != null) {
+        return Future.failedFuture(new SnoozeException(Duration.ofSeconds(Math.min(seconds, MAX_RETRY_AFTER_SECONDS))));
+      }
+      return Future.failedFuture(new IllegalStateException("the push target answered " + status + ": " + cut(text)));
+    }
+    if (status == 408 || status >= 500) {
+      return Future.failedFuture(new IllegalStateException("the push target answered " + status + ": " + cut(text)));
+    }
+    if (status >= 300 && status < 400) {
+      return Future.failedFuture(new PermanentTaskException("the push target redirected (" + status + " to "
+          + answer.getHeader("Location") + "); redirects are not followed"));
+    }
+    return Future.failedFuture(new PermanentTaskException("the push target refused the task with " + status + ": "
+        + cut(text)));
+  }
+
+  private static JsonObject result(String text) {
+    if (text.isBlank()) {
+      return new JsonObject();
+    }
+    try {
+      Object value = Json.decodeValue(text);
+      if (value instanceof JsonObject object) {
+        return object;
+      }
+    } catch (DecodeException e) {
+      // kept as text below
+    }
+    return new JsonObject().put("body", text);
+  }
+
+  /** Retry-After in seconds (a delta; an HTTP date is not taken), or null. */
+  static Long retryAfter(String header) {
+    if (header == null || !header.trim().matches("\\d{1,9}")) {
+      return null;
+    }
+    return Long.parseLong(header.trim());
+  }
+
+  private static String cut(String text) {
+    return text.length() > MAX_ERROR_BODY ? text.substring(0, MAX_ERROR_BODY) + "..." : text;
+  }
+}
