@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// Drains N no-op tasks through a queue and reports tasks/s, for comparing workers over HTTP with
+// the node's own: `--mode local` submits `sleep {ms: 0}` to a local queue; `--mode remote` submits
+// `sum` tasks to a remote queue and runs W workers in this process, each claiming up to 100 and
+// completing them in one batch request (the example Node worker's loop). Submissions go in
+// batches of 100 from 8 submitters; the clock runs from the first submission to the last finish.
+// Talks to 127.0.0.1 only, stops by itself (after --timeout-s at the latest).
+import { parseArgs } from 'node:util';
+
+const { values: o } = parseArgs({ options: {
+  url: { type: 'string', default: 'http://127.0.0.1:18181' },
+  mode: { type: 'string', default: 'remote' },
+  queue: { type: 'string' },
+  tasks: { type: 'string', default: '20000' },
+  workers: { type: 'string', default: '4' },
+  'timeout-s': { type: 'string', default: '120' },
+} });
+if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(o.url)) throw new Error('only 127.0.0.1');
+const remote = o.mode === 'remote';
+const queue = o.queue ?? (remote ? 'remote-bench' : 'bench');
+const total = Number(o.tasks);
+const deadline = Date.now() + Number(o['timeout-s']) * 1000;
+
+async function post(path, body) {
+  const r = await fetch(o.url + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, body: await r.json() };
+}
+async function finished() {
+  const r = await fetch(`${o.url}/api/queues`);
+  return (await r.json()).queues.find((q) => q.name === queue).finished;
+}
+
+const before = await finished();
+const task = remote ? { type: 'sum', queue, payload: { numbers: [1, 2] } } : { type: 'sleep', queue, payload: { ms: 0 } };
+let submitted = 0;
+const start = process.hrtime.bigint();
+async function submitter() {
+  while (submitted < total && Date.now() < deadline) {
+    const n = Math.min(100, total - submitted);
+    submitted += n;
+    const r = await post('/api/batches', { tasks: Array.from({ length: n }, () => task) });
+    if (r.status !== 202) { submitted -= n; await new Promise((ok) => setTimeout(ok, 50)); }
+  }
+}
+let done = 0;
+async function worker(i) {
+  while (done < total && Date.now() < deadline) {
+    const claim = await post(`/api/queues/${queue}/claim`, { worker: `bench-${i}`, max: 100, waitMs: 1000 });
+    if (claim.status !== 200) throw new Error(`claim: ${claim.status} ${JSON.stringify(claim.body)}`);
+    if (claim.body.tasks.length === 0) continue;
+    const items = claim.body.tasks.map((t) => ({ id: t.id, lease: t.lease.token,
+      result: { sum: t.payload.numbers.reduce((a, b) => a + b, 0) } }));
+    const answer = await post(`/api/queues/${queue}/complete`, { tasks: items });
+    done += answer.body.tasks.filter((x) => x.status === 200).length;
+  }
+}
+const jobs = Array.from({ length: 8 }, submitter);
+if (remote) for (let i = 0; i < Number(o.workers); i++) jobs.push(worker(i));
+await Promise.all(jobs);
+while ((await finished()) - before < total && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 20));
+const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+const count = (await finished()) - before;
+console.log(JSON.stringify({ mode: o.mode, queue, tasks: count, seconds: Number(seconds.toFixed(2)),
+  tasksPerSecond: Math.round(count / seconds), workers: remote ? Number(o.workers) : 0 }));
