@@ -72,23 +72,28 @@ SELECT id, lease_version, attempt FROM claimed;
 -- name: finish
 -- $1 ids, $2 lease versions, $3 worker ids, $4 target states, $5 results (JSON text),
 -- $6 errors (JSON text), $7 reasons, $8 run_at (for a return to pending), $9 attempt adjustments,
--- $10 lease version bumps, $11 now
+-- $10 lease version bumps, $11 now, $12 whether a cancel request wins over the end written (a
+-- remote worker's, which cannot know of the request)
 -- Ends an attempt: in a terminal state, or back to pending (a retry, a snooze, a release at
 -- shutdown). Fenced: lands only while state, worker and version match and the lease is live,
 -- checked in the statement that writes. A stale worker's row is not returned and the caller counts
--- it. A task asked to cancel never goes back to pending: it ends cancelled.
+-- it. A task asked to cancel never goes back to pending: it ends cancelled; nor, where $12 says
+-- so, does it end succeeded or failed.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'running'::text AS held_state, $11::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                $8::timestamptz[], $9::int[], $10::int[])
-         AS r(id, lease_version, worker_id, to_state, result, error, reason, run_at, attempt_delta, version_bump)
+                $8::timestamptz[], $9::int[], $10::int[], $12::boolean[])
+         AS r(id, lease_version, worker_id, to_state, result, error, reason, run_at, attempt_delta, version_bump,
+              cancel_wins)
 ), done AS (
   -- One pass over each row: the SET and RETURNING expressions read the row as it stands when it is
   -- locked (a cancel request that committed meanwhile is seen), so no separate read is needed.
   UPDATE tasks t
-     SET state = CASE WHEN t.cancel_requested AND req.to_state = 'pending' THEN 'cancelled' ELSE req.to_state END,
+     SET state = CASE WHEN t.cancel_requested AND (req.to_state = 'pending' OR req.cancel_wins) THEN 'cancelled'
+                      ELSE req.to_state END,
          result = req.result::jsonb, error = req.error::jsonb,
-         progress_percent = CASE WHEN req.to_state = 'succeeded' THEN 100 ELSE t.progress_percent END,
+         progress_percent = CASE WHEN req.to_state = 'succeeded' AND NOT (t.cancel_requested AND req.cancel_wins)
+                                 THEN 100 ELSE t.progress_percent END,
          run_at = COALESCE(req.run_at, t.run_at),
          attempt = t.attempt + req.attempt_delta,
          lease_version = t.lease_version + req.version_bump,
@@ -100,8 +105,8 @@ WITH req AS MATERIALIZED (
    WHERE t.id = req.id AND t.state = req.held_state AND t.worker_id = req.worker_id
      AND t.lease_version = req.lease_version AND t.lease_expires_at > req.at
   RETURNING t.id, t.state, t.lease_version, t.attempt, req.worker_id,
-            CASE WHEN t.state = 'cancelled' AND req.to_state = 'pending' THEN 'cancelled' ELSE req.reason END
-              AS final_reason,
+            CASE WHEN t.state = 'cancelled' AND (req.to_state = 'pending' OR req.cancel_wins) THEN 'cancelled'
+                 ELSE req.reason END AS final_reason,
             req.error, req.run_at
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)

@@ -170,6 +170,21 @@ public final class Journal {
         Attempts.COUNTED);
   }
 
+  /**
+   * As {@link #succeed}, for a worker that cannot have heard of a cancel request (a remote one):
+   * the task ends cancelled instead when someone asked meanwhile, its result kept.
+   */
+  public Future<TaskState> succeedOrCancelled(Lease lease, JsonObject result) {
+    return guard(finishes.submit(new FinishRequest(lease, TaskState.SUCCEEDED, result, null, Reason.SUCCEEDED, null,
+        Attempts.COUNTED, true)));
+  }
+
+  /** As {@link #fail}, ending the task cancelled instead when someone asked meanwhile. */
+  public Future<TaskState> failOrCancelled(Lease lease, JsonObject error, boolean permanent) {
+    return guard(finishes.submit(new FinishRequest(lease, TaskState.FAILED, null, error,
+        permanent ? Reason.FAILED_PERMANENTLY : Reason.FAILED, null, Attempts.COUNTED, true)));
+  }
+
   /** The attempt stopped because someone asked to cancel the task; what it returned is kept. */
   public Future<TaskState> cancelled(Lease lease, JsonObject result, JsonObject error) {
     return end(lease, TaskState.CANCELLED, result, error, Reason.CANCELLED, null, Attempts.COUNTED);
@@ -209,7 +224,7 @@ public final class Journal {
 
   private Future<TaskState> end(Lease lease, TaskState to, JsonObject result, JsonObject error, Reason reason,
       Instant runAt, Attempts attempts) {
-    return guard(finishes.submit(new FinishRequest(lease, to, result, error, reason, runAt, attempts)));
+    return guard(finishes.submit(new FinishRequest(lease, to, result, error, reason, runAt, attempts, false)));
   }
 
   /**
@@ -477,8 +492,10 @@ public final class Journal {
     OffsetDateTime[] runAts = new OffsetDateTime[n];
     Integer[] attemptDeltas = new Integer[n];
     Integer[] versionBumps = new Integer[n];
+    Boolean[] cancelWins = new Boolean[n];
     for (int i = 0; i < n; i++) {
       FinishRequest request = requests.get(i);
+      cancelWins[i] = request.cancelWins;
       states[i] = request.to.sql();
       results[i] = request.result == null ? null : request.result.encode();
       errors[i] = request.error == null ? null : request.error.encode();
@@ -489,7 +506,7 @@ public final class Journal {
     }
     return pool.preparedQuery(sql.get("finish"))
         .execute(Tuple.wrap(new Object[] {leases.ids, leases.versions, leases.workers, states, results, errors, reasons,
-            runAts, attemptDeltas, versionBumps, now()}))
+            runAts, attemptDeltas, versionBumps, now(), cancelWins}))
         .map(rows -> {
           Map<UUID, TaskState> landed = new HashMap<>();
           for (Row row : rows) {
@@ -591,7 +608,7 @@ public final class Journal {
   }
 
   private record FinishRequest(Lease lease, TaskState to, JsonObject result, JsonObject error, Reason reason,
-      Instant runAt, Attempts attempts) {
+      Instant runAt, Attempts attempts, boolean cancelWins) {
   }
 
   /** What a heartbeat learned. */

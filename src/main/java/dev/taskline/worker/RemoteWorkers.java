@@ -207,7 +207,7 @@ public final class RemoteWorkers extends VerticleBase {
     return onContext(() -> {
       LeaseTokens.Token t = verify(token, taskId, queue);
       saw(t.lease().workerId(), t.queue());
-      return journal.succeed(t.lease(), result == null ? new JsonObject() : result).compose(state -> state == null
+      return journal.succeedOrCancelled(t.lease(), result == null ? new JsonObject() : result).compose(state -> state == null
           ? lost(t) : Future.succeededFuture(ended(t, state, null)));
     });
   }
@@ -230,7 +230,7 @@ public final class RemoteWorkers extends VerticleBase {
         return journal.retryAt(lease, due, detail).compose(state -> state == null ? lost(t)
             : Future.succeededFuture(new Outcome(ended(t, state, due), state == TaskState.PENDING ? due : null)));
       }
-      return journal.fail(lease, detail, !retry).compose(state -> state == null ? lost(t)
+      return journal.failOrCancelled(lease, detail, !retry).compose(state -> state == null ? lost(t)
           : Future.succeededFuture(new Outcome(ended(t, state, null), null)));
     });
   }

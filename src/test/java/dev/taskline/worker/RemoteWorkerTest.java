@@ -241,6 +241,11 @@ class RemoteWorkerTest {
     assertEquals(202, node.post("/api/tasks/" + id + "/cancel", new JsonObject()).statusCode());
     HttpResponse<Buffer> told = node.post("/api/tasks/" + id + "/heartbeat", new JsonObject().put("lease", token(task)));
     assertTrue(told.bodyAsJsonObject().getBoolean("cancelRequested"), told.bodyAsString());
+    HttpResponse<Buffer> ended = complete(id, token(task), new JsonObject().put("frames", 10));
+    assertEquals("cancelled", ended.bodyAsJsonObject().getString("state"), "the cancel wins, as for a local handler");
+    JsonObject stored = node.getJson("/api/tasks/" + id);
+    assertEquals("cancelled", stored.getString("state"));
+    assertEquals(10, stored.getJsonObject("result").getInteger("frames"), "what it computed is kept");
   }
 
   @Test
