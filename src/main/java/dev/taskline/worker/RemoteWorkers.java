@@ -247,48 +247,90 @@ public final class RemoteWorkers extends VerticleBase {
   }
 
   /**
-   * Lets go of remote tasks whose lease this node has not seen renewed in time: those the journal
-   * shows ended or held by another lease are no longer in this node's custody; the others (whose
-   * heartbeats go through another node) are given another lease's length. Returns how many went.
+   * One pass over the remote tasks held here. An attempt past its {@code timeoutMs} is ended as a
+   * failed one. A task whose lease this node has not seen renewed in time leaves its custody when
+   * the journal shows it ended or held by another lease; the others (whose heartbeats go through
+   * another node) are given another lease's length. Returns how many tasks left custody.
    */
   public Future<Integer> runOnce() {
-    return onContext(() -> {
-      long now = clock.millis();
-      List<UUID> due = new ArrayList<>();
-      Map<UUID, Held> looked = new HashMap<>();
-      held.forEach((id, h) -> {
-        if (h.deadlineMillis <= now) {
-          due.add(id);
-          looked.put(id, h);
-        }
-      });
-      if (due.isEmpty()) {
-        return Future.succeededFuture(0);
+    return onContext(() -> timeOut().compose(timedOut -> reconcile().map(released -> timedOut + released)));
+  }
+
+  /**
+   * Ends, as a failed attempt (retried while attempts are left), every remote attempt held here
+   * past its {@code timeoutMs}: a worker that heartbeats forever must not hold a task forever. Its
+   * later writes are fenced, the task being no longer running under its lease.
+   */
+  private Future<Integer> timeOut() {
+    long now = clock.millis();
+    List<Future<TaskState>> ends = new ArrayList<>();
+    for (Held h : new ArrayList<>(held.values())) {
+      if (h.timeoutAtMillis > now || h.timingOut) {
+        continue;
       }
-      return reads.leaseStates(due).map(states -> {
-        Map<UUID, LeaseState> byId = new HashMap<>();
-        states.forEach(s -> byId.put(s.id(), s));
-        int released = 0;
-        for (UUID id : due) {
-          Held h = held.get(id);
-          LeaseState state = byId.get(id);
-          if (h == null) {
-            continue;
+      h.timingOut = true;
+      LeaseTokens.Token t = new LeaseTokens.Token(h.lease, h.queue.name(), h.task.maxAttempts());
+      long timeoutMs = h.task.timeoutMs() == null ? h.queue.config().timeoutMs() : h.task.timeoutMs();
+      JsonObject error = new JsonObject().put("type", "timeout")
+          .put("message", "the attempt ran longer than " + timeoutMs + " ms");
+      QueueConfig config = h.queue.config();
+      if (h.lease.attempt() < h.task.maxAttempts()) {
+        Instant due = clock.instant().plusMillis(Backoff.delayMs(h.lease.attempt(), config.backoffBaseMs(),
+            config.backoffCapMs(), jitter.getAsDouble()));
+        ends.add(journal.retryAt(h.lease, due, error).onSuccess(state -> {
+          if (state != null) {
+            ended(t, state, due);
           }
-          if (h != looked.get(id)) {
-            continue; // ended and claimed again while the journal was read: this is another lease
+        }));
+      } else {
+        ends.add(journal.fail(h.lease, error, false).onSuccess(state -> {
+          if (state != null) {
+            ended(t, state, null);
           }
-          if (state != null && state.state() == TaskState.RUNNING && state.leaseVersion() == h.lease.version()
-              && h.lease.workerId().equals(state.workerId())) {
-            h.deadlineMillis = now + leaseMs(h.queue.name());
-          } else {
-            held.remove(id);
-            release(h.queue, id, null);
-            released++;
-          }
+        }));
+      }
+    }
+    return Future.join(ends).otherwiseEmpty().map(v -> (int) ends.stream().filter(f -> f.succeeded()
+        && f.result() != null).count());
+  }
+
+  /** Lets go of remote tasks whose lease was not seen renewed in time and that ended or moved on elsewhere. */
+  private Future<Integer> reconcile() {
+    long now = clock.millis();
+    List<UUID> due = new ArrayList<>();
+    Map<UUID, Held> looked = new HashMap<>();
+    held.forEach((id, h) -> {
+      if (h.deadlineMillis <= now) {
+        due.add(id);
+        looked.put(id, h);
+      }
+    });
+    if (due.isEmpty()) {
+      return Future.succeededFuture(0);
+    }
+    return reads.leaseStates(due).map(states -> {
+      Map<UUID, LeaseState> byId = new HashMap<>();
+      states.forEach(s -> byId.put(s.id(), s));
+      int released = 0;
+      for (UUID id : due) {
+        Held h = held.get(id);
+        LeaseState state = byId.get(id);
+        if (h == null) {
+          continue;
         }
-        return released;
-      });
+        if (h != looked.get(id)) {
+          continue; // ended and claimed again while the journal was read: this is another lease
+        }
+        if (state != null && state.state() == TaskState.RUNNING && state.leaseVersion() == h.lease.version()
+            && h.lease.workerId().equals(state.workerId())) {
+          h.deadlineMillis = now + leaseMs(h.queue.name());
+        } else {
+          held.remove(id);
+          release(h.queue, id, null);
+          released++;
+        }
+      }
+      return released;
     });
   }
 
@@ -404,7 +446,8 @@ public final class RemoteWorkers extends VerticleBase {
             meters.started(clock.millis() - task.dueAtMillis());
             Claimed claimed = new Claimed(task, lease, tokens.sign(lease, queue.name(), task.maxAttempts()),
                 clock.instant().plusMillis(leaseMs));
-            held.put(task.id(), new Held(queue, task, lease, clock.millis() + leaseMs));
+            long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
+            held.put(task.id(), new Held(queue, task, lease, clock.millis() + leaseMs, clock.millis() + timeoutMs));
             return claimed;
           })
           .recover(e -> {
@@ -541,13 +584,17 @@ public final class RemoteWorkers extends VerticleBase {
     final TaskQueue queue;
     final Task task;
     final Lease lease;
+    /** When the attempt must be over, heartbeats or not: its timeoutMs from the claim. */
+    final long timeoutAtMillis;
     long deadlineMillis;
+    boolean timingOut;
 
-    Held(TaskQueue queue, Task task, Lease lease, long deadlineMillis) {
+    Held(TaskQueue queue, Task task, Lease lease, long deadlineMillis, long timeoutAtMillis) {
       this.queue = queue;
       this.task = task;
       this.lease = lease;
       this.deadlineMillis = deadlineMillis;
+      this.timeoutAtMillis = timeoutAtMillis;
     }
   }
 

@@ -146,6 +146,22 @@ class RemoteWorkerTest {
   }
 
   @Test
+  void an_attempt_past_its_timeout_is_ended_however_often_its_worker_heartbeats() throws Exception {
+    String id = node.post("/api/tasks", new JsonObject().put("type", "render").put("queue", "remote")
+        .put("timeoutMs", 3_000)).bodyAsJsonObject().getString("id");
+    JsonObject task = claim("w1", 1).getJsonObject(0);
+    node.clock.advance(Duration.ofSeconds(2));
+    assertEquals(200, node.post("/api/tasks/" + id + "/heartbeat", new JsonObject().put("lease", token(task)))
+        .statusCode());
+    node.clock.advance(Duration.ofSeconds(2));
+    assertEquals(1, await(node.node.remote().runOnce()));
+    JsonObject stored = node.getJson("/api/tasks/" + id);
+    assertEquals("pending", stored.getString("state"), "retried: it has attempts left");
+    assertEquals("timeout", stored.getJsonObject("error").getString("type"));
+    assertEquals(409, complete(id, token(task), new JsonObject()).statusCode(), "the late result is fenced");
+  }
+
+  @Test
   void a_claim_with_nothing_waiting_answers_an_empty_list() throws Exception {
     assertEquals(0, claim("w1", 5).size());
     HttpResponse<Buffer> later = await(claimAsync("w1", 5, 20));
