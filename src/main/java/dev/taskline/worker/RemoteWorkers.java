@@ -61,6 +61,11 @@ public final class RemoteWorkers extends VerticleBase {
   private final ProgressListener progress;
   private final long reconcileMs;
   private final Map<String, Deque<Waiter>> waiters = new HashMap<>();
+  /**
+   * Per queue, tasks an admission journaled already claimed for a waiting claim (as a local
+   * queue's idle worker gets them), not yet handed to a worker: the next claims take them first.
+   */
+  private final Map<String, Deque<Claimed>> prepared = new HashMap<>();
   private final Map<String, AtomicBoolean> wakeScheduled = new HashMap<>();
   private final Map<UUID, Held> held = new HashMap<>();
   private final Map<String, Seen> seen = new LinkedHashMap<>();
@@ -104,6 +109,7 @@ public final class RemoteWorkers extends VerticleBase {
     new SecureRandom().nextBytes(candidate);
     for (TaskQueue queue : queues.values()) {
       waiters.put(queue.name(), new ArrayDeque<>());
+      prepared.put(queue.name(), new ArrayDeque<>());
       wakeScheduled.put(queue.name(), new AtomicBoolean());
       queue.onAvailable(() -> wake(queue));
     }
@@ -131,6 +137,7 @@ public final class RemoteWorkers extends VerticleBase {
     return onContext(() -> {
       stopping = true;
       answerWaiters();
+      handBackPrepared();
       return Future.succeededFuture();
     });
   }
@@ -151,9 +158,15 @@ public final class RemoteWorkers extends VerticleBase {
       }
       TaskQueue queue = queues.get(queueName);
       saw(worker, queueName);
-      List<Task> tasks = take(queue, max);
-      if (!tasks.isEmpty() || waitMs <= 0) {
-        return claimAll(queue, tasks, worker);
+      absorbDispatched(queue);
+      List<Claimed> ready = takePrepared(queue, max);
+      List<Task> tasks = take(queue, max - ready.size());
+      if (!ready.isEmpty() || !tasks.isEmpty() || waitMs <= 0) {
+        return claimAll(queue, tasks, worker).map(claimed -> {
+          List<Claimed> all = new ArrayList<>(ready);
+          all.addAll(claimed);
+          return all;
+        });
       }
       if (waiters.get(queueName).size() >= MAX_WAITING) {
         return Future.failedFuture(new TooManyClaimsException(queueName, MAX_WAITING));
@@ -164,13 +177,16 @@ public final class RemoteWorkers extends VerticleBase {
         if (waiters.get(queueName).remove(waiter)) {
           vertx.cancelTimer(waiter.timer);
           waiter.promise.tryComplete(List.of());
+          dispatchTo(queue);
         }
       }));
       waiter.timer = vertx.setTimer(waitMs, id -> {
         waiters.get(queueName).remove(waiter);
         waiter.promise.tryComplete(List.of());
+        dispatchTo(queue);
       });
       waiters.get(queueName).add(waiter);
+      dispatchTo(queue);
       return waiter.promise.future();
     });
   }
@@ -253,7 +269,32 @@ public final class RemoteWorkers extends VerticleBase {
    * another node) are given another lease's length. Returns how many tasks left custody.
    */
   public Future<Integer> runOnce() {
-    return onContext(() -> timeOut().compose(timedOut -> reconcile().map(released -> timedOut + released)));
+    return onContext(() -> {
+      handBackStalePrepared();
+      return timeOut().compose(timedOut -> reconcile().map(released -> timedOut + released));
+    });
+  }
+
+  /**
+   * Tasks journaled claimed for a claim that went away before they came, and taken by no claim
+   * since: given back while half their lease is left, so that no attempt lapses unrun.
+   */
+  private void handBackStalePrepared() {
+    long now = clock.millis();
+    for (TaskQueue queue : queues.values()) {
+      absorbDispatched(queue);
+      List<Claimed> stale = new ArrayList<>();
+      prepared.get(queue.name()).removeIf(c -> {
+        boolean old = c.expiresAt().toEpochMilli() - now < queue.config().leaseMs() / 2;
+        if (old) {
+          stale.add(c);
+        }
+        return old;
+      });
+      if (!stale.isEmpty()) {
+        handBack(stale);
+      }
+    }
   }
 
   /**
@@ -491,11 +532,21 @@ public final class RemoteWorkers extends VerticleBase {
   /** Hands newly available tasks to the claims that wait for them, oldest claim first. */
   private void serve(TaskQueue queue) {
     Deque<Waiter> line = waiters.get(queue.name());
+    absorbDispatched(queue);
     while (!line.isEmpty()) {
       Waiter waiter = line.peek();
+      List<Claimed> ready = takePrepared(queue, waiter.max);
+      if (!ready.isEmpty()) {
+        line.poll();
+        vertx.cancelTimer(waiter.timer);
+        if (!waiter.promise.tryComplete(ready)) {
+          handBack(ready);
+        }
+        continue;
+      }
       List<Task> tasks = take(queue, waiter.max);
       if (tasks.isEmpty()) {
-        return;
+        break;
       }
       line.poll();
       vertx.cancelTimer(waiter.timer);
@@ -507,6 +558,43 @@ public final class RemoteWorkers extends VerticleBase {
         }
       });
     }
+    dispatchTo(queue);
+  }
+
+  /**
+   * While a claim waits, admissions may journal new tasks already claimed for it (one statement
+   * instead of an insert and a claim), as they do for a local queue's idle worker; the queue still
+   * checks that nothing waits and that slots are free.
+   */
+  private void dispatchTo(TaskQueue queue) {
+    Waiter head = waiters.get(queue.name()).peek();
+    queue.servedBy(head == null ? null : head.worker, head == null ? null
+        : java.time.Duration.ofMillis(queue.config().leaseMs()));
+  }
+
+  /** Takes into custody the tasks admissions journaled claimed for this queue's waiting claims. */
+  private void absorbDispatched(TaskQueue queue) {
+    TaskQueue.Dispatched d;
+    while ((d = queue.pollDispatched()) != null) {
+      Lease lease = d.lease();
+      long now = clock.millis();
+      long leaseMs = queue.config().leaseMs();
+      long timeoutMs = d.task().timeoutMs() == null ? queue.config().timeoutMs() : d.task().timeoutMs();
+      metrics.queue(queue.name()).started(now - d.task().dueAtMillis());
+      Claimed claimed = new Claimed(d.task(), lease, tokens.sign(lease, queue.name(), d.task().maxAttempts()),
+          clock.instant().plusMillis(leaseMs));
+      held.put(d.task().id(), new Held(queue, d.task(), lease, now + leaseMs, now + timeoutMs));
+      prepared.get(queue.name()).add(claimed);
+    }
+  }
+
+  private List<Claimed> takePrepared(TaskQueue queue, int max) {
+    Deque<Claimed> ready = prepared.get(queue.name());
+    List<Claimed> taken = new ArrayList<>();
+    while (taken.size() < max && !ready.isEmpty()) {
+      taken.add(ready.poll());
+    }
+    return taken;
   }
 
   /**
@@ -520,6 +608,17 @@ public final class RemoteWorkers extends VerticleBase {
       queue.done(id);
     }
     serve(queue);
+  }
+
+  private void handBackPrepared() {
+    for (TaskQueue queue : queues.values()) {
+      queue.servedBy(null, null);
+      absorbDispatched(queue);
+      List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE);
+      if (!left.isEmpty()) {
+        handBack(left);
+      }
+    }
   }
 
   private void answerWaiters() {

@@ -30,6 +30,8 @@ class RemoteWorkerTest {
       """;
 
   private TestNode node;
+  /** What the last submission's 202 said: running when a waiting claim took it in the insert. */
+  private String lastState;
 
   @BeforeEach
   void start() throws Exception {
@@ -45,7 +47,7 @@ class RemoteWorkerTest {
     HttpResponse<Buffer> accepted = node.post("/api/tasks", new JsonObject().put("type", type).put("queue", "remote")
         .put("payload", new JsonObject().put("n", 1)));
     assertEquals(202, accepted.statusCode(), accepted.bodyAsString());
-    assertEquals("pending", accepted.bodyAsJsonObject().getString("state"), "no local worker takes it");
+    lastState = accepted.bodyAsJsonObject().getString("state");
     return accepted.bodyAsJsonObject().getString("id");
   }
 
@@ -76,6 +78,7 @@ class RemoteWorkerTest {
     node.until("/api/workers", w -> w.getJsonArray("workers").stream()
         .anyMatch(x -> ((JsonObject) x).getString("name").equals("w1")));
     String id = submit("render");
+    assertEquals("running", lastState, "journaled claimed for the waiting claim, in its insert");
     HttpResponse<Buffer> answer = await(waiting);
     assertEquals(200, answer.statusCode(), answer.bodyAsString());
     JsonArray tasks = answer.bodyAsJsonObject().getJsonArray("tasks");
@@ -159,6 +162,12 @@ class RemoteWorkerTest {
     assertEquals("pending", stored.getString("state"), "retried: it has attempts left");
     assertEquals("timeout", stored.getJsonObject("error").getString("type"));
     assertEquals(409, complete(id, token(task), new JsonObject()).statusCode(), "the late result is fenced");
+  }
+
+  @Test
+  void with_no_claim_waiting_a_task_waits_in_line() throws Exception {
+    submit("render");
+    assertEquals("pending", lastState, "no local worker takes it");
   }
 
   @Test
