@@ -162,11 +162,14 @@ public final class RemoteWorkers extends VerticleBase {
       List<Claimed> ready = takePrepared(queue, max);
       List<Task> tasks = take(queue, max - ready.size());
       if (!ready.isEmpty() || !tasks.isEmpty() || waitMs <= 0) {
-        return claimAll(queue, tasks, worker).map(claimed -> {
-          List<Claimed> all = new ArrayList<>(ready);
-          all.addAll(claimed);
-          return all;
-        });
+        return claimAll(queue, tasks, worker)
+            // The journal did not answer for the rest: the prepared leases still go to the worker.
+            .recover(e -> ready.isEmpty() ? Future.failedFuture(e) : Future.succeededFuture(List.of()))
+            .map(claimed -> {
+              List<Claimed> all = new ArrayList<>(ready);
+              all.addAll(claimed);
+              return all;
+            });
       }
       if (waiters.get(queueName).size() >= MAX_WAITING) {
         return Future.failedFuture(new TooManyClaimsException(queueName, MAX_WAITING));
