@@ -271,7 +271,7 @@ public final class Admission {
       QueueConfig queueConfig = queue.config();
       // A remote queue's tasks are run by workers elsewhere: any type they name, no handler here.
       TaskHandler handler = queueConfig.external() ? null : handlers.get(s.type());
-      if (queueConfig.external() && !queueConfig.acceptsRemoteType(s.type())) {
+      if (queueConfig.external() && !queueConfig.acceptsExternalType(s.type())) {
         throw new InvalidTaskException(where + "type: '" + s.type() + "' is not a type of queue '"
             + queueConfig.name() + "' (" + (queueConfig.types().isEmpty()
                 ? "1-128 letters, digits, '.', '_', ':' or '-'" : "known: " + String.join(", ", queueConfig.types()))

@@ -128,7 +128,7 @@ public final class ConfigLoader {
           q.integer("tenantLimit", 0),
           q.bool("remote", false),
           q.texts("types"),
-          push(q.object("push"), q.node.has("push") && !q.node.get("push").isNull())));
+          q.node.hasNonNull("push") ? push(q.object("push")) : null));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 
@@ -156,10 +156,7 @@ public final class ConfigLoader {
         new TasklineConfig.Handlers(Path.of(envOr(env, ENV_HANDLERS_DIR, handlers.text("dir", "./handlers")))));
   }
 
-  private static PushTarget push(Node push, boolean given) {
-    if (!given) {
-      return null;
-    }
+  private static PushTarget push(Node push) {
     push.only("url", "timeoutMs", "headers");
     String url = push.text("url", null);
     if (url == null) {

@@ -23,8 +23,8 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
     long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
     int tenantLimit, boolean remote, List<String> types, PushTarget push) {
 
-  /** What a task type of a remote queue may be called: any name a worker in any language can match. */
-  public static final Pattern REMOTE_TYPE = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+  /** What a task type of a remote or push queue may be called: any name a worker in any language can match. */
+  public static final Pattern EXTERNAL_TYPE = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
 
   public static final int DEFAULT_SLOTS = 4;
   public static final int DEFAULT_CAPACITY = 10_000;
@@ -85,7 +85,7 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       throw new ConfigException(key + ": a queue is run by remote workers or by a push target, not both");
     }
     for (String type : types) {
-      if (!REMOTE_TYPE.matcher(type).matches()) {
+      if (!EXTERNAL_TYPE.matcher(type).matches()) {
         throw new ConfigException(key + ".types: '" + type + "' must be 1-128 letters, digits, '.', '_', ':' or '-'");
       }
     }
@@ -105,8 +105,8 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
   }
 
   /** Whether a task of {@code type} may be submitted to this remote or push queue. */
-  public boolean acceptsRemoteType(String type) {
-    return type != null && REMOTE_TYPE.matcher(type).matches() && (types.isEmpty() || types.contains(type));
+  public boolean acceptsExternalType(String type) {
+    return type != null && EXTERNAL_TYPE.matcher(type).matches() && (types.isEmpty() || types.contains(type));
   }
 
   /** A queue with the task-semantics defaults. */

@@ -41,7 +41,7 @@ public final class EventHub {
   }
 
   /**
-   * Opens a stream on the caller's event loop, into the sink {@code sink} makes once the stream
+   * Opens a stream on the caller's event loop, into the sink {@code sinks} makes once the stream
    * has its place; null, and no sink made, when this node already serves its maximum.
    */
   public TaskStream open(Collection<UUID> tasks, long afterEventId, Supplier<StreamSink> sinks) {

@@ -7,6 +7,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.UUID;
 
 /** Reading what a request says, the same way on every route; what it cannot read is a 4xx. */
@@ -43,6 +44,16 @@ final class Requests {
   private static boolean isJson(String contentType) {
     String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
     return mediaType.equals("application/json") || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+  }
+
+  /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
+  static void knownFields(JsonObject body, Set<String> known, String where) {
+    for (String field : body.fieldNames()) {
+      if (!known.contains(field)) {
+        throw ApiException.unprocessable(where + field + " is not a known field (known: "
+            + String.join(", ", known.stream().sorted().toList()) + ")");
+      }
+    }
   }
 
   /** The {@code :id} path parameter; an id that cannot be one is simply not found. */

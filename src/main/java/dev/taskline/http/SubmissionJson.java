@@ -26,7 +26,7 @@ final class SubmissionJson {
   }
 
   static List<Submission> batch(JsonObject body) {
-    unknownFields(body, BATCH_FIELDS, "");
+    Requests.knownFields(body, BATCH_FIELDS, "");
     Object tasks = body.getValue("tasks");
     if (!(tasks instanceof JsonArray array)) {
       throw ApiException.unprocessable("tasks must be an array of task objects");
@@ -43,7 +43,7 @@ final class SubmissionJson {
   }
 
   private static Submission task(JsonObject body, String where) {
-    unknownFields(body, TASK_FIELDS, where);
+    Requests.knownFields(body, TASK_FIELDS, where);
     Object type = body.getValue("type");
     if (!(type instanceof String text) || text.isBlank() || text.length() > 200) {
       throw ApiException.unprocessable(where + "type must be a non-empty string of at most 200 characters");
@@ -98,15 +98,6 @@ final class SubmissionJson {
       }
     }
     return false;
-  }
-
-  private static void unknownFields(JsonObject body, Set<String> known, String where) {
-    for (String field : body.fieldNames()) {
-      if (!known.contains(field)) {
-        throw ApiException.unprocessable(where + field + " is not a known field (known: "
-            + String.join(", ", known.stream().sorted().toList()) + ")");
-      }
-    }
   }
 
   private static Integer intOrNull(JsonObject body, String field, String where) {

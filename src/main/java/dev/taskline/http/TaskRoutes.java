@@ -9,7 +9,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 
 /** {@code /api/tasks}: submit, read, list, cancel and retry tasks. */
@@ -17,7 +17,7 @@ final class TaskRoutes implements Routes {
 
   private static final int DEFAULT_PAGE = 50;
   private static final int MAX_PAGE = 1000;
-  private static final List<String> BULK_RETRY_FIELDS = List.of("queue", "type", "limit");
+  private static final Set<String> BULK_RETRY_FIELDS = Set.of("queue", "type", "limit");
 
   private final TaskService service;
   private final BodyHandler body;
@@ -104,11 +104,7 @@ final class TaskRoutes implements Routes {
 
   private void retryFailed(RoutingContext ctx) {
     JsonObject json = Requests.jsonBody(ctx);
-    for (String field : json.fieldNames()) {
-      if (!BULK_RETRY_FIELDS.contains(field)) {
-        throw ApiException.unprocessable(field + " is not a known field (known: limit, queue, type)");
-      }
-    }
+    Requests.knownFields(json, BULK_RETRY_FIELDS, "");
     Object queue = json.getValue("queue", TasklineConfig.DEFAULT_QUEUE);
     Object type = json.getValue("type");
     Object limit = json.getValue("limit", 100);

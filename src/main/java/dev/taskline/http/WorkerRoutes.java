@@ -43,7 +43,7 @@ final class WorkerRoutes implements Routes {
   private void claim(RoutingContext ctx) {
     JsonObject json = Requests.jsonBody(ctx);
     known(json, "worker", "max", "waitMs");
-    String worker = text(json, "worker", true);
+    String worker = text(json, "worker");
     int max = integer(json, "max", 1);
     long waitMs = integer(json, "waitMs", 0);
     // A client that goes away while its claim waits must not have tasks leased to it.
@@ -86,8 +86,8 @@ final class WorkerRoutes implements Routes {
     UUID id = Requests.idParam(ctx);
     JsonObject json = Requests.jsonBody(ctx);
     known(json, "lease", "error", "retry", "retryAfterMs");
-    String lease = text(json, "lease", true);
-    String error = text(json, "error", true);
+    String lease = text(json, "lease");
+    String error = text(json, "error");
     if (error.indexOf('\0') >= 0) {
       throw ApiException.unprocessable("error must not contain the NUL character");
     }
@@ -155,7 +155,8 @@ final class WorkerRoutes implements Routes {
       if (!(array.getValue(i) instanceof JsonObject item)) {
         throw ApiException.unprocessable("tasks[" + i + "] must be an object");
       }
-      known(item, results ? Set.of("id", "lease", "result") : Set.of("id", "lease", "progress"), "tasks[" + i + "].");
+      Requests.knownFields(item, results ? Set.of("id", "lease", "result") : Set.of("id", "lease", "progress"),
+          "tasks[" + i + "].");
       UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
       if (id == null) {
         throw ApiException.unprocessable("tasks[" + i + "].id must be a task id");
@@ -166,7 +167,7 @@ final class WorkerRoutes implements Routes {
   }
 
   private static LeaseWrite leaseWrite(JsonObject json, UUID id, boolean withResult) {
-    String lease = text(json, "lease", true);
+    String lease = text(json, "lease");
     if (withResult) {
       Object result = json.getValue("result");
       if (result != null && !(result instanceof JsonObject)) {
@@ -193,23 +194,11 @@ final class WorkerRoutes implements Routes {
   }
 
   private static void known(JsonObject json, String... fields) {
-    known(json, Set.of(fields), "");
+    Requests.knownFields(json, Set.of(fields), "");
   }
 
-  private static void known(JsonObject json, Set<String> fields, String where) {
-    for (String field : json.fieldNames()) {
-      if (!fields.contains(field)) {
-        throw ApiException.unprocessable(where + field + " is not a known field (known: "
-            + String.join(", ", new java.util.TreeSet<>(fields)) + ")");
-      }
-    }
-  }
-
-  private static String text(JsonObject json, String field, boolean required) {
+  private static String text(JsonObject json, String field) {
     Object value = json.getValue(field);
-    if (value == null && !required) {
-      return null;
-    }
     if (!(value instanceof String s)) {
       throw ApiException.unprocessable(field + " must be a string");
     }

@@ -62,7 +62,7 @@ public final class Journal {
     this.pool = pool;
     this.clock = clock;
     this.writeTimes = writeTimes;
-    this.sql = Sql.load("/sql/queries/tasks.sql", "/sql/queries/events.sql");
+    this.sql = Sql.queries();
     this.inserts = new GroupCommit<>(INSERT_GROUP, maxWaitingInserts, timed("insert_tasks", this::flushInserts));
     this.claims = new GroupCommit<>(MAX_GROUP, timed("claim", this::flushClaims));
     this.finishes = new GroupCommit<>(MAX_GROUP, timed("finish", this::flushFinishes));
@@ -175,14 +175,13 @@ public final class Journal {
    * the task ends cancelled instead when someone asked meanwhile, its result kept.
    */
   public Future<TaskState> succeedOrCancelled(Lease lease, JsonObject result) {
-    return guard(finishes.submit(new FinishRequest(lease, TaskState.SUCCEEDED, result, null, Reason.SUCCEEDED, null,
-        Attempts.COUNTED, true)));
+    return end(lease, TaskState.SUCCEEDED, result, null, Reason.SUCCEEDED, null, Attempts.COUNTED, true);
   }
 
   /** As {@link #fail}, ending the task cancelled instead when someone asked meanwhile. */
   public Future<TaskState> failOrCancelled(Lease lease, JsonObject error, boolean permanent) {
-    return guard(finishes.submit(new FinishRequest(lease, TaskState.FAILED, null, error,
-        permanent ? Reason.FAILED_PERMANENTLY : Reason.FAILED, null, Attempts.COUNTED, true)));
+    return end(lease, TaskState.FAILED, null, error, permanent ? Reason.FAILED_PERMANENTLY : Reason.FAILED, null,
+        Attempts.COUNTED, true);
   }
 
   /** The attempt stopped because someone asked to cancel the task; what it returned is kept. */
@@ -224,7 +223,13 @@ public final class Journal {
 
   private Future<TaskState> end(Lease lease, TaskState to, JsonObject result, JsonObject error, Reason reason,
       Instant runAt, Attempts attempts) {
-    return guard(finishes.submit(new FinishRequest(lease, to, result, error, reason, runAt, attempts, false)));
+    return end(lease, to, result, error, reason, runAt, attempts, false);
+  }
+
+  /** @param cancelWins a cancel request, if any, ends the task cancelled instead (see the finish statement) */
+  private Future<TaskState> end(Lease lease, TaskState to, JsonObject result, JsonObject error, Reason reason,
+      Instant runAt, Attempts attempts, boolean cancelWins) {
+    return guard(finishes.submit(new FinishRequest(lease, to, result, error, reason, runAt, attempts, cancelWins)));
   }
 
   /**

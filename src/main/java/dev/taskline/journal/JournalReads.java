@@ -26,7 +26,7 @@ public final class JournalReads {
 
   public JournalReads(Pool pool) {
     this.pool = pool;
-    this.sql = Sql.load("/sql/queries/tasks.sql", "/sql/queries/events.sql");
+    this.sql = Sql.queries();
   }
 
   /** The task with its history, or null. */

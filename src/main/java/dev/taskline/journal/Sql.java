@@ -19,6 +19,15 @@ final class Sql {
     this.statements = Map.copyOf(statements);
   }
 
+  /** The node's named statements ({@code sql/queries}), read once for the writes and the reads alike. */
+  static Sql queries() {
+    return Queries.SQL;
+  }
+
+  private static final class Queries {
+    static final Sql SQL = load("/sql/queries/tasks.sql", "/sql/queries/events.sql");
+  }
+
   /** Reads packaged files; called once at start-up, before any event loop needs them. */
   static Sql load(String... resources) {
     StringBuilder text = new StringBuilder();

@@ -224,13 +224,9 @@ public final class TaskService {
    */
   public Future<List<RemoteWorkers.Claimed>> claim(Caller caller, String queue, String worker, int max, long waitMs,
       Future<Void> gone) {
-    TaskQueue found = queues.get(queue);
-    if (found == null) {
-      return Future.failedFuture(NotFoundException.queue(queue));
-    }
-    if (!found.config().remote()) {
-      return Future.failedFuture(new InvalidTaskException("queue '" + queue
-          + "' is not remote: its tasks run in the node; configure \"remote\": true for workers over HTTP"));
+    Future<Void> remoteQueue = remoteQueue(queue);
+    if (remoteQueue.failed()) {
+      return remoteQueue.mapEmpty();
     }
     if (worker == null || !LeaseTokens.WORKER.matcher(worker).matches()) {
       return Future.failedFuture(new InvalidTaskException(
@@ -293,13 +289,15 @@ public final class TaskService {
         w -> heartbeat(caller, w.id(), w.lease(), w.percent(), w.message(), queue)));
   }
 
+  /** Succeeds when {@code queue} is one of this node's remote queues. */
   private Future<Void> remoteQueue(String queue) {
     TaskQueue found = queues.get(queue);
     if (found == null) {
       return Future.failedFuture(NotFoundException.queue(queue));
     }
     if (!found.config().remote()) {
-      return Future.failedFuture(new InvalidTaskException("queue '" + queue + "' is not remote"));
+      return Future.failedFuture(new InvalidTaskException("queue '" + queue
+          + "' is not remote: its tasks run in the node; configure \"remote\": true for workers over HTTP"));
     }
     return Future.succeededFuture();
   }
@@ -342,7 +340,8 @@ public final class TaskService {
    * the sink {@code sink} makes; the sink is made only once the stream can be served.
    */
   public Future<TaskStream> streamTask(Caller caller, UUID id, long afterEventId, Supplier<StreamSink> sink) {
-    return visibleTask(caller, id).compose(v -> reads.streamSnapshot(List.of(id))).compose(found -> found.isEmpty()
+    // The stream reads the task's snapshot itself: here only whether it exists, by its key.
+    return visibleTask(caller, id).compose(v -> reads.state(id)).compose(state -> state == null
         ? Future.failedFuture(new NotFoundException("task", id))
         : open(List.of(id), afterEventId, sink));
   }

@@ -238,20 +238,31 @@ public final class RemoteWorkers extends VerticleBase {
   public Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs) {
     return onContext(() -> {
       LeaseTokens.Token t = verify(token, taskId, null);
-      Lease lease = t.lease();
-      saw(lease.workerId(), t.queue());
+      saw(t.lease().workerId(), t.queue());
       JsonObject detail = new JsonObject().put("type", "remote").put("message", error);
-      if (retry && lease.attempt() < t.maxAttempts()) {
-        QueueConfig config = queues.get(t.queue()).config();
-        long delay = retryAfterMs != null ? retryAfterMs
-            : Backoff.delayMs(lease.attempt(), config.backoffBaseMs(), config.backoffCapMs(), jitter.getAsDouble());
-        Instant due = clock.instant().plusMillis(delay);
-        return journal.retryAt(lease, due, detail).compose(state -> state == null ? lost(t)
-            : Future.succeededFuture(new Outcome(ended(t, state, due), state == TaskState.PENDING ? due : null)));
-      }
-      return journal.failOrCancelled(lease, detail, !retry).compose(state -> state == null ? lost(t)
-          : Future.succeededFuture(new Outcome(ended(t, state, null), null)));
+      return endFailed(t, detail, retry, retryAfterMs, true)
+          .compose(outcome -> outcome == null ? lost(t) : Future.succeededFuture(outcome));
     });
+  }
+
+  /**
+   * Ends an attempt failed: pending again after {@code retryAfterMs} (null: the queue's backoff)
+   * while {@code retry} is asked and attempts are left, else failed for good, or cancelled when
+   * {@code cancelWins} and someone asked. Null when the lease was lost.
+   */
+  private Future<Outcome> endFailed(LeaseTokens.Token t, JsonObject error, boolean retry, Long retryAfterMs,
+      boolean cancelWins) {
+    Lease lease = t.lease();
+    if (retry && lease.attempt() < t.maxAttempts()) {
+      QueueConfig config = queues.get(t.queue()).config();
+      long delay = retryAfterMs != null ? retryAfterMs
+          : Backoff.delayMs(lease.attempt(), config.backoffBaseMs(), config.backoffCapMs(), jitter.getAsDouble());
+      Instant due = clock.instant().plusMillis(delay);
+      return journal.retryAt(lease, due, error).map(state -> state == null ? null
+          : new Outcome(ended(t, state, due), state == TaskState.PENDING ? due : null));
+    }
+    Future<TaskState> end = cancelWins ? journal.failOrCancelled(lease, error, !retry) : journal.fail(lease, error, !retry);
+    return end.map(state -> state == null ? null : new Outcome(ended(t, state, null), null));
   }
 
   /** The remote workers this node has heard from, with the leases they hold through it. */
@@ -307,32 +318,17 @@ public final class RemoteWorkers extends VerticleBase {
    */
   private Future<Integer> timeOut() {
     long now = clock.millis();
-    List<Future<TaskState>> ends = new ArrayList<>();
+    List<Future<Outcome>> ends = new ArrayList<>();
     for (Held h : new ArrayList<>(held.values())) {
       if (h.timeoutAtMillis > now || h.timingOut) {
         continue;
       }
       h.timingOut = true;
-      LeaseTokens.Token t = new LeaseTokens.Token(h.lease, h.queue.name(), h.task.maxAttempts());
-      long timeoutMs = h.task.timeoutMs() == null ? h.queue.config().timeoutMs() : h.task.timeoutMs();
       JsonObject error = new JsonObject().put("type", "timeout")
-          .put("message", "the attempt ran longer than " + timeoutMs + " ms");
-      QueueConfig config = h.queue.config();
-      if (h.lease.attempt() < h.task.maxAttempts()) {
-        Instant due = clock.instant().plusMillis(Backoff.delayMs(h.lease.attempt(), config.backoffBaseMs(),
-            config.backoffCapMs(), jitter.getAsDouble()));
-        ends.add(journal.retryAt(h.lease, due, error).onSuccess(state -> {
-          if (state != null) {
-            ended(t, state, due);
-          }
-        }));
-      } else {
-        ends.add(journal.fail(h.lease, error, false).onSuccess(state -> {
-          if (state != null) {
-            ended(t, state, null);
-          }
-        }));
-      }
+          .put("message", "the attempt ran longer than " + timeoutMs(h.queue, h.task) + " ms");
+      // As a local attempt that timed out: retried while attempts are left, a cancel not winning.
+      ends.add(endFailed(new LeaseTokens.Token(h.lease, h.queue.name(), h.task.maxAttempts()), error, true, null,
+          false));
     }
     return Future.join(ends).otherwiseEmpty().map(v -> (int) ends.stream().filter(f -> f.succeeded()
         && f.result() != null).count());
@@ -487,12 +483,7 @@ public final class RemoteWorkers extends VerticleBase {
               release(queue, task.id(), null);
               return null;
             }
-            meters.started(clock.millis() - task.dueAtMillis());
-            Claimed claimed = new Claimed(task, lease, tokens.sign(lease, queue.name(), task.maxAttempts()),
-                clock.instant().plusMillis(leaseMs));
-            long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
-            held.put(task.id(), new Held(queue, task, lease, clock.millis() + leaseMs, clock.millis() + timeoutMs));
-            return claimed;
+            return hold(queue, task, lease);
           })
           .recover(e -> {
             if (!held.containsKey(task.id())) {
@@ -501,24 +492,34 @@ public final class RemoteWorkers extends VerticleBase {
             return Future.failedFuture(e);
           }));
     }
-    return Future.join(claims).map(all -> {
+    return Future.join(claims).otherwiseEmpty().compose(all -> {
       List<Claimed> claimed = new ArrayList<>(tasks.size());
+      Throwable failure = null;
       for (Future<Claimed> claim : claims) {
-        if (claim.succeeded() && claim.result() != null) {
+        if (claim.failed()) {
+          failure = claim.cause();
+        } else if (claim.result() != null) {
           claimed.add(claim.result());
         }
       }
-      return claimed;
-    }).recover(e -> {
       // Some claims failed (the journal did not answer): those that landed still go to the worker.
-      List<Claimed> claimed = new ArrayList<>();
-      for (Future<Claimed> claim : claims) {
-        if (claim.succeeded() && claim.result() != null) {
-          claimed.add(claim.result());
-        }
-      }
-      return claimed.isEmpty() ? Future.failedFuture(e) : Future.succeededFuture(claimed);
+      return claimed.isEmpty() && failure != null ? Future.failedFuture(failure) : Future.succeededFuture(claimed);
     });
+  }
+
+  /** Takes a task this node leased to a remote worker into custody; the claim that names it. */
+  private Claimed hold(TaskQueue queue, Task task, Lease lease) {
+    long now = clock.millis();
+    long leaseMs = queue.config().leaseMs();
+    metrics.queue(queue.name()).started(now - task.dueAtMillis());
+    Claimed claimed = new Claimed(task, lease, tokens.sign(lease, queue.name(), task.maxAttempts()),
+        clock.instant().plusMillis(leaseMs));
+    held.put(task.id(), new Held(queue, task, lease, now + leaseMs, now + timeoutMs(queue, task)));
+    return claimed;
+  }
+
+  private static long timeoutMs(TaskQueue queue, Task task) {
+    return task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
   }
 
   /** Safe from any thread; many wake-ups before the pass runs cost one hop. */
@@ -579,15 +580,7 @@ public final class RemoteWorkers extends VerticleBase {
   private void absorbDispatched(TaskQueue queue) {
     TaskQueue.Dispatched d;
     while ((d = queue.pollDispatched()) != null) {
-      Lease lease = d.lease();
-      long now = clock.millis();
-      long leaseMs = queue.config().leaseMs();
-      long timeoutMs = d.task().timeoutMs() == null ? queue.config().timeoutMs() : d.task().timeoutMs();
-      metrics.queue(queue.name()).started(now - d.task().dueAtMillis());
-      Claimed claimed = new Claimed(d.task(), lease, tokens.sign(lease, queue.name(), d.task().maxAttempts()),
-          clock.instant().plusMillis(leaseMs));
-      held.put(d.task().id(), new Held(queue, d.task(), lease, now + leaseMs, now + timeoutMs));
-      prepared.get(queue.name()).add(claimed);
+      prepared.get(queue.name()).add(hold(queue, d.task(), d.lease()));
     }
   }
 
