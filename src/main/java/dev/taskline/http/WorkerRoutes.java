@@ -42,14 +42,16 @@ final class WorkerRoutes implements Routes {
 
   private void claim(RoutingContext ctx) {
     JsonObject json = Requests.jsonBody(ctx);
-    known(json, "worker", "max", "waitMs");
+    known(json, "worker", "max", "waitMs", "types");
     String worker = text(json, "worker");
     int max = integer(json, "max", 1);
     long waitMs = integer(json, "waitMs", 0);
+    Set<String> types = types(json);
     // A client that goes away while its claim waits must not have tasks leased to it.
     Promise<Void> gone = Promise.promise();
     ctx.response().closeHandler(v -> gone.tryComplete());
-    service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max, waitMs, gone.future())
+    service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max,
+            types, waitMs, gone.future())
         .onSuccess(claimed -> {
           if (ctx.response().closed()) {
             service.handBack(Requests.caller(ctx), claimed);
@@ -191,6 +193,20 @@ final class WorkerRoutes implements Routes {
       throw ApiException.unprocessable("progress.message must not contain the NUL character");
     }
     return new LeaseWrite(id, lease, null, percent, p.getString("message"));
+  }
+
+  /** The types a claim asks for, or null when it takes any. */
+  private static Set<String> types(JsonObject json) {
+    Object value = json.getValue("types");
+    if (value == null) {
+      return null;
+    }
+    if (!(value instanceof JsonArray list) || !list.stream().allMatch(String.class::isInstance)) {
+      throw ApiException.unprocessable("types must be an array of task types");
+    }
+    Set<String> types = new java.util.HashSet<>();
+    list.forEach(type -> types.add((String) type));
+    return types;
   }
 
   private static void known(JsonObject json, String... fields) {

@@ -8,11 +8,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -416,6 +419,57 @@ public final class TaskQueue {
       listener.run();
     }
     return task;
+  }
+
+  /**
+   * Up to {@code max} waiting tasks whose type is one of {@code types}, best first, as far as
+   * slots are free: {@link #poll} for a worker that runs only some of the queue's types. Each counts
+   * as running until {@link #done} or {@link #reschedule}. The others keep their places.
+   */
+  public List<Task> poll(int max, Set<String> types) {
+    List<Task> taken;
+    Runnable listener = null;
+    synchronized (this) {
+      int want = Math.min(max, config.slots() - running - dispatching);
+      if (want <= 0 || waiting.isEmpty()) {
+        return List.of();
+      }
+      // One pass over the heap keeps the best few that match (the worst of them on top), instead
+      // of draining the heap past the types the worker does not run and refilling it.
+      Comparator<? super Task> order = waiting.comparator();
+      PriorityQueue<Task> best = new PriorityQueue<>(want + 1, order.reversed());
+      for (Task task : waiting) {
+        if (types.contains(task.type())) {
+          best.add(task);
+          if (best.size() > want) {
+            best.poll();
+          }
+        }
+      }
+      if (best.isEmpty()) {
+        return List.of();
+      }
+      taken = new ArrayList<>(best);
+      taken.sort(order);
+      Set<Task> chosen = Collections.newSetFromMap(new IdentityHashMap<>());
+      chosen.addAll(taken);
+      waiting.removeIf(chosen::contains);
+      running += taken.size();
+      claiming += taken.size();
+      if (journalHasMore && waiting.size() + reserved <= config.capacity() / 2) {
+        journalHasMore = false;
+        listener = onRoom;
+      }
+    }
+    if (listener != null) {
+      listener.run();
+    }
+    return taken;
+  }
+
+  /** Whether {@link #poll} could hand out a task now: one waits and a slot is free. */
+  public synchronized boolean canPoll() {
+    return !waiting.isEmpty() && running + dispatching < config.slots();
   }
 
   /**

@@ -5,6 +5,7 @@ import dev.taskline.admission.Admitted;
 import dev.taskline.admission.Control;
 import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.admission.Submission;
+import dev.taskline.config.QueueConfig;
 import dev.taskline.events.EventHub;
 import dev.taskline.events.StreamSink;
 import dev.taskline.events.TaskStream;
@@ -30,6 +31,7 @@ import io.vertx.core.Future;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -47,6 +49,8 @@ public final class TaskService {
   private static final long READY_TIMEOUT_MS = 2_000;
   public static final int MAX_CLAIM = 1_000;
   public static final long MAX_WAIT_MS = 60_000;
+  /** Types one claim may name: a worker runs a handful, not a catalogue. */
+  public static final int MAX_CLAIM_TYPES = 100;
   public static final int MAX_ERROR = 10_000;
 
   private final Admission admission;
@@ -222,8 +226,8 @@ public final class TaskService {
    * Claims up to {@code max} tasks of a remote queue for {@code worker}, waiting up to {@code
    * waitMs} for one when none is there.
    */
-  public Future<List<RemoteWorkers.Claimed>> claim(Caller caller, String queue, String worker, int max, long waitMs,
-      Future<Void> gone) {
+  public Future<List<RemoteWorkers.Claimed>> claim(Caller caller, String queue, String worker, int max,
+      Set<String> types, long waitMs, Future<Void> gone) {
     Future<Void> remoteQueue = remoteQueue(queue);
     if (remoteQueue.failed()) {
       return remoteQueue.mapEmpty();
@@ -238,7 +242,21 @@ public final class TaskService {
     if (waitMs < 0 || waitMs > MAX_WAIT_MS) {
       return Future.failedFuture(new InvalidTaskException("waitMs must be from 0 to " + MAX_WAIT_MS));
     }
-    return remote.claim(queue, worker, max, waitMs, gone);
+    if (types != null) {
+      if (types.isEmpty() || types.size() > MAX_CLAIM_TYPES) {
+        return Future.failedFuture(new InvalidTaskException("types must hold 1 to " + MAX_CLAIM_TYPES
+            + " task types (leave it out to claim any)"));
+      }
+      QueueConfig config = queues.get(queue).config();
+      for (String type : types) {
+        if (!config.acceptsExternalType(type)) {
+          // Waiting on a type the queue never takes would wait forever: say so instead.
+          return Future.failedFuture(new InvalidTaskException("types: queue '" + queue + "' takes no task of type '"
+              + type + "'" + (config.types().isEmpty() ? "" : " (it takes: " + String.join(", ", config.types()) + ")")));
+        }
+      }
+    }
+    return remote.claim(queue, worker, max, types, waitMs, gone);
   }
 
   /** Gives back leases claimed for a caller that went away before it was answered. */

@@ -25,9 +25,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.DoubleSupplier;
@@ -61,6 +64,8 @@ public final class RemoteWorkers extends VerticleBase {
   private final ProgressListener progress;
   private final long reconcileMs;
   private final Map<String, Deque<Waiter>> waiters = new HashMap<>();
+  /** Per queue, the waiting claims that run only some types: served first, for they can take less. */
+  private final Map<String, Deque<Waiter>> picky = new HashMap<>();
   /**
    * Per queue, tasks an admission journaled already claimed for a waiting claim (as a local
    * queue's idle worker gets them), not yet handed to a worker: the next claims take them first.
@@ -109,6 +114,7 @@ public final class RemoteWorkers extends VerticleBase {
     new SecureRandom().nextBytes(candidate);
     for (TaskQueue queue : queues.values()) {
       waiters.put(queue.name(), new ArrayDeque<>());
+      picky.put(queue.name(), new ArrayDeque<>());
       prepared.put(queue.name(), new ArrayDeque<>());
       wakeScheduled.put(queue.name(), new AtomicBoolean());
       queue.onAvailable(() -> wake(queue));
@@ -147,10 +153,12 @@ public final class RemoteWorkers extends VerticleBase {
   }
 
   /**
-   * Claims up to {@code max} tasks of a remote queue for {@code worker}; when none is there,
-   * waits up to {@code waitMs} for one and answers with it at once, else with none.
+   * Claims up to {@code max} tasks of a remote queue for {@code worker}, of the given {@code types}
+   * only (null: any); when none is there, waits up to {@code waitMs} for one and answers with it
+   * at once, else with none.
    */
-  public Future<List<Claimed>> claim(String queueName, String worker, int max, long waitMs, Future<Void> gone) {
+  public Future<List<Claimed>> claim(String queueName, String worker, int max, Set<String> types, long waitMs,
+      Future<Void> gone) {
     return onContext(() -> {
       if (stopping) {
         // Another node may serve it: the worker moves on instead of polling a draining one.
@@ -159,8 +167,8 @@ public final class RemoteWorkers extends VerticleBase {
       TaskQueue queue = queues.get(queueName);
       saw(worker, queueName);
       absorbDispatched(queue);
-      List<Claimed> ready = takePrepared(queue, max);
-      List<Task> tasks = take(queue, max - ready.size());
+      List<Claimed> ready = takePrepared(queue, max, types);
+      List<Task> tasks = take(queue, max - ready.size(), types);
       if (!ready.isEmpty() || !tasks.isEmpty() || waitMs <= 0) {
         return claimAll(queue, tasks, worker)
             // The journal did not answer for the rest: the prepared leases still go to the worker.
@@ -171,24 +179,25 @@ public final class RemoteWorkers extends VerticleBase {
               return all;
             });
       }
-      if (waiters.get(queueName).size() >= MAX_WAITING) {
+      if (waiters.get(queueName).size() + picky.get(queueName).size() >= MAX_WAITING) {
         return Future.failedFuture(new TooManyClaimsException(queueName, MAX_WAITING));
       }
-      Waiter waiter = new Waiter(worker, max, Promise.promise());
+      Waiter waiter = new Waiter(worker, max, types, Promise.promise());
+      Deque<Waiter> line = (types == null ? waiters : picky).get(queueName);
       gone.onComplete(v -> context.runOnContext(x -> {
         // The client went away while it waited: its claim must not take tasks for nobody.
-        if (waiters.get(queueName).remove(waiter)) {
+        if (line.remove(waiter)) {
           vertx.cancelTimer(waiter.timer);
           waiter.promise.tryComplete(List.of());
           dispatchTo(queue);
         }
       }));
       waiter.timer = vertx.setTimer(waitMs, id -> {
-        waiters.get(queueName).remove(waiter);
+        line.remove(waiter);
         waiter.promise.tryComplete(List.of());
         dispatchTo(queue);
       });
-      waiters.get(queueName).add(waiter);
+      line.add(waiter);
       dispatchTo(queue);
       return waiter.promise.future();
     });
@@ -397,7 +406,7 @@ public final class RemoteWorkers extends VerticleBase {
 
   /** How many claims wait on the queue now. */
   public Future<Integer> waiting(String queue) {
-    return onContext(() -> Future.succeededFuture(waiters.get(queue).size()));
+    return onContext(() -> Future.succeededFuture(waiters.get(queue).size() + picky.get(queue).size()));
   }
 
   /** How many remote tasks this node holds in custody. */
@@ -453,7 +462,10 @@ public final class RemoteWorkers extends VerticleBase {
     return state;
   }
 
-  private List<Task> take(TaskQueue queue, int max) {
+  private List<Task> take(TaskQueue queue, int max, Set<String> types) {
+    if (types != null) {
+      return max <= 0 ? List.of() : queue.poll(max, types);
+    }
     List<Task> tasks = new ArrayList<>();
     while (tasks.size() < max) {
       // The queue keeps the slot count: it hands out a task only while one is free.
@@ -533,42 +545,64 @@ public final class RemoteWorkers extends VerticleBase {
     }
   }
 
-  /** Hands newly available tasks to the claims that wait for them, oldest claim first. */
+  /**
+   * Hands newly available tasks to the claims that wait for them, oldest claim first; those that
+   * run only some types first, as the others can take whatever is left.
+   */
   private void serve(TaskQueue queue) {
-    Deque<Waiter> line = waiters.get(queue.name());
     absorbDispatched(queue);
-    while (!line.isEmpty()) {
-      Waiter waiter = line.peek();
-      List<Claimed> ready = takePrepared(queue, waiter.max);
-      if (!ready.isEmpty()) {
-        line.poll();
-        vertx.cancelTimer(waiter.timer);
-        if (!waiter.promise.tryComplete(ready)) {
-          handBack(ready);
-        }
+    // Claims that run the same types often wait together: the queue is searched once per set.
+    Set<Set<String>> foundNothing = new HashSet<>();
+    for (Iterator<Waiter> line = picky.get(queue.name()).iterator(); line.hasNext()
+        && (queue.canPoll() || !prepared.get(queue.name()).isEmpty()); ) {
+      Waiter waiter = line.next();
+      // A claim that finds none of its types leaves the next one its chance.
+      if (foundNothing.contains(waiter.types)) {
         continue;
       }
-      List<Task> tasks = take(queue, waiter.max);
-      if (tasks.isEmpty()) {
-        break;
+      if (answer(queue, waiter)) {
+        line.remove();
+      } else {
+        foundNothing.add(waiter.types);
       }
+    }
+    Deque<Waiter> line = waiters.get(queue.name());
+    while (!line.isEmpty() && answer(queue, line.peek())) {
       line.poll();
-      vertx.cancelTimer(waiter.timer);
-      claimAll(queue, tasks, waiter.worker).onComplete(done -> {
-        boolean taken = done.succeeded() ? waiter.promise.tryComplete(done.result())
-            : waiter.promise.tryFail(done.cause());
-        if (!taken && done.succeeded()) {
-          handBack(done.result());
-        }
-      });
     }
     dispatchTo(queue);
+  }
+
+  /** Answers a waiting claim with what it can take now; false when there is nothing for it. */
+  private boolean answer(TaskQueue queue, Waiter waiter) {
+    List<Claimed> ready = takePrepared(queue, waiter.max, waiter.types);
+    if (!ready.isEmpty()) {
+      vertx.cancelTimer(waiter.timer);
+      if (!waiter.promise.tryComplete(ready)) {
+        handBack(ready);
+      }
+      return true;
+    }
+    List<Task> tasks = take(queue, waiter.max, waiter.types);
+    if (tasks.isEmpty()) {
+      return false;
+    }
+    vertx.cancelTimer(waiter.timer);
+    claimAll(queue, tasks, waiter.worker).onComplete(done -> {
+      boolean taken = done.succeeded() ? waiter.promise.tryComplete(done.result())
+          : waiter.promise.tryFail(done.cause());
+      if (!taken && done.succeeded()) {
+        handBack(done.result());
+      }
+    });
+    return true;
   }
 
   /**
    * While a claim waits, admissions may journal new tasks already claimed for it (one statement
    * instead of an insert and a claim), as they do for a local queue's idle worker; the queue still
-   * checks that nothing waits and that slots are free.
+   * checks that nothing waits and that slots are free. Only a claim that takes any type is served
+   * so: one that runs only some types is answered from the queue when its types come.
    */
   private void dispatchTo(TaskQueue queue) {
     Waiter head = waiters.get(queue.name()).peek();
@@ -584,11 +618,15 @@ public final class RemoteWorkers extends VerticleBase {
     }
   }
 
-  private List<Claimed> takePrepared(TaskQueue queue, int max) {
+  private List<Claimed> takePrepared(TaskQueue queue, int max, Set<String> types) {
     Deque<Claimed> ready = prepared.get(queue.name());
     List<Claimed> taken = new ArrayList<>();
-    while (taken.size() < max && !ready.isEmpty()) {
-      taken.add(ready.poll());
+    for (Iterator<Claimed> it = ready.iterator(); taken.size() < max && it.hasNext(); ) {
+      Claimed c = it.next();
+      if (types == null || types.contains(c.task().type())) {
+        it.remove();
+        taken.add(c);
+      }
     }
     return taken;
   }
@@ -610,7 +648,7 @@ public final class RemoteWorkers extends VerticleBase {
     for (TaskQueue queue : queues.values()) {
       queue.servedBy(null, null);
       absorbDispatched(queue);
-      List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE);
+      List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE, null);
       if (!left.isEmpty()) {
         handBack(left);
       }
@@ -618,7 +656,9 @@ public final class RemoteWorkers extends VerticleBase {
   }
 
   private void answerWaiters() {
-    for (Deque<Waiter> line : waiters.values()) {
+    List<Deque<Waiter>> lines = new ArrayList<>(waiters.values());
+    lines.addAll(picky.values());
+    for (Deque<Waiter> line : lines) {
       for (Waiter waiter : line) {
         vertx.cancelTimer(waiter.timer);
         waiter.promise.tryComplete(List.of());
@@ -665,12 +705,15 @@ public final class RemoteWorkers extends VerticleBase {
   private static final class Waiter {
     final String worker;
     final int max;
+    /** The types it runs, or null: any. */
+    final Set<String> types;
     final Promise<List<Claimed>> promise;
     long timer;
 
-    Waiter(String worker, int max, Promise<List<Claimed>> promise) {
+    Waiter(String worker, int max, Set<String> types, Promise<List<Claimed>> promise) {
       this.worker = worker;
       this.max = max;
+      this.types = types;
       this.promise = promise;
     }
   }

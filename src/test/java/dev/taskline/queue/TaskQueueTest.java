@@ -401,4 +401,26 @@ class TaskQueueTest {
     assertEquals(1, queue.tenantHeld("acme"));
     assertRoom(null, reserve(queue, List.of(UUID.randomUUID()), "acme"));
   }
+
+  @Test
+  void a_poll_for_some_types_takes_the_best_of_those_and_leaves_the_rest_in_line() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 3, 100, 30_000, 10_000));
+    Task lowCrop = Task.builder(UUID.randomUUID(), "q", "crop").priority(0).dueAtMillis(1).build();
+    Task render = Task.builder(UUID.randomUUID(), "q", "render").priority(9).dueAtMillis(2).build();
+    Task highCrop = Task.builder(UUID.randomUUID(), "q", "crop").priority(5).dueAtMillis(3).build();
+    Task blur = Task.builder(UUID.randomUUID(), "q", "blur").priority(1).dueAtMillis(4).build();
+    Task lateCrop = Task.builder(UUID.randomUUID(), "q", "crop").priority(5).dueAtMillis(5).build();
+    queue.offer(List.of(lowCrop, render, highCrop, blur, lateCrop));
+
+    assertEquals(List.of(highCrop.id(), lateCrop.id()), ids(queue.poll(2, Set.of("crop", "resize"))),
+        "priority first, then the one due first");
+    assertEquals(List.of(), queue.poll(5, Set.of("resize")));
+    assertEquals(List.of(blur.id()), ids(queue.poll(5, Set.of("blur", "crop"))), "one slot was left");
+    assertFalse(queue.canPoll(), "every slot is taken");
+    queue.done(highCrop.id());
+    assertTrue(queue.canPoll());
+    assertEquals(List.of(render.id()), ids(List.of(queue.poll())), "the others kept their order");
+    assertEquals(1, queue.waiting(), "the low crop still waits");
+    assertEquals(3, queue.counts().running());
+  }
 }

@@ -164,6 +164,50 @@ class RemoteWorkerTest {
     assertEquals(409, complete(id, token(task), new JsonObject()).statusCode(), "the late result is fenced");
   }
 
+  private HttpResponse<Buffer> claimTypes(String worker, int max, long waitMs, String... types) throws Exception {
+    return await(claimTypesAsync(worker, max, waitMs, types));
+  }
+
+  private Future<HttpResponse<Buffer>> claimTypesAsync(String worker, int max, long waitMs, String... types) {
+    return node.http.post("/api/queues/remote/claim").putHeader("Content-Type", "application/json")
+        .sendBuffer(Buffer.buffer(new JsonObject().put("worker", worker).put("max", max).put("waitMs", waitMs)
+            .put("types", new JsonArray(List.of(types))).encode()));
+  }
+
+  private static List<String> ids(JsonArray tasks) {
+    return tasks.stream().map(t -> ((JsonObject) t).getString("id")).toList();
+  }
+
+  @Test
+  void a_claim_for_some_types_takes_only_those_and_leaves_the_others_their_place() throws Exception {
+    String render1 = submit("render");
+    String crop1 = submit("crop");
+    String render2 = submit("render");
+    String crop2 = submit("crop");
+    HttpResponse<Buffer> crops = claimTypes("cropper", 10, 0, "crop", "blur");
+    assertEquals(200, crops.statusCode(), crops.bodyAsString());
+    assertEquals(List.of(crop1, crop2), ids(crops.bodyAsJsonObject().getJsonArray("tasks")), "in line order");
+    // The queue's 3 slots: two are the cropper's now, so one more task goes out, the first render.
+    assertEquals(List.of(render1), ids(claim("any", 10)));
+    assertEquals(0, claim("any", 10).size(), "no slot is left");
+    JsonObject first = crops.bodyAsJsonObject().getJsonArray("tasks").getJsonObject(0);
+    assertEquals(200, complete(first.getString("id"), token(first), new JsonObject()).statusCode());
+    assertEquals(List.of(render2), ids(claim("any", 10)), "the render the cropper left, once a slot was free");
+  }
+
+  @Test
+  void a_waiting_claim_for_some_types_is_handed_only_those() throws Exception {
+    Future<HttpResponse<Buffer>> waiting = claimTypesAsync("cropper", 5, 55_000, "crop");
+    node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "the cropper waits");
+    String render = submit("render");
+    assertEquals("pending", lastState, "not journaled claimed for a claim that runs only crops");
+    assertEquals(1, await(node.node.remote().waiting("remote")), "the cropper still waits");
+    String crop = submit("crop");
+    HttpResponse<Buffer> answer = await(waiting);
+    assertEquals(List.of(crop), ids(answer.bodyAsJsonObject().getJsonArray("tasks")));
+    assertEquals(List.of(render), ids(claim("any", 5)), "the render waited in line for a worker that runs it");
+  }
+
   @Test
   void with_no_claim_waiting_a_task_waits_in_line() throws Exception {
     submit("render");
@@ -331,6 +375,16 @@ class RemoteWorkerTest {
         new Case("/api/queues/remote/claim", new JsonObject().put("worker", "w1").put("waitMs", 60_001), 422),
         new Case("/api/queues/remote/claim", new JsonObject().put("worker", "w1").put("max", "3"), 422),
         new Case("/api/queues/remote/claim", new JsonObject().put("worker", "w1").put("extra", 1), 422),
+        new Case("/api/queues/remote/claim", new JsonObject().put("worker", "w1").put("types", "crop"), 422),
+        new Case("/api/queues/remote/claim", new JsonObject().put("worker", "w1").put("types", new JsonArray()), 422),
+        new Case("/api/queues/remote/claim", new JsonObject().put("worker", "w1")
+            .put("types", new JsonArray().add("crop").add(7)), 422),
+        new Case("/api/queues/remote/claim", new JsonObject().put("worker", "w1")
+            .put("types", new JsonArray().add("bad type!")), 422),
+        new Case("/api/queues/typed/claim", new JsonObject().put("worker", "w1")
+            .put("types", new JsonArray().add("crop")), 422),
+        new Case("/api/queues/typed/claim", new JsonObject().put("worker", "w1")
+            .put("types", new JsonArray().add("resize")), 200),
         new Case("/api/tasks", new JsonObject().put("type", "bad type!").put("queue", "remote"), 422),
         new Case("/api/tasks", new JsonObject().put("type", "crop").put("queue", "typed"), 422),
         new Case("/api/tasks", new JsonObject().put("type", "resize").put("queue", "typed"), 202))) {
