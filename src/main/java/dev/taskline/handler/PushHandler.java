@@ -9,12 +9,17 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
 
 /**
  * Runs a push queue's tasks by POSTing each one to the queue's target, through a non-blocking
  * client. The answer decides: 2xx succeeds with its JSON body (any other body is kept as {@code
- * {"body": text}}); 429 or 503 with {@code Retry-After} runs the task again after that delay
+ * {"body": text}}); 429 or 503 with {@code Retry-After} (seconds or a date) runs the task again after that delay
  * without spending an attempt, as the target asks; 408, other 5xx, a refused connection or the
  * timeout fail the attempt, retried with the queue's backoff; any other 4xx, and a redirect (never
  * followed), fail the task at once with the body's text. The lease is renewed while the call is
@@ -29,10 +34,12 @@ public final class PushHandler implements TaskHandler {
 
   private final WebClient client;
   private final PushTarget target;
+  private final Clock clock;
 
-  public PushHandler(WebClient client, PushTarget target) {
+  public PushHandler(WebClient client, PushTarget target, Clock clock) {
     this.client = client;
     this.target = target;
+    this.clock = clock;
   }
 
   @Override
@@ -57,17 +64,17 @@ public final class PushHandler implements TaskHandler {
         .recover(e -> Future.failedFuture(new IllegalStateException(
             "the push target did not answer: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
             e)))
-        .compose(PushHandler::outcome);
+        .compose(answer -> outcome(answer, clock.instant()));
   }
 
-  static Future<JsonObject> outcome(HttpResponse<Buffer> answer) {
+  static Future<JsonObject> outcome(HttpResponse<Buffer> answer, Instant now) {
     int status = answer.statusCode();
     String text = answer.bodyAsString() == null ? "" : answer.bodyAsString();
     if (status >= 200 && status < 300) {
       return Future.succeededFuture(result(text));
     }
     if (status == 429 || status == 503) {
-      Long seconds = retryAfter(answer.getHeader("Retry-After"));
+      Long seconds = retryAfter(answer.getHeader("Retry-After"), now);
       if (seconds != null) {
         return Future.failedFuture(new SnoozeException(Duration.ofSeconds(Math.min(seconds, MAX_RETRY_AFTER_SECONDS))));
       }
@@ -99,12 +106,24 @@ public final class PushHandler implements TaskHandler {
     return new JsonObject().put("body", text);
   }
 
-  /** Retry-After in seconds (a delta; an HTTP date is not taken), or null. */
-  static Long retryAfter(String header) {
-    if (header == null || !header.trim().matches("\\d{1,9}")) {
+  /**
+   * Retry-After in seconds from {@code now}, given as a delay or as an HTTP date (RFC 9110
+   * 10.2.3; a date past is no delay), or null when the header is absent or neither.
+   */
+  static Long retryAfter(String header, Instant now) {
+    if (header == null) {
       return null;
     }
-    return Long.parseLong(header.trim());
+    String value = header.trim();
+    if (value.matches("\\d{1,9}")) {
+      return Long.parseLong(value);
+    }
+    try {
+      Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
+      return Math.max(0, Duration.between(now, at).toSeconds());
+    } catch (DateTimeParseException e) {
+      return null;
+    }
   }
 
   private static String cut(String text) {

@@ -91,7 +91,7 @@ public final class WorkerVerticle extends VerticleBase {
       // As many connections as the queue runs calls at once.
       pushClient = WebClient.create(vertx, new WebClientOptions().setFollowRedirects(false).setUserAgent("Taskline"),
           new io.vertx.core.http.PoolOptions().setHttp1MaxSize(queue.config().slots()));
-      push = new PushHandler(pushClient, queue.config().push());
+      push = new PushHandler(pushClient, queue.config().push(), clock);
     }
     queue.onAvailable(this::wake);
     queue.servedBy(workerId, leaseFor);

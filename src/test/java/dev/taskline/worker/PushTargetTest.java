@@ -113,6 +113,17 @@ class PushTargetTest {
   }
 
   @Test
+  void a_target_that_resets_the_connection_fails_the_attempt_and_the_retry_runs() throws Exception {
+    script.add(request -> request.connection().close());
+    script.add(answer(200, "{\"ok\": true}"));
+    String id = submit();
+    JsonObject task = node.waitForState(id, "succeeded");
+    assertEquals(2, task.getInteger("attempt"), "the reset spent an attempt");
+    assertEquals(new JsonObject().put("ok", true), task.getJsonObject("result"));
+    assertEquals(2, calls.size());
+  }
+
+  @Test
   void a_target_that_never_answers_times_out_and_each_attempt_fails_until_none_is_left() throws Exception {
     script.add(request -> { });
     String id = submit();
