@@ -169,7 +169,7 @@ public final class RemoteWorkers extends VerticleBase {
       absorbDispatched(queue);
       List<Claimed> ready = takePrepared(queue, max, types);
       List<Task> tasks = take(queue, max - ready.size(), types);
-      if (!ready.isEmpty() || !tasks.isEmpty() || waitMs <= 0) {
+      if (!ready.isEmpty() || waitMs <= 0) {
         return claimAll(queue, tasks, worker)
             // The journal did not answer for the rest: the prepared leases still go to the worker.
             .recover(e -> ready.isEmpty() ? Future.failedFuture(e) : Future.succeededFuture(List.of()))
@@ -179,26 +179,26 @@ public final class RemoteWorkers extends VerticleBase {
               return all;
             });
       }
-      if (waiters.get(queueName).size() + picky.get(queueName).size() >= MAX_WAITING) {
+      if (tasks.isEmpty() && waiters.get(queueName).size() + picky.get(queueName).size() >= MAX_WAITING) {
         return Future.failedFuture(new TooManyClaimsException(queueName, MAX_WAITING));
       }
-      Waiter waiter = new Waiter(worker, max, types, Promise.promise());
       Deque<Waiter> line = (types == null ? waiters : picky).get(queueName);
+      Waiter waiter = new Waiter(worker, max, types, line, System.nanoTime() + waitMs * 1_000_000, Promise.promise());
       gone.onComplete(v -> context.runOnContext(x -> {
         // The client went away while it waited: its claim must not take tasks for nobody.
+        waiter.gone = true;
         if (line.remove(waiter)) {
           vertx.cancelTimer(waiter.timer);
           waiter.promise.tryComplete(List.of());
           dispatchTo(queue);
         }
       }));
-      waiter.timer = vertx.setTimer(waitMs, id -> {
-        line.remove(waiter);
-        waiter.promise.tryComplete(List.of());
-        dispatchTo(queue);
-      });
-      line.add(waiter);
-      dispatchTo(queue);
+      if (tasks.isEmpty()) {
+        line.add(waiter);
+        wait(queue, waiter);
+      } else {
+        handOver(queue, waiter, tasks);
+      }
       return waiter.promise.future();
     });
   }
@@ -588,14 +588,38 @@ public final class RemoteWorkers extends VerticleBase {
       return false;
     }
     vertx.cancelTimer(waiter.timer);
+    handOver(queue, waiter, tasks);
+    return true;
+  }
+
+  /** Claims {@code tasks} for a claim that may wait; it answers with those that landed. */
+  private void handOver(TaskQueue queue, Waiter waiter, List<Task> tasks) {
     claimAll(queue, tasks, waiter.worker).onComplete(done -> {
+      long left = (waiter.deadlineNanos - System.nanoTime()) / 1_000_000;
+      if (done.succeeded() && done.result().isEmpty() && left > 0 && !waiter.gone && !stopping) {
+        // Every task it was handed had been cancelled or taken elsewhere: it waits on, in front.
+        waiter.line.addFirst(waiter);
+        wait(queue, waiter);
+        serve(queue);
+        return;
+      }
       boolean taken = done.succeeded() ? waiter.promise.tryComplete(done.result())
           : waiter.promise.tryFail(done.cause());
       if (!taken && done.succeeded()) {
         handBack(done.result());
       }
     });
-    return true;
+  }
+
+  /** Lets a claim in line wait until its time is up; the queue serves it when there is work. */
+  private void wait(TaskQueue queue, Waiter waiter) {
+    long left = Math.max(1, (waiter.deadlineNanos - System.nanoTime()) / 1_000_000);
+    waiter.timer = vertx.setTimer(left, id -> {
+      waiter.line.remove(waiter);
+      waiter.promise.tryComplete(List.of());
+      dispatchTo(queue);
+    });
+    dispatchTo(queue);
   }
 
   /**
@@ -707,13 +731,20 @@ public final class RemoteWorkers extends VerticleBase {
     final int max;
     /** The types it runs, or null: any. */
     final Set<String> types;
+    final Deque<Waiter> line;
+    /** When it is answered with nothing, on {@link System#nanoTime}'s scale as the timers are. */
+    final long deadlineNanos;
     final Promise<List<Claimed>> promise;
     long timer;
+    boolean gone;
 
-    Waiter(String worker, int max, Set<String> types, Promise<List<Claimed>> promise) {
+    Waiter(String worker, int max, Set<String> types, Deque<Waiter> line, long deadlineNanos,
+        Promise<List<Claimed>> promise) {
       this.worker = worker;
       this.max = max;
       this.types = types;
+      this.line = line;
+      this.deadlineNanos = deadlineNanos;
       this.promise = promise;
     }
   }

@@ -209,6 +209,20 @@ class RemoteWorkerTest {
   }
 
   @Test
+  void a_claim_whose_every_task_was_taken_elsewhere_waits_on_for_the_next() throws Exception {
+    String taken = submit("render");
+    // Another node claims it in the journal; this node still has it in line.
+    assertNotNull(await(node.node.journal().claim(java.util.UUID.fromString(taken), 0, "elsewhere",
+        Duration.ofSeconds(30))));
+    Future<HttpResponse<Buffer>> waiting = claimAsync("w1", 5, 55_000);
+    node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "w1 waits on, its only task lost");
+    assertFalse(waiting.isComplete(), "not answered with nothing while its time runs");
+    String next = submit("render");
+    HttpResponse<Buffer> answer = await(waiting);
+    assertEquals(List.of(next), ids(answer.bodyAsJsonObject().getJsonArray("tasks")));
+  }
+
+  @Test
   void with_no_claim_waiting_a_task_waits_in_line() throws Exception {
     submit("render");
     assertEquals("pending", lastState, "no local worker takes it");
