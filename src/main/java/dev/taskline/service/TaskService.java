@@ -271,10 +271,13 @@ public final class TaskService {
 
   private Future<RemoteWorkers.Beat> heartbeat(Caller caller, UUID id, String lease, Integer percent, String message,
       String queue) {
-    if (percent != null && (percent < 0 || percent > 100)) {
-      return Future.failedFuture(new InvalidTaskException("progress.percent must be from 0 to 100"));
-    }
-    return remote.heartbeat(lease, id, percent, message, queue);
+    InvalidTaskException bad = checkPercent(percent);
+    return bad != null ? Future.failedFuture(bad) : remote.heartbeat(lease, id, percent, message, queue);
+  }
+
+  private static InvalidTaskException checkPercent(Integer percent) {
+    return percent != null && (percent < 0 || percent > 100)
+        ? new InvalidTaskException("progress.percent must be from 0 to 100") : null;
   }
 
   /** Ends a remote attempt succeeded. */
@@ -297,14 +300,16 @@ public final class TaskService {
   /** Completes many remote attempts; each is answered on its own. */
   public Future<List<Views.ItemResult<TaskState>>> completeAll(Caller caller, String queue,
       List<Views.LeaseWrite> writes) {
-    return remoteQueue(queue).compose(v -> each(writes, w -> remote.complete(w.lease(), w.id(), w.result(), queue)));
+    return remoteQueue(queue).compose(v -> each(writes, w -> null, valid -> remote.completeAll(valid.stream()
+        .map(w -> new RemoteWorkers.Completion(w.id(), w.lease(), w.result())).toList(), queue)));
   }
 
   /** Renews many remote leases; each is answered on its own. */
   public Future<List<Views.ItemResult<RemoteWorkers.Beat>>> heartbeatAll(Caller caller, String queue,
       List<Views.LeaseWrite> writes) {
-    return remoteQueue(queue).compose(v -> each(writes,
-        w -> heartbeat(caller, w.id(), w.lease(), w.percent(), w.message(), queue)));
+    return remoteQueue(queue).compose(v -> each(writes, w -> checkPercent(w.percent()),
+        valid -> remote.heartbeatAll(valid.stream()
+            .map(w -> new RemoteWorkers.Renewal(w.id(), w.lease(), w.percent(), w.message())).toList(), queue)));
   }
 
   /** Succeeds when {@code queue} is one of this node's remote queues. */
@@ -325,27 +330,36 @@ public final class TaskService {
     return remote.workers();
   }
 
+  /**
+   * A batch of remote writes: items that {@code check} refuses are answered with its problem, the
+   * others go to the remote workers in one call; each item is answered on its own, in order.
+   */
   private static <T> Future<List<Views.ItemResult<T>>> each(List<Views.LeaseWrite> writes,
-      java.util.function.Function<Views.LeaseWrite, Future<T>> write) {
+      java.util.function.Function<Views.LeaseWrite, InvalidTaskException> check,
+      java.util.function.Function<List<Views.LeaseWrite>, Future<List<Future<T>>>> writeAll) {
     if (writes.isEmpty() || writes.size() > MAX_CLAIM) {
       return Future.failedFuture(new InvalidTaskException("tasks must hold 1 to " + MAX_CLAIM + " items"));
     }
-    List<Future<T>> futures = new ArrayList<>(writes.size());
-    for (Views.LeaseWrite w : writes) {
-      Future<T> one;
-      try {
-        one = write.apply(w);
-      } catch (RuntimeException e) {
-        one = Future.failedFuture(e);
+    Throwable[] refused = new Throwable[writes.size()];
+    List<Views.LeaseWrite> valid = new ArrayList<>(writes.size());
+    for (int i = 0; i < writes.size(); i++) {
+      refused[i] = check.apply(writes.get(i));
+      if (refused[i] == null) {
+        valid.add(writes.get(i));
       }
-      futures.add(one);
     }
-    return Future.join(futures).otherwiseEmpty().map(v -> {
+    Future<List<Future<T>>> written = valid.isEmpty() ? Future.succeededFuture(List.of()) : writeAll.apply(valid);
+    return written.map(outcomes -> {
       List<Views.ItemResult<T>> results = new ArrayList<>(writes.size());
+      int next = 0;
       for (int i = 0; i < writes.size(); i++) {
-        Future<T> f = futures.get(i);
-        results.add(new Views.ItemResult<>(writes.get(i).id(), f.succeeded() ? f.result() : null,
-            f.succeeded() ? null : f.cause()));
+        UUID id = writes.get(i).id();
+        if (refused[i] != null) {
+          results.add(new Views.ItemResult<>(id, null, refused[i]));
+          continue;
+        }
+        Future<T> f = outcomes.get(next++);
+        results.add(new Views.ItemResult<>(id, f.succeeded() ? f.result() : null, f.succeeded() ? null : f.cause()));
       }
       return results;
     });
