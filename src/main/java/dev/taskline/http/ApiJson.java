@@ -1,5 +1,6 @@
 package dev.taskline.http;
 
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Event;
 import dev.taskline.journal.Insert;
@@ -155,25 +156,27 @@ final class ApiJson {
   // ---- remote workers -----------------------------------------------------------------------
 
   /** A claimed task as its worker gets it: what to run, and the lease to name in every write. */
-  static JsonObject claimed(RemoteWorkers.Claimed claimed) {
-    Task task = claimed.task();
-    Object payload;
-    try {
-      payload = new JsonObject(task.payloadJson());
-    } catch (RuntimeException e) {
-      // Written by something other than a node: the worker gets the text and decides.
-      payload = task.payloadJson();
+  /**
+   * A claim's answer, {@code {"tasks": [...]}}, written as text: each payload goes in as the JSON
+   * text the journal holds (jsonb, so valid JSON), not parsed into objects and encoded again.
+   */
+  static String claimed(List<RemoteWorkers.Claimed> claimed) {
+    StringBuilder out = new StringBuilder(64 + claimed.size() * 400).append("{\"tasks\":[");
+    JsonStringEncoder quote = JsonStringEncoder.getInstance();
+    for (int i = 0; i < claimed.size(); i++) {
+      RemoteWorkers.Claimed c = claimed.get(i);
+      Task task = c.task();
+      out.append(i == 0 ? "{" : ",{")
+          .append("\"id\":\"").append(task.id()).append('"')
+          .append(",\"type\":\"").append(quote.quoteAsString(task.type())).append('"')
+          .append(",\"payload\":").append(task.payloadJson())
+          .append(",\"attempt\":").append(c.lease().attempt())
+          .append(",\"maxAttempts\":").append(task.maxAttempts())
+          .append(",\"lease\":{\"token\":\"").append(quote.quoteAsString(c.token())).append('"')
+          .append(",\"version\":").append(c.lease().version())
+          .append(",\"expiresAt\":\"").append(c.expiresAt()).append("\"}}");
     }
-    return new JsonObject()
-        .put("id", task.id().toString())
-        .put("type", task.type())
-        .put("payload", payload)
-        .put("attempt", claimed.lease().attempt())
-        .put("maxAttempts", task.maxAttempts())
-        .put("lease", new JsonObject()
-            .put("token", claimed.token())
-            .put("version", claimed.lease().version())
-            .put("expiresAt", time(claimed.expiresAt())));
+    return out.append("]}").toString();
   }
 
   static JsonObject beat(RemoteWorkers.Beat beat) {

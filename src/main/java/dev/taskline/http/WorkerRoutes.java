@@ -57,9 +57,7 @@ final class WorkerRoutes implements Routes {
             service.handBack(Requests.caller(ctx), claimed);
             return;
           }
-          JsonArray tasks = new JsonArray();
-          claimed.forEach(c -> tasks.add(ApiJson.claimed(c)));
-          Requests.json(ctx, 200, new JsonObject().put("tasks", tasks));
+          ctx.response().putHeader("Content-Type", "application/json").end(ApiJson.claimed(claimed));
         })
         .onFailure(ctx::fail);
   }
