@@ -2,9 +2,14 @@
 // Drains N no-op tasks through a queue and reports tasks/s, for comparing workers over HTTP with
 // the node's own: `--mode local` submits `sleep {ms: 0}` to a local queue; `--mode remote` submits
 // `sum` tasks to a remote queue and runs W workers in this process, each claiming up to 100 and
-// completing them in one batch request (the example Node worker's loop). Submissions go in
-// batches of 100 from 8 submitters; the clock runs from the first submission to the last finish.
-// Talks to 127.0.0.1 only, stops by itself (after --timeout-s at the latest).
+// completing them in one batch request (the example Node worker's loop); `--mode push` submits
+// `sum` tasks to a push queue whose target this script serves (a no-op answering 200 JSON on
+// --target-port). Submissions go in batches of 100 from 8 submitters; the clock runs from the
+// first submission to the last finish. With --pid (the server's), it also reports the server's
+// CPU time per task over the run. Talks to 127.0.0.1 only, stops by itself (after --timeout-s at
+// the latest).
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 
 const { values: o } = parseArgs({ options: {
@@ -14,10 +19,13 @@ const { values: o } = parseArgs({ options: {
   tasks: { type: 'string', default: '20000' },
   workers: { type: 'string', default: '4' },
   'timeout-s': { type: 'string', default: '120' },
+  'target-port': { type: 'string', default: '18199' },
+  pid: { type: 'string' },
 } });
 if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(o.url)) throw new Error('only 127.0.0.1');
 const remote = o.mode === 'remote';
-const queue = o.queue ?? (remote ? 'remote-bench' : 'bench');
+const push = o.mode === 'push';
+const queue = o.queue ?? (remote ? 'remote-bench' : push ? 'push-bench' : 'bench');
 const total = Number(o.tasks);
 const deadline = Date.now() + Number(o['timeout-s']) * 1000;
 
@@ -30,8 +38,24 @@ async function finished() {
   return (await r.json()).queues.find((q) => q.name === queue).finished;
 }
 
+// utime + stime of a process, in clock ticks (100 a second on Linux).
+function cpuTicks(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+let target;
+if (push) {
+  target = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { res.writeHead(200, { 'Content-Type': 'application/json' }); res.end('{"ok":true}'); });
+  });
+  await new Promise((ok) => target.listen(Number(o['target-port']), '127.0.0.1', ok));
+}
+
 const before = await finished();
-const task = remote ? { type: 'sum', queue, payload: { numbers: [1, 2] } } : { type: 'sleep', queue, payload: { ms: 0 } };
+const cpuBefore = o.pid ? cpuTicks(o.pid) : 0;
+const task = remote || push ? { type: 'sum', queue, payload: { numbers: [1, 2] } } : { type: 'sleep', queue, payload: { ms: 0 } };
 let submitted = 0;
 const start = process.hrtime.bigint();
 async function submitter() {
@@ -60,5 +84,8 @@ await Promise.all(jobs);
 while ((await finished()) - before < total && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 20));
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
 const count = (await finished()) - before;
+const cpu = o.pid ? { serverCpuMsPerTask: Number(((cpuTicks(o.pid) - cpuBefore) * 10 / count).toFixed(3)) } : {};
 console.log(JSON.stringify({ mode: o.mode, queue, tasks: count, seconds: Number(seconds.toFixed(2)),
-  tasksPerSecond: Math.round(count / seconds), workers: remote ? Number(o.workers) : 0 }));
+  tasksPerSecond: Math.round(count / seconds), workers: remote ? Number(o.workers) : 0, ...cpu }));
+if (target) target.close();
+target?.closeAllConnections();
