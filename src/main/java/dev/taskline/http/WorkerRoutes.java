@@ -50,8 +50,7 @@ final class WorkerRoutes implements Routes {
     // A client that goes away while its claim waits must not have tasks leased to it.
     Promise<Void> gone = Promise.promise();
     ctx.response().closeHandler(v -> gone.tryComplete());
-    service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max,
-            types, waitMs, gone.future())
+    service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max, types, waitMs, gone.future())
         .onSuccess(claimed -> {
           if (ctx.response().closed()) {
             service.handBack(Requests.caller(ctx), claimed);

@@ -73,6 +73,9 @@ public final class RemoteWorkers extends VerticleBase {
   private final Map<String, Deque<Claimed>> prepared = new HashMap<>();
   private final Map<String, AtomicBoolean> wakeScheduled = new HashMap<>();
   private final Map<UUID, Held> held = new HashMap<>();
+  /** The queues a {@link #serve} pass is walking now, and those to walk once more when it ends. */
+  private final Set<String> serving = new HashSet<>();
+  private final Set<String> serveAgain = new HashSet<>();
   private final Map<String, Seen> seen = new LinkedHashMap<>();
   private LeaseTokens tokens;
   private long reconcileTimer = -1;
@@ -589,6 +592,23 @@ public final class RemoteWorkers extends VerticleBase {
    * run only some types first, as the others can take whatever is left.
    */
   private void serve(TaskQueue queue) {
+    // A journal that refuses at once (busy) ends claims inside a pass, and their release serves
+    // again: that pass runs after this one, not inside its walk of the line.
+    if (!serving.add(queue.name())) {
+      serveAgain.add(queue.name());
+      return;
+    }
+    try {
+      do {
+        serveAgain.remove(queue.name());
+        servePass(queue);
+      } while (serveAgain.contains(queue.name()));
+    } finally {
+      serving.remove(queue.name());
+    }
+  }
+
+  private void servePass(TaskQueue queue) {
     absorbDispatched(queue);
     // Claims that run the same types often wait together: the queue is searched once per set.
     Set<Set<String>> foundNothing = new HashSet<>();
