@@ -9,6 +9,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,11 +36,22 @@ public final class PushHandler implements TaskHandler {
   private final WebClient client;
   private final PushTarget target;
   private final Clock clock;
+  // The URL taken apart once: parsing it again for every call was a visible part of a call's cost.
+  private final String host;
+  private final int port;
+  private final String requestUri;
+  private final boolean tls;
 
   public PushHandler(WebClient client, PushTarget target, Clock clock) {
     this.client = client;
     this.target = target;
     this.clock = clock;
+    URI url = target.url();
+    this.tls = "https".equals(url.getScheme());
+    this.host = url.getHost();
+    this.port = url.getPort() != -1 ? url.getPort() : tls ? 443 : 80;
+    String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
+    this.requestUri = url.getRawQuery() == null ? path : path + "?" + url.getRawQuery();
   }
 
   @Override
@@ -51,7 +63,8 @@ public final class PushHandler implements TaskHandler {
   public Future<JsonObject> run(TaskContext context) {
     JsonObject body = new JsonObject().put("id", context.taskId().toString()).put("type", context.type())
         .put("payload", context.payload()).put("attempt", context.attempt());
-    HttpRequest<Buffer> request = client.postAbs(target.url().toString())
+    HttpRequest<Buffer> request = client.post(port, host, requestUri)
+        .ssl(tls)
         .timeout(target.timeoutMs())
         .followRedirects(false)
         .putHeader("Content-Type", "application/json")
