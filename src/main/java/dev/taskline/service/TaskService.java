@@ -247,13 +247,17 @@ public final class TaskService {
         return Future.failedFuture(new InvalidTaskException("types must hold 1 to " + MAX_CLAIM_TYPES
             + " task types (leave it out to claim any)"));
       }
-      QueueConfig config = queues.get(queue).config();
       for (String type : types) {
-        if (!config.acceptsExternalType(type)) {
-          // Waiting on a type the queue never takes would wait forever: say so instead.
-          return Future.failedFuture(new InvalidTaskException("types: queue '" + queue + "' takes no task of type '"
-              + type + "'" + (config.types().isEmpty() ? "" : " (it takes: " + String.join(", ", config.types()) + ")")));
+        if (!QueueConfig.EXTERNAL_TYPE.matcher(type).matches()) {
+          return Future.failedFuture(new InvalidTaskException("types: '" + type
+              + "' must be 1-128 letters, digits, '.', '_', ':' or '-'"));
         }
+      }
+      QueueConfig config = queues.get(queue).config();
+      if (types.stream().noneMatch(config::acceptsExternalType)) {
+        // A worker may run more types than one queue takes, but one that runs none would wait forever.
+        return Future.failedFuture(new InvalidTaskException("types: queue '" + queue + "' takes none of "
+            + String.join(", ", types) + " (it takes: " + String.join(", ", config.types()) + ")"));
       }
     }
     return remote.claim(queue, worker, max, types, waitMs, gone);

@@ -399,6 +399,8 @@ class RemoteWorkerTest {
             .put("types", new JsonArray().add("crop")), 422),
         new Case("/api/queues/typed/claim", new JsonObject().put("worker", "w1")
             .put("types", new JsonArray().add("resize")), 200),
+        new Case("/api/queues/typed/claim", new JsonObject().put("worker", "w1")
+            .put("types", new JsonArray().add("crop").add("resize")), 200),
         new Case("/api/tasks", new JsonObject().put("type", "bad type!").put("queue", "remote"), 422),
         new Case("/api/tasks", new JsonObject().put("type", "crop").put("queue", "typed"), 422),
         new Case("/api/tasks", new JsonObject().put("type", "resize").put("queue", "typed"), 202))) {
