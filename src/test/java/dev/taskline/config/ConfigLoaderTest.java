@@ -88,6 +88,7 @@ class ConfigLoaderTest {
     assertEquals(4, config.queue("default").slots());
     assertEquals(10_000, config.queue("default").capacity());
     assertEquals(2, config.queue("matching").slots());
+    assertTrue(config.queue("python").remote(), "the README's Python worker runs it");
   }
 
   @Test
