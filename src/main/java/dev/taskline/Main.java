@@ -1,5 +1,6 @@
 package dev.taskline;
 
+import dev.taskline.auth.NewKey;
 import dev.taskline.config.ConfigException;
 import dev.taskline.config.ConfigLoader;
 import dev.taskline.config.TasklineConfig;
@@ -41,6 +42,19 @@ public final class Main {
   }
 
   public static void main(String[] args) {
+    if (args.length > 0 && args[0].equals("new-key")) {
+      try {
+        NewKey.run(java.util.List.of(args).subList(1, args.length), System.out);
+        return;
+      } catch (ConfigException e) {
+        System.err.println("taskline: " + e.getMessage());
+        System.exit(2);
+      }
+    }
+    if (args.length > 0) {
+      System.err.println("taskline: unknown command " + args[0] + " (run with no argument to serve, or new-key)");
+      System.exit(2);
+    }
     TasklineConfig config;
     try {
       config = ConfigLoader.load(System.getenv());

@@ -85,7 +85,7 @@ public final class ConfigLoader {
       throw new ConfigException("config must be a JSON object at the top level, got " + root.getNodeType());
     }
     Node top = new Node("", root);
-    top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown", "handlers");
+    top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown", "handlers", "auth");
 
     Node http = top.object("http");
     http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances", "maxStreams");
@@ -153,7 +153,30 @@ public final class ConfigLoader {
             retention.longValue("finishedTaskTtlMs", 7L * 24 * 3600 * 1000),
             retention.longValue("idempotencyKeyTtlMs", 24L * 3600 * 1000)),
         new TasklineConfig.Shutdown(shutdown.longValue("graceMs", 30_000)),
-        new TasklineConfig.Handlers(Path.of(envOr(env, ENV_HANDLERS_DIR, handlers.text("dir", "./handlers")))));
+        new TasklineConfig.Handlers(Path.of(envOr(env, ENV_HANDLERS_DIR, handlers.text("dir", "./handlers")))),
+        auth(top.object("auth")));
+  }
+
+  private static AuthConfig auth(Node auth) {
+    auth.only("keys", "allowAnonymous", "openMetrics", "maxFailuresPerMinute");
+    List<AuthConfig.Key> keys = new ArrayList<>();
+    JsonNode list = auth.node.get("keys");
+    if (list != null && !list.isNull()) {
+      if (!list.isArray()) {
+        throw new ConfigException(auth.key("keys") + " must be an array of {id, hash, tenant?, scopes, queues?}");
+      }
+      for (int i = 0; i < list.size(); i++) {
+        if (!list.get(i).isObject()) {
+          throw new ConfigException(auth.key("keys") + "[" + i + "] must be an object");
+        }
+        Node key = new Node(auth.key("keys") + "[" + i + "]", list.get(i));
+        key.only("id", "hash", "tenant", "scopes", "queues");
+        keys.add(new AuthConfig.Key(key.text("id", null), key.text("hash", null), key.text("tenant", null),
+            Set.copyOf(key.texts("scopes")), Set.copyOf(key.texts("queues"))));
+      }
+    }
+    return new AuthConfig(keys, auth.bool("allowAnonymous", false), auth.bool("openMetrics", false),
+        auth.integer("maxFailuresPerMinute", 20));
   }
 
   private static PushTarget push(Node push) {

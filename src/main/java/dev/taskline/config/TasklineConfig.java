@@ -12,7 +12,8 @@ public record TasklineConfig(
     Recovery recovery,
     Retention retention,
     Shutdown shutdown,
-    Handlers handlers) {
+    Handlers handlers,
+    AuthConfig auth) {
 
   public static final String DEFAULT_QUEUE = "default";
 
@@ -21,6 +22,16 @@ public record TasklineConfig(
     if (!queues.containsKey(DEFAULT_QUEUE)) {
       throw new ConfigException("queues." + DEFAULT_QUEUE + " must exist");
     }
+    if (!auth.enabled() && !auth.allowAnonymous() && !loopback(http.host())) {
+      throw new ConfigException("http.host " + http.host() + " is reachable from other machines and no API key is"
+          + " configured: add auth.keys (java -jar taskline.jar new-key prints one), or set auth.allowAnonymous"
+          + " to true to serve everyone on purpose");
+    }
+  }
+
+  /** Whether only this machine can reach {@code host}. */
+  static boolean loopback(String host) {
+    return host.equals("localhost") || host.equals("::1") || host.equals("[::1]") || host.startsWith("127.");
   }
 
   /**

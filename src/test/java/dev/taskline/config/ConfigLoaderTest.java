@@ -59,7 +59,7 @@ class ConfigLoaderTest {
 
   @Test
   void the_environment_overrides_host_port_database_and_data_dir() {
-    String file = "{\"http\":{\"host\":\"10.0.0.1\",\"port\":9000},"
+    String file = "{\"http\":{\"host\":\"10.0.0.1\",\"port\":9000},\"auth\":{\"allowAnonymous\":true},"
         + "\"journal\":{\"pgUrl\":\"postgresql://a:b@file-host:5432/x\",\"dataDir\":\"/var/file\"}}";
     TasklineConfig config = ConfigLoader.fromJson(file, Map.of(
         ConfigLoader.ENV_HTTP_HOST, "0.0.0.0",
@@ -163,5 +163,36 @@ class ConfigLoaderTest {
     // which is the very mistake refusing unknown keys is meant to catch.
     assertThrows(ConfigException.class, () -> ConfigLoader.fromJson("[{\"http\":{\"port\":9000}}]", Map.of()));
     assertThrows(ConfigException.class, () -> ConfigLoader.fromJson("42", Map.of()));
+  }
+
+  @Test
+  void a_node_reachable_from_other_machines_needs_keys_or_says_anonymous_on_purpose() {
+    ConfigException refused = org.junit.jupiter.api.Assertions.assertThrows(ConfigException.class,
+        () -> ConfigLoader.fromJson("{\"http\":{\"host\":\"0.0.0.0\"}}", Map.of()));
+    assertTrue(refused.getMessage().contains("new-key"), refused.getMessage());
+    assertTrue(ConfigLoader.fromJson("{\"http\":{\"host\":\"0.0.0.0\"},\"auth\":{\"allowAnonymous\":true}}", Map.of())
+        .auth().allowAnonymous());
+    String key = "{\"id\":\"ci\",\"hash\":\"sha256:" + "a".repeat(64) + "\",\"scopes\":[\"read\"]}";
+    assertTrue(ConfigLoader.fromJson("{\"http\":{\"host\":\"0.0.0.0\"},\"auth\":{\"keys\":[" + key + "]}}", Map.of())
+        .auth().enabled());
+    assertTrue(ConfigLoader.fromJson("{\"http\":{\"host\":\"localhost\"}}", Map.of()).http().host()
+        .equals("localhost"));
+  }
+
+  @Test
+  void bad_keys_are_refused_by_name() {
+    for (String[] c : new String[][] {
+        {"{\"id\":\"ci\",\"hash\":\"md5:abc\",\"scopes\":[\"read\"]}", "hash"},
+        {"{\"id\":\"ci\",\"hash\":\"sha256:" + "a".repeat(64) + "\",\"scopes\":[\"root\"]}", "scopes"},
+        {"{\"id\":\"ci\",\"hash\":\"sha256:" + "a".repeat(64) + "\",\"scopes\":[]}", "scopes"},
+        {"{\"id\":\"c i\",\"hash\":\"sha256:" + "a".repeat(64) + "\",\"scopes\":[\"read\"]}", "id"},
+        {"{\"id\":\"ci\",\"hash\":\"sha256:" + "a".repeat(64) + "\",\"tenant\":\"t\",\"scopes\":[\"admin\"]}",
+            "admin"},
+        {"{\"id\":\"ci\",\"hash\":\"sha256:" + "a".repeat(64) + "\",\"scopes\":[\"read\"],\"secret\":\"x\"}",
+            "secret"}}) {
+      ConfigException e = org.junit.jupiter.api.Assertions.assertThrows(ConfigException.class,
+          () -> ConfigLoader.fromJson("{\"auth\":{\"keys\":[" + c[0] + "]}}", Map.of()), c[0]);
+      assertTrue(e.getMessage().contains(c[1]), e.getMessage());
+    }
   }
 }

@@ -1,0 +1,57 @@
+package dev.taskline.auth;
+
+import dev.taskline.config.AuthConfig;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+
+/**
+ * The configured API keys, known by the SHA-256 of their secrets. A secret is 32 random bytes, so
+ * a fast hash is the right one (a slow one guards guessable passwords, which these are not), and
+ * nothing that could open the API is stored.
+ */
+public final class ApiKeys {
+
+  /** What every secret starts with, so that a leaked one is recognised (by scanners, by people). */
+  public static final String PREFIX = "tl_";
+
+  private final Map<String, AuthConfig.Key> byHash = new HashMap<>();
+
+  public ApiKeys(AuthConfig config) {
+    config.keys().forEach(key -> byHash.put(key.hash(), key));
+  }
+
+  /** The key whose secret this is, or null. */
+  public AuthConfig.Key find(String secret) {
+    if (secret == null || !secret.startsWith(PREFIX) || secret.length() > 256) {
+      return null;
+    }
+    String hash = hash(secret);
+    AuthConfig.Key key = byHash.get(hash);
+    // The lookup is by a hash the caller cannot steer; the comparison is constant-time anyway.
+    return key != null && MessageDigest.isEqual(key.hash().getBytes(StandardCharsets.US_ASCII),
+        hash.getBytes(StandardCharsets.US_ASCII)) ? key : null;
+  }
+
+  /** {@code sha256:<hex>} of a secret: what the configuration holds for it. */
+  public static String hash(String secret) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(secret.getBytes(StandardCharsets.UTF_8));
+      return "sha256:" + HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JVM has SHA-256", e);
+    }
+  }
+
+  /** A new secret: the prefix and 32 random bytes, URL-safe Base64. */
+  public static String newSecret(SecureRandom random) {
+    byte[] bytes = new byte[32];
+    random.nextBytes(bytes);
+    return PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+  }
+}
