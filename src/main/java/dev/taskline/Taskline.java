@@ -3,6 +3,7 @@ package dev.taskline;
 import dev.taskline.admission.Admission;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.handler.HandlerRegistry;
+import dev.taskline.http.Authentication;
 import dev.taskline.http.HttpVerticle;
 import dev.taskline.journal.EmbeddedPostgresServer;
 import dev.taskline.journal.Journal;
@@ -143,8 +144,9 @@ public final class Taskline {
         .compose(v -> {
           // One deployment of N instances: Vert.x shares their listening socket (a random port too)
           // and hands each new connection to the next instance's event loop.
+          Authentication authentication = new Authentication(config.auth(), clock);
           return track(vertx.deployVerticle(() -> {
-            HttpVerticle instance = new HttpVerticle(config, service, metrics);
+            HttpVerticle instance = new HttpVerticle(config, service, metrics, authentication);
             httpInstances.add(instance);
             return instance;
           }, new DeploymentOptions().setInstances(config.http().instances())));

@@ -34,6 +34,18 @@ final class ApiException extends RuntimeException {
     return new ApiException(422, "invalid-task", "Invalid task", detail, null);
   }
 
+  /** The caller did not say who it is, or said it wrongly: 401, with {@code WWW-Authenticate}. */
+  static ApiException unauthorized(String detail) {
+    return new ApiException(401, "unauthorized", "Unauthorized", detail, null);
+  }
+
+  /** A client address failed to authenticate too often this minute. */
+  static ApiException tooManyFailures(long retryAfterSeconds) {
+    return new ApiException(429, "too-many-failures", "Too many failed authentications",
+        "this address failed to authenticate too often; try again later",
+        new JsonObject().put("retryAfterSeconds", retryAfterSeconds));
+  }
+
   int status() {
     return status;
   }

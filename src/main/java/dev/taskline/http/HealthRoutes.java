@@ -1,5 +1,6 @@
 package dev.taskline.http;
 
+import dev.taskline.service.Caller;
 import dev.taskline.service.TaskService;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonObject;
@@ -45,7 +46,8 @@ final class HealthRoutes implements Routes {
   private void metrics(RoutingContext ctx) {
     // Writing every series and histogram bucket takes 10 to 25 ms of CPU: on the event loop that
     // would hold up each submission behind it, once per scrape.
-    scrapes.executeBlocking(service::scrapeMetrics, false)
+    Caller caller = Requests.caller(ctx);
+    scrapes.executeBlocking(() -> service.scrapeMetrics(caller), false)
         .onSuccess(text -> ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             .end(text))
         .onFailure(ctx::fail);

@@ -28,11 +28,18 @@ public final class HttpVerticle extends VerticleBase {
   private Router router;
   private WorkerExecutor scrapes;
 
-  /** @param metrics for the timing of submissions, which only this layer sees from arrival to answer */
-  public HttpVerticle(TasklineConfig config, TaskService service, TasklineMetrics metrics) {
+  private final Authentication authentication;
+
+  /**
+   * @param metrics        for the timing of submissions, which only this layer sees from arrival to answer
+   * @param authentication who is calling; one for all the node's instances
+   */
+  public HttpVerticle(TasklineConfig config, TaskService service, TasklineMetrics metrics,
+      Authentication authentication) {
     this.config = config;
     this.service = service;
     this.metrics = metrics;
+    this.authentication = authentication;
   }
 
   @Override
@@ -43,6 +50,9 @@ public final class HttpVerticle extends VerticleBase {
     BodyHandler body = BodyHandler.create(false).setBodyLimit(config.http().bodyLimitBytes());
     Submissions submissions = new Submissions(metrics);
     Router router = Router.router(vertx);
+    // Before any route: who is calling is known (or refused) before a body is read.
+    router.route("/api/*").handler(authentication);
+    router.route("/metrics").handler(authentication);
     List<Routes> routes = List.of(
         new TaskRoutes(service, body, submissions),
         new BatchRoutes(service, body, submissions),

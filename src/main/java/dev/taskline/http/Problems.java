@@ -7,6 +7,7 @@ import dev.taskline.admission.ShuttingDownException;
 import dev.taskline.admission.TenantLimitException;
 import dev.taskline.journal.JournalBusyException;
 import dev.taskline.journal.JournalUnavailableException;
+import dev.taskline.service.ForbiddenException;
 import dev.taskline.service.NotFoundException;
 import dev.taskline.service.TaskStateConflictException;
 import dev.taskline.service.TooManyStreamsException;
@@ -90,6 +91,8 @@ final class Problems {
       return new Problem(429, "journal-busy", "Journal busy", e.getMessage(),
           new JsonObject().put("waiting", e.waiting()).put("retryAfterSeconds", JournalBusyException.RETRY_AFTER_SECONDS),
           JournalBusyException.RETRY_AFTER_SECONDS);
+    } else if (failure instanceof ForbiddenException e) {
+      return new Problem(403, "forbidden", "Forbidden", e.getMessage(), null, null);
     } else if (failure instanceof NotFoundException e) {
       return new Problem(404, "not-found", "Not found", e.getMessage(), null, null);
     } else if (failure instanceof TaskStateConflictException e) {
@@ -156,6 +159,9 @@ final class Problems {
       body.mergeIn(extensions);
     }
     response.setStatusCode(status).putHeader("Content-Type", CONTENT_TYPE);
+    if (status == 401) {
+      response.putHeader("WWW-Authenticate", "Bearer realm=\"taskline\"");
+    }
     if (retryAfterSeconds != null) {
       response.putHeader("Retry-After", Long.toString(retryAfterSeconds));
     }

@@ -16,9 +16,10 @@ final class Requests {
   private Requests() {
   }
 
-  /** Who is asking. Every caller is anonymous until keys exist. */
+  /** Who is asking: the key {@link Authentication} found, or anonymous when auth is off. */
   static Caller caller(RoutingContext ctx) {
-    return Caller.ANONYMOUS;
+    Caller caller = ctx.get(Authentication.CALLER);
+    return caller == null ? Caller.ANONYMOUS : caller;
   }
 
   static JsonObject jsonBody(RoutingContext ctx) {

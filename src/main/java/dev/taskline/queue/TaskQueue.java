@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Predicate;
 
 /**
  * One named queue's tasks on this node: the waiting ones, bounded by {@code capacity}, and the
@@ -422,11 +423,12 @@ public final class TaskQueue {
   }
 
   /**
-   * Up to {@code max} waiting tasks whose type is one of {@code types}, best first, as far as
-   * slots are free: {@link #poll} for a worker that runs only some of the queue's types. Each counts
-   * as running until {@link #done} or {@link #reschedule}. The others keep their places.
+   * Up to {@code max} waiting tasks that {@code takes} accepts, best first, as far as slots are
+   * free: {@link #poll} for a worker that runs only some of the queue's tasks (some types, one
+   * tenant's). Each counts as running until {@link #done} or {@link #reschedule}. The others keep
+   * their places.
    */
-  public List<Task> poll(int max, Set<String> types) {
+  public List<Task> poll(int max, Predicate<Task> takes) {
     List<Task> taken;
     Runnable listener = null;
     synchronized (this) {
@@ -439,7 +441,7 @@ public final class TaskQueue {
       Comparator<? super Task> order = waiting.comparator();
       PriorityQueue<Task> best = new PriorityQueue<>(want + 1, order.reversed());
       for (Task task : waiting) {
-        if (types.contains(task.type())) {
+        if (takes.test(task)) {
           best.add(task);
           if (best.size() > want) {
             best.poll();

@@ -1,27 +1,69 @@
 package dev.taskline.service;
 
+import java.util.EnumSet;
+import java.util.Set;
+
 /**
  * Who asks the service for something. Every operation takes one, so that who may do what, and as
  * which tenant, is decided in {@link TaskService} once for every way in (HTTP, streams, the
- * dashboard). Today every caller is {@link #ANONYMOUS}: it may act as whichever tenant it names
- * and sees every task.
+ * dashboard).
+ *
+ * <p>With auth off every caller is {@link #ANONYMOUS}: it may do everything, acts as whichever
+ * tenant it names and sees every task. With keys, a caller is its key: a key with a tenant acts
+ * only as that tenant and sees only its tasks (another tenant's task is not found, exactly as an
+ * unknown one); a key without one sees every tenant, and only an admin key may act for a tenant
+ * it names.
+ *
+ * @param keyId  the key's id, or null for the anonymous caller
+ * @param tenant the key's tenant, or null
+ * @param scopes what it may do
+ * @param queues the remote queues it may work; empty: every one
  */
-public record Caller(String name) {
+public record Caller(String keyId, String tenant, Set<Scope> scopes, Set<String> queues) {
 
-  public static final Caller ANONYMOUS = new Caller("anonymous");
+  public static final Caller ANONYMOUS = new Caller(null, null, EnumSet.allOf(Scope.class), Set.of());
+
+  public Caller {
+    scopes = scopes.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(scopes));
+    queues = Set.copyOf(queues);
+  }
+
+  /** Refuses (403) unless this caller has {@code scope}; an admin has every scope. */
+  void require(Scope scope) {
+    if (!scopes.contains(scope) && !scopes.contains(Scope.ADMIN)) {
+      throw new ForbiddenException("this key lacks the scope '" + scope.label() + "'");
+    }
+  }
+
+  /** Refuses (403) unless this caller may work the remote queue {@code queue}. */
+  void requireWork(String queue) {
+    require(Scope.WORK);
+    if (!queues.isEmpty() && !queues.contains(queue) && !scopes.contains(Scope.ADMIN)) {
+      throw new ForbiddenException("this key may work only the queues " + String.join(", ", queues.stream().sorted()
+          .toList()));
+    }
+  }
 
   /** The tenant a request of this caller acts for, given the one it names (null: none). */
   String tenantFor(String named) {
-    return named;
+    if (keyId == null || scopes.contains(Scope.ADMIN)) {
+      return named;
+    }
+    if (named != null) {
+      throw new ForbiddenException(tenant != null
+          ? "a key of tenant '" + tenant + "' acts as that tenant; Taskline-Tenant is for admin keys"
+          : "Taskline-Tenant is for admin keys acting for a tenant");
+    }
+    return tenant;
   }
 
-  /** Whether this caller may see (and act on) a task of {@code tenant} (null: a task without one). */
-  boolean sees(String tenant) {
-    return seesEveryTenant();
+  /** Whether this caller may see (and act on) a task of {@code taskTenant} (null: a task without one). */
+  boolean sees(String taskTenant) {
+    return tenant == null || tenant.equals(taskTenant);
   }
 
   /** True when no task is hidden from this caller, so that no tenant needs to be looked up first. */
   boolean seesEveryTenant() {
-    return true;
+    return tenant == null;
   }
 }

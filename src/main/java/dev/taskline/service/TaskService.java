@@ -80,24 +80,40 @@ public final class TaskService {
 
   /** Admits one task; {@code idempotencyKey} and {@code tenant} (the one the caller names) may be null. */
   public Future<Admitted> submit(Caller caller, Submission submission, String idempotencyKey, String tenant) {
-    return admission.submit(submission, idempotencyKey, caller.tenantFor(tenant));
+    return allowed(() -> {
+      caller.require(Scope.SUBMIT);
+      return admission.submit(submission, idempotencyKey, caller.tenantFor(tenant));
+    });
   }
 
   /** Admits a batch, all or nothing; as {@link #submit} otherwise. */
   public Future<Admitted> submitBatch(Caller caller, List<Submission> submissions, String idempotencyKey,
       String tenant) {
-    return admission.submitBatch(submissions, idempotencyKey, caller.tenantFor(tenant));
+    return allowed(() -> {
+      caller.require(Scope.SUBMIT);
+      return admission.submitBatch(submissions, idempotencyKey, caller.tenantFor(tenant));
+    });
   }
 
   // ---- reading ------------------------------------------------------------------------------
 
   /** The task with its history. */
   public Future<TaskView> task(Caller caller, UUID id) {
-    return reads.task(id).map(task -> visible(caller, task, id));
+    return allowed(() -> {
+      caller.require(Scope.READ);
+      return reads.task(id).map(task -> visible(caller, task, id));
+    });
   }
 
   /** The batch with its tasks. */
   public Future<BatchView> batch(Caller caller, UUID id) {
+    return allowed(() -> {
+      caller.require(Scope.READ);
+      return visibleBatchView(caller, id);
+    });
+  }
+
+  private Future<BatchView> visibleBatchView(Caller caller, UUID id) {
     return reads.batch(id).map(batch -> {
       if (batch == null || batch.tasks().stream().anyMatch(task -> !caller.sees(task.tenant()))) {
         throw new NotFoundException("batch", id);
@@ -108,6 +124,7 @@ public final class TaskService {
 
   /** A page of the tasks the caller may see, newest first. */
   public Future<TaskPage> list(Caller caller, TaskFilter filter) {
+    caller.require(Scope.READ);
     return reads.list(filter.state(), filter.queue(), filter.type(), filter.after(), filter.limit()).map(found -> {
       List<TaskView> tasks = found.stream().filter(task -> caller.sees(task.tenant())).toList();
       UUID next = found.size() == filter.limit() ? found.get(found.size() - 1).id() : null;
@@ -117,6 +134,7 @@ public final class TaskService {
 
   /** Every queue of this node, by name. */
   public List<QueueView> queues(Caller caller) {
+    caller.require(Scope.READ);
     long now = clock.millis();
     List<QueueView> list = new ArrayList<>();
     for (TaskQueue queue : queues.all()) {
@@ -133,6 +151,7 @@ public final class TaskService {
 
   /** The node's queues added up. */
   public Stats stats(Caller caller) {
+    caller.require(Scope.READ);
     long accepted = 0;
     long finished = 0;
     long rejected = 0;
@@ -164,7 +183,7 @@ public final class TaskService {
 
   /** Cancels a task: a pending one at once, a running one by asking its worker. */
   public Future<Cancellation> cancel(Caller caller, UUID id) {
-    return visibleTask(caller, id)
+    return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleTask(caller, id))
         .compose(v -> control.cancel(id))
         .map(found -> {
           if (found == null) {
@@ -179,7 +198,7 @@ public final class TaskService {
 
   /** Cancels every unfinished task of a batch. */
   public Future<BatchCancellation> cancelBatch(Caller caller, UUID id) {
-    return visibleBatch(caller, id).compose(v -> control.cancelBatch(id)).map(found -> {
+    return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleBatch(caller, id)).compose(v -> control.cancelBatch(id)).map(found -> {
       if (found.isEmpty()) {
         throw new NotFoundException("batch", id);
       }
@@ -201,7 +220,7 @@ public final class TaskService {
 
   /** Puts a failed or cancelled task back to pending with fresh attempts. */
   public Future<Void> retry(Caller caller, UUID id) {
-    return visibleTask(caller, id)
+    return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleTask(caller, id))
         .compose(v -> control.retry(List.of(id)))
         .compose(moved -> moved.isEmpty()
             // Nothing moved: either there is no such task, or it is not failed or cancelled.
@@ -217,7 +236,8 @@ public final class TaskService {
 
   /** Retries up to {@code limit} dead letters of a queue (and of a type, unless null), oldest first. */
   public Future<List<UUID>> retryFailed(Caller caller, String queue, String type, int limit) {
-    return control.retryFailed(queue, type, limit);
+    // Across tenants: an admin's.
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> control.retryFailed(queue, type, limit));
   }
 
   // ---- remote workers -----------------------------------------------------------------------
@@ -228,7 +248,7 @@ public final class TaskService {
    */
   public Future<List<RemoteWorkers.Claimed>> claim(Caller caller, String queue, String worker, int max,
       Set<String> types, long waitMs, Future<Void> gone) {
-    Future<Void> remoteQueue = remoteQueue(queue);
+    Future<Void> remoteQueue = remoteQueue(queue).compose(v -> permitted(() -> caller.requireWork(queue)));
     if (remoteQueue.failed()) {
       return remoteQueue.mapEmpty();
     }
@@ -260,7 +280,8 @@ public final class TaskService {
             + String.join(", ", types) + " (it takes: " + String.join(", ", config.types()) + ")"));
       }
     }
-    return remote.claim(queue, worker, max, types, waitMs, gone);
+    // A tenant's key takes only its tenant's tasks; a key that sees every tenant takes any.
+    return remote.claim(queue, worker, max, new RemoteWorkers.Want(types, caller.tenant()), waitMs, gone);
   }
 
   /** Gives back leases claimed for a caller that went away before it was answered. */
@@ -276,7 +297,8 @@ public final class TaskService {
   private Future<RemoteWorkers.Beat> heartbeat(Caller caller, UUID id, String lease, Integer percent, String message,
       String queue) {
     InvalidTaskException bad = checkPercent(percent);
-    return bad != null ? Future.failedFuture(bad) : remote.heartbeat(lease, id, percent, message, queue);
+    return bad != null ? Future.failedFuture(bad)
+        : mayWrite(caller, lease).compose(v -> remote.heartbeat(lease, id, percent, message, queue));
   }
 
   private static InvalidTaskException checkPercent(Integer percent) {
@@ -286,7 +308,7 @@ public final class TaskService {
 
   /** Ends a remote attempt succeeded. */
   public Future<TaskState> complete(Caller caller, UUID id, String lease, io.vertx.core.json.JsonObject result) {
-    return remote.complete(lease, id, result, null);
+    return mayWrite(caller, lease).compose(v -> remote.complete(lease, id, result, null));
   }
 
   /** Ends a remote attempt failed: retried (after {@code retryAfterMs}, or the queue's backoff) or failed for good. */
@@ -298,22 +320,38 @@ public final class TaskService {
     if (retryAfterMs != null && (retryAfterMs < 0 || retryAfterMs > Admission.MAX_DELAY_MS)) {
       return Future.failedFuture(new InvalidTaskException("retryAfterMs must be from 0 to " + Admission.MAX_DELAY_MS));
     }
-    return remote.fail(lease, id, error, retry, retryAfterMs);
+    return mayWrite(caller, lease).compose(v -> remote.fail(lease, id, error, retry, retryAfterMs));
   }
 
   /** Completes many remote attempts; each is answered on its own. */
   public Future<List<Views.ItemResult<TaskState>>> completeAll(Caller caller, String queue,
       List<Views.LeaseWrite> writes) {
-    return remoteQueue(queue).compose(v -> each(writes, w -> null, valid -> remote.completeAll(valid.stream()
+    return remoteQueue(queue).compose(v -> permitted(() -> caller.requireWork(queue))).compose(v -> each(writes, w -> null, valid -> remote.completeAll(valid.stream()
         .map(w -> new RemoteWorkers.Completion(w.id(), w.lease(), w.result())).toList(), queue)));
   }
 
   /** Renews many remote leases; each is answered on its own. */
   public Future<List<Views.ItemResult<RemoteWorkers.Beat>>> heartbeatAll(Caller caller, String queue,
       List<Views.LeaseWrite> writes) {
-    return remoteQueue(queue).compose(v -> each(writes, w -> checkPercent(w.percent()),
+    return remoteQueue(queue).compose(v -> permitted(() -> caller.requireWork(queue)))
+        .compose(v -> each(writes, w -> checkPercent(w.percent()),
         valid -> remote.heartbeatAll(valid.stream()
             .map(w -> new RemoteWorkers.Renewal(w.id(), w.lease(), w.percent(), w.message())).toList(), queue)));
+  }
+
+  /**
+   * Whether the caller may write with this lease token: it may work the token's queue. The token
+   * itself is the proof that the caller may see the task: it was handed only to a claim that did.
+   */
+  private Future<Void> mayWrite(Caller caller, String lease) {
+    // Only a key limited to some queues needs the token read here (its signature checked twice).
+    return permitted(() -> {
+      if (caller.queues().isEmpty()) {
+        caller.require(Scope.WORK);
+      } else {
+        caller.requireWork(remote.queueOf(lease));
+      }
+    });
   }
 
   /** Succeeds when {@code queue} is one of this node's remote queues. */
@@ -331,7 +369,8 @@ public final class TaskService {
 
   /** The remote workers this node has heard from. */
   public Future<List<RemoteWorkers.Worker>> workers(Caller caller) {
-    return remote.workers();
+    // Every worker's name and queue, whoever's tasks it runs: an admin's view.
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> remote.workers());
   }
 
   /**
@@ -369,6 +408,25 @@ public final class TaskService {
     });
   }
 
+  /** Runs {@code action}; a refusal it throws (403, a bad field) becomes its failed future. */
+  private static <T> Future<T> allowed(Supplier<Future<T>> action) {
+    try {
+      return action.get();
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  /** Succeeds when {@code check} does not throw; the start of a chain that must not run otherwise. */
+  private static Future<Void> permitted(Runnable check) {
+    try {
+      check.run();
+      return Future.succeededFuture();
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
   // ---- following tasks ----------------------------------------------------------------------
 
   /**
@@ -377,14 +435,15 @@ public final class TaskService {
    */
   public Future<TaskStream> streamTask(Caller caller, UUID id, long afterEventId, Supplier<StreamSink> sink) {
     // The stream reads the task's snapshot itself: here only whether it exists, by its key.
-    return visibleTask(caller, id).compose(v -> reads.state(id)).compose(state -> state == null
+    return permitted(() -> caller.require(Scope.READ)).compose(v -> visibleTask(caller, id)).compose(v -> reads.state(id)).compose(state -> state == null
         ? Future.failedFuture(new NotFoundException("task", id))
         : open(List.of(id), afterEventId, sink));
   }
 
   /** As {@link #streamTask}, for every task of a batch. */
   public Future<TaskStream> streamBatch(Caller caller, UUID id, long afterEventId, Supplier<StreamSink> sink) {
-    return batchTaskIds(caller, id).compose(ids -> open(ids, afterEventId, sink));
+    return permitted(() -> caller.require(Scope.READ)).compose(v -> batchTaskIds(caller, id))
+        .compose(ids -> open(ids, afterEventId, sink));
   }
 
   private Future<TaskStream> open(List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
@@ -409,7 +468,9 @@ public final class TaskService {
    * The node's metrics in the Prometheus text format. Blocking: writing every series takes 10 to
    * 25 ms of CPU, so callers run it off their event loop.
    */
-  public String scrapeMetrics() {
+  public String scrapeMetrics(Caller caller) {
+    // Every queue's and tenant's figures: an admin's, unless the node opens them (auth.openMetrics).
+    caller.require(Scope.ADMIN);
     return metrics.scrape();
   }
 
@@ -430,7 +491,7 @@ public final class TaskService {
 
   /** As {@link #visibleTask}, for a batch: every one of its tasks must be visible. */
   private Future<Void> visibleBatch(Caller caller, UUID id) {
-    return caller.seesEveryTenant() ? Future.succeededFuture() : batch(caller, id).mapEmpty();
+    return caller.seesEveryTenant() ? Future.succeededFuture() : visibleBatchView(caller, id).mapEmpty();
   }
 
   private Future<List<UUID>> batchTaskIds(Caller caller, UUID id) {

@@ -64,7 +64,10 @@ public final class RemoteWorkers extends VerticleBase {
   private final ProgressListener progress;
   private final long reconcileMs;
   private final Map<String, Deque<Waiter>> waiters = new HashMap<>();
-  /** Per queue, the waiting claims that run only some types: served first, for they can take less. */
+  /**
+   * Per queue, the waiting claims that take only some tasks (some types, one tenant's): served
+   * first, for they can take less.
+   */
   private final Map<String, Deque<Waiter>> picky = new HashMap<>();
   /**
    * Per queue, tasks an admission journaled already claimed for a waiting claim (as a local
@@ -151,16 +154,25 @@ public final class RemoteWorkers extends VerticleBase {
     });
   }
 
+  /**
+   * The queue a lease token names, once its signature is checked (any thread).
+   *
+   * @throws InvalidLeaseTokenException when it is not a token of this journal's nodes
+   */
+  public String queueOf(String token) {
+    return tokens.verify(token).queue();
+  }
+
   public boolean serves(String queue) {
     return queues.containsKey(queue);
   }
 
   /**
-   * Claims up to {@code max} tasks of a remote queue for {@code worker}, of the given {@code types}
-   * only (null: any); when none is there, waits up to {@code waitMs} for one and answers with it
-   * at once, else with none.
+   * Claims up to {@code max} tasks of a remote queue for {@code worker}, only those {@code want}
+   * takes; when none is there, waits up to {@code waitMs} for one and answers with it at once,
+   * else with none.
    */
-  public Future<List<Claimed>> claim(String queueName, String worker, int max, Set<String> types, long waitMs,
+  public Future<List<Claimed>> claim(String queueName, String worker, int max, Want want, long waitMs,
       Future<Void> gone) {
     return onContext(() -> {
       if (stopping) {
@@ -170,8 +182,8 @@ public final class RemoteWorkers extends VerticleBase {
       TaskQueue queue = queues.get(queueName);
       saw(worker, queueName);
       absorbDispatched(queue);
-      List<Claimed> ready = takePrepared(queue, max, types);
-      List<Task> tasks = take(queue, max - ready.size(), types);
+      List<Claimed> ready = takePrepared(queue, max, want);
+      List<Task> tasks = take(queue, max - ready.size(), want);
       if (!ready.isEmpty() || waitMs <= 0) {
         return claimAll(queue, tasks, worker)
             // The journal did not answer for the rest: the prepared leases still go to the worker.
@@ -185,8 +197,8 @@ public final class RemoteWorkers extends VerticleBase {
       if (tasks.isEmpty() && waiters.get(queueName).size() + picky.get(queueName).size() >= MAX_WAITING) {
         return Future.failedFuture(new TooManyClaimsException(queueName, MAX_WAITING));
       }
-      Deque<Waiter> line = (types == null ? waiters : picky).get(queueName);
-      Waiter waiter = new Waiter(worker, max, types, line, System.nanoTime() + waitMs * 1_000_000, Promise.promise());
+      Deque<Waiter> line = (want.any() ? waiters : picky).get(queueName);
+      Waiter waiter = new Waiter(worker, max, want, line, System.nanoTime() + waitMs * 1_000_000, Promise.promise());
       gone.onComplete(v -> context.runOnContext(x -> {
         // The client went away while it waited: its claim must not take tasks for nobody.
         waiter.gone = true;
@@ -204,6 +216,22 @@ public final class RemoteWorkers extends VerticleBase {
       }
       return waiter.promise.future();
     });
+  }
+
+  /**
+   * Which tasks a claim takes: of these types only (null: any), of this tenant only (null: any
+   * tenant's, for a key that sees every tenant).
+   */
+  public record Want(Set<String> types, String tenant) {
+    public static final Want ANY = new Want(null, null);
+
+    boolean any() {
+      return types == null && tenant == null;
+    }
+
+    boolean takes(Task task) {
+      return (types == null || types.contains(task.type())) && (tenant == null || tenant.equals(task.tenant()));
+    }
   }
 
   /** One item of a batch of completions. */
@@ -504,9 +532,9 @@ public final class RemoteWorkers extends VerticleBase {
     return state;
   }
 
-  private List<Task> take(TaskQueue queue, int max, Set<String> types) {
-    if (types != null) {
-      return max <= 0 ? List.of() : queue.poll(max, types);
+  private List<Task> take(TaskQueue queue, int max, Want want) {
+    if (!want.any()) {
+      return max <= 0 ? List.of() : queue.poll(max, want::takes);
     }
     List<Task> tasks = new ArrayList<>();
     while (tasks.size() < max) {
@@ -589,7 +617,7 @@ public final class RemoteWorkers extends VerticleBase {
 
   /**
    * Hands newly available tasks to the claims that wait for them, oldest claim first; those that
-   * run only some types first, as the others can take whatever is left.
+   * take only some tasks first, as the others can take whatever is left.
    */
   private void serve(TaskQueue queue) {
     // A journal that refuses at once (busy) ends claims inside a pass, and their release serves
@@ -610,19 +638,19 @@ public final class RemoteWorkers extends VerticleBase {
 
   private void servePass(TaskQueue queue) {
     absorbDispatched(queue);
-    // Claims that run the same types often wait together: the queue is searched once per set.
-    Set<Set<String>> foundNothing = new HashSet<>();
+    // Claims that want the same often wait together: the queue is searched once for each.
+    Set<Want> foundNothing = new HashSet<>();
     for (Iterator<Waiter> line = picky.get(queue.name()).iterator(); line.hasNext()
         && (queue.canPoll() || !prepared.get(queue.name()).isEmpty()); ) {
       Waiter waiter = line.next();
-      // A claim that finds none of its types leaves the next one its chance.
-      if (foundNothing.contains(waiter.types)) {
+      // A claim that finds nothing it takes leaves the next one its chance.
+      if (foundNothing.contains(waiter.want)) {
         continue;
       }
       if (answer(queue, waiter)) {
         line.remove();
       } else {
-        foundNothing.add(waiter.types);
+        foundNothing.add(waiter.want);
       }
     }
     Deque<Waiter> line = waiters.get(queue.name());
@@ -634,7 +662,7 @@ public final class RemoteWorkers extends VerticleBase {
 
   /** Answers a waiting claim with what it can take now; false when there is nothing for it. */
   private boolean answer(TaskQueue queue, Waiter waiter) {
-    List<Claimed> ready = takePrepared(queue, waiter.max, waiter.types);
+    List<Claimed> ready = takePrepared(queue, waiter.max, waiter.want);
     if (!ready.isEmpty()) {
       vertx.cancelTimer(waiter.timer);
       if (!waiter.promise.tryComplete(ready)) {
@@ -642,7 +670,7 @@ public final class RemoteWorkers extends VerticleBase {
       }
       return true;
     }
-    List<Task> tasks = take(queue, waiter.max, waiter.types);
+    List<Task> tasks = take(queue, waiter.max, waiter.want);
     if (tasks.isEmpty()) {
       return false;
     }
@@ -685,7 +713,7 @@ public final class RemoteWorkers extends VerticleBase {
    * While a claim waits, admissions may journal new tasks already claimed for it (one statement
    * instead of an insert and a claim), as they do for a local queue's idle worker; the queue still
    * checks that nothing waits and that slots are free. Only a claim that takes any type is served
-   * so: one that runs only some types is answered from the queue when its types come.
+   * so: one that takes only some tasks is answered from the queue when they come.
    */
   private void dispatchTo(TaskQueue queue) {
     Waiter head = waiters.get(queue.name()).peek();
@@ -701,12 +729,12 @@ public final class RemoteWorkers extends VerticleBase {
     }
   }
 
-  private List<Claimed> takePrepared(TaskQueue queue, int max, Set<String> types) {
+  private List<Claimed> takePrepared(TaskQueue queue, int max, Want want) {
     Deque<Claimed> ready = prepared.get(queue.name());
     List<Claimed> taken = new ArrayList<>();
     for (Iterator<Claimed> it = ready.iterator(); taken.size() < max && it.hasNext(); ) {
       Claimed c = it.next();
-      if (types == null || types.contains(c.task().type())) {
+      if (want.takes(c.task())) {
         it.remove();
         taken.add(c);
       }
@@ -731,7 +759,7 @@ public final class RemoteWorkers extends VerticleBase {
     for (TaskQueue queue : queues.values()) {
       queue.servedBy(null, null);
       absorbDispatched(queue);
-      List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE, null);
+      List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE, Want.ANY);
       if (!left.isEmpty()) {
         handBack(left);
       }
@@ -788,8 +816,7 @@ public final class RemoteWorkers extends VerticleBase {
   private static final class Waiter {
     final String worker;
     final int max;
-    /** The types it runs, or null: any. */
-    final Set<String> types;
+    final Want want;
     final Deque<Waiter> line;
     /** When it is answered with nothing, on {@link System#nanoTime}'s scale as the timers are. */
     final long deadlineNanos;
@@ -797,11 +824,11 @@ public final class RemoteWorkers extends VerticleBase {
     long timer;
     boolean gone;
 
-    Waiter(String worker, int max, Set<String> types, Deque<Waiter> line, long deadlineNanos,
+    Waiter(String worker, int max, Want want, Deque<Waiter> line, long deadlineNanos,
         Promise<List<Claimed>> promise) {
       this.worker = worker;
       this.max = max;
-      this.types = types;
+      this.want = want;
       this.line = line;
       this.deadlineNanos = deadlineNanos;
       this.promise = promise;

@@ -412,10 +412,10 @@ class TaskQueueTest {
     Task lateCrop = Task.builder(UUID.randomUUID(), "q", "crop").priority(5).dueAtMillis(5).build();
     queue.offer(List.of(lowCrop, render, highCrop, blur, lateCrop));
 
-    assertEquals(List.of(highCrop.id(), lateCrop.id()), ids(queue.poll(2, Set.of("crop", "resize"))),
+    assertEquals(List.of(highCrop.id(), lateCrop.id()), ids(queue.poll(2, t -> Set.of("crop", "resize").contains(t.type()))),
         "priority first, then the one due first");
-    assertEquals(List.of(), queue.poll(5, Set.of("resize")));
-    assertEquals(List.of(blur.id()), ids(queue.poll(5, Set.of("blur", "crop"))), "one slot was left");
+    assertEquals(List.of(), queue.poll(5, t -> t.type().equals("resize")));
+    assertEquals(List.of(blur.id()), ids(queue.poll(5, t -> Set.of("blur", "crop").contains(t.type()))), "one slot was left");
     assertFalse(queue.canPoll(), "every slot is taken");
     queue.done(highCrop.id());
     assertTrue(queue.canPoll());

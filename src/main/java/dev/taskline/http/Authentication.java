@@ -1,0 +1,73 @@
+package dev.taskline.http;
+
+import dev.taskline.auth.ApiKeys;
+import dev.taskline.auth.FailedAttempts;
+import dev.taskline.config.AuthConfig;
+import dev.taskline.service.Caller;
+import dev.taskline.service.Scope;
+import io.vertx.core.Handler;
+import io.vertx.ext.web.RoutingContext;
+import java.time.Clock;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Who is calling: with keys configured, every {@code /api} request (and {@code /metrics}, unless
+ * it is open) must carry {@code Authorization: Bearer <key>}; a missing, malformed or unknown one
+ * is 401, and a client address past its failures for the minute is 429 before its key is read.
+ * What the caller may do is the service's to decide; this only says who it is. Shared by the
+ * node's HTTP instances.
+ */
+public final class Authentication implements Handler<RoutingContext> {
+
+  static final String CALLER = "taskline.caller";
+  private static final String SCHEME = "Bearer ";
+
+  private final AuthConfig config;
+  private final ApiKeys keys;
+  private final FailedAttempts failures;
+
+  public Authentication(AuthConfig config, Clock clock) {
+    this.config = config;
+    this.keys = new ApiKeys(config);
+    this.failures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
+  }
+
+  @Override
+  public void handle(RoutingContext ctx) {
+    if (!config.enabled() || (config.openMetrics() && "/metrics".equals(ctx.request().path()))) {
+      ctx.next(); // anonymous
+      return;
+    }
+    String address = ctx.request().remoteAddress() == null ? "?" : ctx.request().remoteAddress().hostAddress();
+    long blocked = failures.blockedForSeconds(address);
+    if (blocked > 0) {
+      ctx.fail(ApiException.tooManyFailures(blocked));
+      return;
+    }
+    List<String> given = ctx.request().headers().getAll("Authorization");
+    String refusal = null;
+    AuthConfig.Key key = null;
+    if (given.isEmpty()) {
+      refusal = "send Authorization: Bearer <key>";
+    } else if (given.size() > 1) {
+      refusal = "send one Authorization header, not " + given.size();
+    } else if (!given.get(0).regionMatches(true, 0, SCHEME, 0, SCHEME.length())) {
+      refusal = "Authorization must use the Bearer scheme";
+    } else {
+      key = keys.find(given.get(0).substring(SCHEME.length()).trim());
+      if (key == null) {
+        refusal = "the key is not known here (revoked, mistyped, or another node's)";
+      }
+    }
+    if (refusal != null) {
+      failures.failed(address);
+      ctx.fail(ApiException.unauthorized(refusal));
+      return;
+    }
+    ctx.put(CALLER, new Caller(key.id(), key.tenant(),
+        key.scopes().stream().map(Scope::of).collect(Collectors.toSet()), Set.copyOf(key.queues())));
+    ctx.next();
+  }
+}

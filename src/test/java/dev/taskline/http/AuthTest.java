@@ -1,0 +1,276 @@
+package dev.taskline.http;
+
+import static dev.taskline.testing.TestNode.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.taskline.auth.ApiKeys;
+import dev.taskline.testing.TestNode;
+import dev.taskline.testing.TestPostgres;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpRequest;
+import io.vertx.ext.web.client.HttpResponse;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** With API keys configured: who may call which route, and what a tenant's key sees. */
+class AuthTest {
+
+  /** Every key's secret, by the name the tests use. */
+  private static final Map<String, String> SECRETS = new LinkedHashMap<>();
+  private static final Map<String, JsonObject> KEYS = Map.of(
+      "admin", key(null, "admin"),
+      "acme", key("acme", "submit", "read"),
+      "globex", key("globex", "submit", "read"),
+      "acme-worker", key("acme", "work"),
+      "any-worker", key(null, "work"),
+      "other-queue-worker", key(null, "work").put("queues", new JsonArray().add("elsewhere")),
+      // Each lacks one scope and has the others, for the matrix.
+      "no-submit", key(null, "read", "work"),
+      "no-read", key(null, "submit", "work"),
+      "no-work", key(null, "submit", "read"),
+      "no-admin", key(null, "submit", "read", "work"));
+
+  /** The scope each route needs; a route missing here fails the matrix, so none can be forgotten. */
+  private static final Map<String, String> SCOPE_OF = Map.ofEntries(
+      Map.entry("POST /api/tasks", "submit"),
+      Map.entry("GET /api/tasks", "read"),
+      Map.entry("GET /api/tasks/{id}", "read"),
+      Map.entry("POST /api/tasks/{id}/cancel", "submit"),
+      Map.entry("POST /api/tasks/{id}/retry", "submit"),
+      Map.entry("GET /api/tasks/{id}/events", "read"),
+      Map.entry("POST /api/tasks/retry", "admin"),
+      Map.entry("POST /api/batches", "submit"),
+      Map.entry("GET /api/batches/{id}", "read"),
+      Map.entry("POST /api/batches/{id}/cancel", "submit"),
+      Map.entry("GET /api/batches/{id}/events", "read"),
+      Map.entry("GET /api/queues", "read"),
+      Map.entry("GET /api/stats", "read"),
+      Map.entry("POST /api/queues/{queue}/claim", "work"),
+      Map.entry("POST /api/queues/{queue}/complete", "work"),
+      Map.entry("POST /api/queues/{queue}/heartbeat", "work"),
+      Map.entry("POST /api/tasks/{id}/heartbeat", "work"),
+      Map.entry("POST /api/tasks/{id}/complete", "work"),
+      Map.entry("POST /api/tasks/{id}/fail", "work"),
+      Map.entry("GET /api/workers", "admin"),
+      Map.entry("GET /metrics", "admin"));
+  private static final Set<String> OPEN = Set.of("GET /", "GET /health/live", "GET /health/ready", "GET /openapi.json");
+
+  private static TestNode node;
+
+  private static JsonObject key(String tenant, String... scopes) {
+    JsonObject key = new JsonObject().put("scopes", new JsonArray(List.of(scopes)));
+    return tenant == null ? key : key.put("tenant", tenant);
+  }
+
+  @BeforeAll
+  static void start() throws Exception {
+    JsonArray keys = new JsonArray();
+    for (Map.Entry<String, JsonObject> e : KEYS.entrySet()) {
+      String secret = ApiKeys.newSecret(new java.security.SecureRandom());
+      SECRETS.put(e.getKey(), secret);
+      keys.add(e.getValue().copy().put("id", e.getKey()).put("hash", ApiKeys.hash(secret)));
+    }
+    node = TestNode.start(TestPostgres.newDatabase(), new JsonObject()
+        .put("queues", new JsonObject().put("remote", new JsonObject().put("remote", true)))
+        .put("auth", new JsonObject().put("keys", keys).put("maxFailuresPerMinute", 1_000_000)).encode());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    node.close();
+  }
+
+  private static HttpResponse<Buffer> send(HttpMethod method, String path, JsonObject body, String... headers)
+      throws Exception {
+    HttpRequest<Buffer> request = node.http.request(method, path);
+    for (int i = 0; i + 1 < headers.length; i += 2) {
+      request.headers().add(headers[i], headers[i + 1]); // add, not put: a header may come twice
+    }
+    if (body == null) {
+      return await(request.timeout(10_000).send());
+    }
+    return await(request.putHeader("Content-Type", "application/json").timeout(10_000).sendBuffer(body.toBuffer()));
+  }
+
+  private static HttpResponse<Buffer> as(String key, HttpMethod method, String path, JsonObject body) throws Exception {
+    return send(method, path, body, "Authorization", "Bearer " + SECRETS.get(key));
+  }
+
+  /** A body each route takes as valid, so that what answers is who is calling, not what was sent. */
+  private static JsonObject bodyFor(String route) {
+    return switch (route) {
+      case "POST /api/tasks" -> new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 0));
+      case "POST /api/batches" -> new JsonObject().put("tasks", new JsonArray().add(bodyFor("POST /api/tasks")));
+      case "POST /api/tasks/retry" -> new JsonObject().put("queue", "default");
+      case "POST /api/queues/{queue}/claim" -> new JsonObject().put("worker", "w1");
+      case "POST /api/queues/{queue}/complete", "POST /api/queues/{queue}/heartbeat" -> new JsonObject()
+          .put("tasks", new JsonArray().add(new JsonObject().put("id", UUID.randomUUID().toString()).put("lease", "x")));
+      case "POST /api/tasks/{id}/heartbeat", "POST /api/tasks/{id}/complete" -> new JsonObject().put("lease", "x");
+      case "POST /api/tasks/{id}/fail" -> new JsonObject().put("lease", "x").put("error", "e");
+      default -> null;
+    };
+  }
+
+  private static HttpMethod method(String route) {
+    return HttpMethod.valueOf(route.substring(0, route.indexOf(' ')));
+  }
+
+  private static String path(String route) {
+    return route.substring(route.indexOf(' ') + 1).replace("{id}", UUID.randomUUID().toString())
+        .replace("{queue}", "remote");
+  }
+
+  @Test
+  void every_route_answers_who_may_call_it() throws Exception {
+    List<String> routes = node.node.httpRoutes();
+    List<String> wrong = new ArrayList<>();
+    for (String route : routes) {
+      if (OPEN.contains(route)) {
+        assertFalse(Set.of(401, 403).contains(send(method(route), path(route), null).statusCode()), route);
+        continue;
+      }
+      String scope = SCOPE_OF.get(route);
+      assertNotNull(scope, "a route the matrix does not know: " + route + "; say which scope it needs");
+      JsonObject body = bodyFor(route);
+      HttpResponse<Buffer> none = send(method(route), path(route), body);
+      HttpResponse<Buffer> unknown = send(method(route), path(route), body, "Authorization", "Bearer tl_nobody");
+      HttpResponse<Buffer> lacking = as("no-" + scope, method(route), path(route), body);
+      HttpResponse<Buffer> right = as(scope.equals("admin") ? "admin" : "no-" + other(scope), method(route),
+          path(route), body);
+      if (none.statusCode() != 401 || !"Bearer realm=\"taskline\"".equals(none.getHeader("WWW-Authenticate"))) {
+        wrong.add(route + " without a key: " + none.statusCode());
+      }
+      if (unknown.statusCode() != 401) {
+        wrong.add(route + " with an unknown key: " + unknown.statusCode());
+      }
+      if (lacking.statusCode() != 403) {
+        wrong.add(route + " without scope " + scope + ": " + lacking.statusCode() + " " + lacking.bodyAsString());
+      }
+      if (Set.of(401, 403, 500).contains(right.statusCode())) {
+        wrong.add(route + " with scope " + scope + ": " + right.statusCode() + " " + right.bodyAsString());
+      }
+      if (right.statusCode() != 200 && right.statusCode() != 202 && !right.getHeader("Content-Type")
+          .startsWith("application/problem+json")) {
+        wrong.add(route + ": a refusal that is not problem+json");
+      }
+    }
+    assertEquals(List.of(), wrong);
+    assertTrue(routes.containsAll(SCOPE_OF.keySet()), "the matrix names routes the router no longer has");
+  }
+
+  /** A scope other than {@code scope} and admin, so that "no-X" for it still has {@code scope}. */
+  private static String other(String scope) {
+    return scope.equals("read") ? "submit" : "read";
+  }
+
+  private static String submit(String key, String tenantHeader) throws Exception {
+    HttpRequest<Buffer> request = node.http.post("/api/tasks").putHeader("Authorization", "Bearer " + SECRETS.get(key));
+    if (tenantHeader != null) {
+      request.putHeader("Taskline-Tenant", tenantHeader);
+    }
+    HttpResponse<Buffer> answer = await(request.sendJsonObject(new JsonObject().put("type", "sleep")
+        .put("payload", new JsonObject().put("ms", 0))));
+    assertEquals(202, answer.statusCode(), answer.bodyAsString());
+    return answer.bodyAsJsonObject().getString("id");
+  }
+
+  @Test
+  void a_tenants_key_sees_only_its_tenants_tasks_and_another_tenants_id_is_not_found() throws Exception {
+    String acmes = submit("acme", null);
+    node.until(() -> "succeeded".equals(as("admin", HttpMethod.GET, "/api/tasks/" + acmes, null).bodyAsJsonObject()
+        .getString("state")), () -> "the task to end");
+    JsonObject own = as("acme", HttpMethod.GET, "/api/tasks/" + acmes, null).bodyAsJsonObject();
+    assertEquals("acme", own.getString("tenant"), "a tenant key's submissions are its tenant's");
+
+    HttpResponse<Buffer> other = as("globex", HttpMethod.GET, "/api/tasks/" + acmes, null);
+    HttpResponse<Buffer> missing = as("globex", HttpMethod.GET, "/api/tasks/" + UUID.randomUUID(), null);
+    assertEquals(404, other.statusCode());
+    assertEquals(missing.bodyAsJsonObject().getString("title"), other.bodyAsJsonObject().getString("title"));
+    assertFalse(other.bodyAsString().contains("acme"), "nothing of the other tenant's task leaks");
+    assertEquals(404, as("globex", HttpMethod.POST, "/api/tasks/" + acmes + "/cancel", null).statusCode());
+    assertEquals(404, as("globex", HttpMethod.POST, "/api/tasks/" + acmes + "/retry", null).statusCode());
+    assertEquals(404, as("globex", HttpMethod.GET, "/api/tasks/" + acmes + "/events", null).statusCode());
+    assertEquals(200, as("admin", HttpMethod.GET, "/api/tasks/" + acmes, null).statusCode(), "an admin sees all");
+
+    String globexs = submit("globex", null);
+    JsonArray listed = as("globex", HttpMethod.GET, "/api/tasks?limit=100", null).bodyAsJsonObject()
+        .getJsonArray("tasks");
+    assertTrue(listed.stream().anyMatch(t -> ((JsonObject) t).getString("id").equals(globexs)));
+    assertTrue(listed.stream().allMatch(t -> "globex".equals(((JsonObject) t).getString("tenant"))), listed.encode());
+  }
+
+  @Test
+  void only_an_admin_key_may_name_a_tenant() throws Exception {
+    HttpResponse<Buffer> refused = await(node.http.post("/api/tasks")
+        .putHeader("Authorization", "Bearer " + SECRETS.get("acme")).putHeader("Taskline-Tenant", "globex")
+        .sendJsonObject(new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 0))));
+    assertEquals(403, refused.statusCode(), refused.bodyAsString());
+    String forGlobex = submit("admin", "globex");
+    assertEquals("globex", as("globex", HttpMethod.GET, "/api/tasks/" + forGlobex, null).bodyAsJsonObject()
+        .getString("tenant"));
+  }
+
+  @Test
+  void a_tenants_worker_claims_only_its_tenants_tasks() throws Exception {
+    String acmes = null;
+    for (String key : List.of("globex", "acme", "globex")) {
+      HttpResponse<Buffer> answer = as(key, HttpMethod.POST, "/api/tasks",
+          new JsonObject().put("type", "render").put("queue", "remote"));
+      assertEquals(202, answer.statusCode(), answer.bodyAsString());
+      if (key.equals("acme")) {
+        acmes = answer.bodyAsJsonObject().getString("id");
+      }
+    }
+    JsonArray claimed = as("acme-worker", HttpMethod.POST, "/api/queues/remote/claim",
+        new JsonObject().put("worker", "acme-1").put("max", 10)).bodyAsJsonObject().getJsonArray("tasks");
+    assertEquals(1, claimed.size(), claimed.encode());
+    assertEquals(acmes, claimed.getJsonObject(0).getString("id"));
+    assertEquals(2, as("any-worker", HttpMethod.POST, "/api/queues/remote/claim",
+        new JsonObject().put("worker", "any-1").put("max", 10)).bodyAsJsonObject().getJsonArray("tasks").size(),
+        "a key that sees every tenant takes the rest");
+    assertEquals(403, as("other-queue-worker", HttpMethod.POST, "/api/queues/remote/claim",
+        new JsonObject().put("worker", "x")).statusCode(), "a key limited to other queues");
+    String token = claimed.getJsonObject(0).getJsonObject("lease").getString("token");
+    assertEquals(403, as("other-queue-worker", HttpMethod.POST, "/api/tasks/" + acmes + "/complete",
+        new JsonObject().put("lease", token)).statusCode(), "nor may it write with a token of this queue");
+    assertEquals(200, as("acme-worker", HttpMethod.POST, "/api/tasks/" + acmes + "/complete",
+        new JsonObject().put("lease", token)).statusCode());
+  }
+
+  @Test
+  void malformed_authorization_is_401_and_changes_nothing() throws Exception {
+    long before = as("admin", HttpMethod.GET, "/api/stats", null).bodyAsJsonObject().getLong("accepted");
+    JsonObject task = bodyFor("POST /api/tasks");
+    List<String[]> cases = List.of(
+        new String[] {"Authorization", SECRETS.get("acme")},
+        new String[] {"Authorization", "Basic " + SECRETS.get("acme")},
+        new String[] {"Authorization", "Bearer "},
+        new String[] {"Authorization", ""},
+        new String[] {"Authorization", "Bearer tl_\u00e9t\u00e9"},
+        new String[] {"Authorization", "Bearer " + SECRETS.get("acme"), "Authorization", "Bearer " + SECRETS.get("acme")});
+    for (String[] headers : cases) {
+      HttpResponse<Buffer> answer = send(HttpMethod.POST, "/api/tasks", task, headers);
+      assertEquals(401, answer.statusCode(), String.join(" | ", headers) + ": " + answer.bodyAsString());
+      assertTrue(answer.getHeader("Content-Type").startsWith("application/problem+json"));
+    }
+    assertEquals(before, as("admin", HttpMethod.GET, "/api/stats", null).bodyAsJsonObject().getLong("accepted"),
+        "nothing admitted");
+    // Past the server's header limit (8 KB) the request is not read at all: 431 before any route,
+    // and the server closes that connection.
+    assertEquals(431, send(HttpMethod.POST, "/api/tasks", task, "Authorization", "Bearer tl_" + "x".repeat(10_000))
+        .statusCode());
+  }
+}
