@@ -300,6 +300,18 @@ SELECT * FROM tasks
  ORDER BY id DESC
  LIMIT $5;
 
+-- name: list_tenant_tasks
+-- As list_tasks, of one tenant ($6): a query of its own, so that even a generic plan walks that
+-- tenant's index (000006) and not every tenant's tasks.
+SELECT * FROM tasks
+ WHERE tenant = $6
+   AND ($1::text IS NULL OR state = $1)
+   AND ($2::text IS NULL OR queue = $2)
+   AND ($3::text IS NULL OR type = $3)
+   AND ($4::uuid IS NULL OR id < $4)
+ ORDER BY tenant, id DESC
+ LIMIT $5;
+
 -- name: get_batch
 SELECT id, size, created_at FROM batches WHERE id = $1;
 

@@ -51,8 +51,9 @@ public final class JournalReads {
   }
 
   /** A page of tasks, newest first; {@code after} is the last id of the previous page. Null filters match all. */
-  public Future<List<TaskView>> list(TaskState state, String queue, String type, UUID after, int limit) {
-    return query("list_tasks", Tuple.of(state == null ? null : state.sql(), queue, type, after, limit))
+  public Future<List<TaskView>> list(TaskState state, String queue, String type, UUID after, int limit, String tenant) {
+    Tuple params = Tuple.of(state == null ? null : state.sql(), queue, type, after, limit);
+    return (tenant == null ? query("list_tasks", params) : query("list_tenant_tasks", params.addString(tenant)))
         .map(JournalReads::taskViews);
   }
 

@@ -124,4 +124,11 @@ class JournalPlansTest {
     assertByPrimaryKey(plan("progress", Tuple.of(running, filled(new Long[GROUP], 1L), filled(new String[GROUP], "w"),
         filled(new Integer[GROUP], 50), filled(new String[GROUP], "half"), now())));
   }
+
+  @Test
+  void a_tenants_page_walks_that_tenants_index() throws Exception {
+    String plan = plan("list_tenant_tasks", Tuple.of(null, null, null, null, 100, "acme"));
+    assertTrue(plan.contains("tasks_tenant_id"), plan);
+    assertFalse(plan.contains("Seq Scan on tasks"), plan);
+  }
 }
