@@ -312,6 +312,18 @@ SELECT * FROM tasks
  ORDER BY tenant, id DESC
  LIMIT $5;
 
+-- name: tenant_counts
+-- $1 tenant, $2 now: what a tenant's key sees of the queues, from its tasks alone (000006's index).
+SELECT queue,
+       count(*) FILTER (WHERE state = 'pending' AND run_at <= $2) AS waiting,
+       count(*) FILTER (WHERE state = 'pending' AND run_at > $2) AS scheduled,
+       count(*) FILTER (WHERE state = 'running') AS running,
+       count(*) FILTER (WHERE state IN ('succeeded', 'failed', 'cancelled')) AS finished,
+       count(*) AS accepted
+  FROM tasks
+ WHERE tenant = $1
+ GROUP BY queue;
+
 -- name: get_batch
 SELECT id, size, created_at FROM batches WHERE id = $1;
 

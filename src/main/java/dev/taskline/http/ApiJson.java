@@ -146,6 +146,9 @@ final class ApiJson {
 
   /** Rates per second; the trend is how fast the backlog grows (negative: drains). */
   private static JsonObject rates(QueueMeters.Rates rates) {
+    if (rates == null) {
+      return null;
+    }
     return new JsonObject()
         .put("arrival10s", round(rates.arrivals10s())).put("arrival60s", round(rates.arrivals60s()))
         .put("completion10s", round(rates.completions10s())).put("completion60s", round(rates.completions60s()))
@@ -155,7 +158,6 @@ final class ApiJson {
 
   // ---- remote workers -----------------------------------------------------------------------
 
-  /** A claimed task as its worker gets it: what to run, and the lease to name in every write. */
   /**
    * A claim's answer, {@code {"tasks": [...]}}, written as text: each payload goes in as the JSON
    * text the journal holds (jsonb, so valid JSON), not parsed into objects and encoded again.

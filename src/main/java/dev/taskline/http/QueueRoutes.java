@@ -6,7 +6,10 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
-/** {@code /api/queues} and {@code /api/stats}: this node's queues, one by one and added up. */
+/**
+ * {@code /api/queues} and {@code /api/stats}: this node's queues, one by one and added up (for a
+ * tenant's key, its own tasks).
+ */
 final class QueueRoutes implements Routes {
 
   private final TaskService service;
@@ -22,12 +25,18 @@ final class QueueRoutes implements Routes {
   }
 
   private void queues(RoutingContext ctx) {
-    JsonArray list = new JsonArray();
-    service.queues(Requests.caller(ctx)).forEach(queue -> list.add(ApiJson.queue(queue)));
-    Requests.json(ctx, 200, new JsonObject().put("queues", list));
+    service.queues(Requests.caller(ctx))
+        .onSuccess(queues -> {
+          JsonArray list = new JsonArray();
+          queues.forEach(queue -> list.add(ApiJson.queue(queue)));
+          Requests.json(ctx, 200, new JsonObject().put("queues", list));
+        })
+        .onFailure(ctx::fail);
   }
 
   private void stats(RoutingContext ctx) {
-    Requests.json(ctx, 200, ApiJson.stats(service.stats(Requests.caller(ctx))));
+    service.stats(Requests.caller(ctx))
+        .onSuccess(stats -> Requests.json(ctx, 200, ApiJson.stats(stats)))
+        .onFailure(ctx::fail);
   }
 }

@@ -5,7 +5,9 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
+import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -55,6 +57,18 @@ public final class JournalReads {
     Tuple params = Tuple.of(state == null ? null : state.sql(), queue, type, after, limit);
     return (tenant == null ? query("list_tasks", params) : query("list_tenant_tasks", params.addString(tenant)))
         .map(JournalReads::taskViews);
+  }
+
+  /** One tenant's tasks per queue, from the journal; queues where it has none are left out. */
+  public Future<List<TenantCounts>> tenantCounts(String tenant, Instant now) {
+    return query("tenant_counts", Tuple.of(tenant, now.atOffset(ZoneOffset.UTC))).map(rows -> {
+      List<TenantCounts> counts = new ArrayList<>();
+      for (Row row : rows) {
+        counts.add(new TenantCounts(row.getString("queue"), row.getLong("waiting"), row.getLong("scheduled"),
+            row.getLong("running"), row.getLong("finished"), row.getLong("accepted")));
+      }
+      return counts;
+    });
   }
 
   /** The batch with its tasks, or null. */

@@ -14,6 +14,7 @@ import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.TaskState;
 import dev.taskline.journal.TaskView;
+import dev.taskline.journal.TenantCounts;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.QueueRegistry;
@@ -133,9 +134,30 @@ public final class TaskService {
         });
   }
 
-  /** Every queue of this node, by name. */
-  public List<QueueView> queues(Caller caller) {
-    caller.require(Scope.READ);
+  /**
+   * Every queue of this node, by name: this node's custody and meters, or, for a tenant's key, that
+   * tenant's tasks as the journal holds them (another tenant's counts are not its business).
+   */
+  public Future<List<QueueView>> queues(Caller caller) {
+    return permitted(() -> caller.require(Scope.READ)).compose(v -> caller.seesEveryTenant()
+        ? Future.succeededFuture(nodeQueues())
+        : reads.tenantCounts(caller.tenant(), clock.instant()).map(this::tenantQueues));
+  }
+
+  private List<QueueView> tenantQueues(List<TenantCounts> counts) {
+    java.util.Map<String, TenantCounts> byQueue = new java.util.HashMap<>();
+    counts.forEach(c -> byQueue.put(c.queue(), c));
+    List<QueueView> list = new ArrayList<>();
+    for (TaskQueue queue : queues.all()) {
+      TenantCounts c = byQueue.getOrDefault(queue.name(), new TenantCounts(queue.name(), 0, 0, 0, 0, 0));
+      list.add(new QueueView(queue.name(), c.waiting(), c.running(), c.scheduled(), queue.config().slots(),
+          queue.config().capacity(), queue.config().scheduledCapacity(), queue.config().tenantLimit(), c.accepted(),
+          c.finished(), c.waiting() + c.scheduled() + c.running(), null, null, null, null, null));
+    }
+    return list;
+  }
+
+  private List<QueueView> nodeQueues() {
     long now = clock.millis();
     List<QueueView> list = new ArrayList<>();
     for (TaskQueue queue : queues.all()) {
@@ -150,9 +172,17 @@ public final class TaskService {
     return list;
   }
 
-  /** The node's queues added up. */
-  public Stats stats(Caller caller) {
-    caller.require(Scope.READ);
+  /** The node's queues added up (a tenant's key: its tasks', as {@link #queues}). */
+  public Future<Stats> stats(Caller caller) {
+    return permitted(() -> caller.require(Scope.READ)).compose(v -> caller.seesEveryTenant()
+        ? Future.succeededFuture(nodeStats())
+        : queues(caller).map(list -> new Stats(list.stream().mapToLong(QueueView::accepted).sum(),
+            list.stream().mapToLong(QueueView::finished).sum(), null, list.stream().mapToLong(QueueView::waiting).sum(),
+            list.stream().mapToLong(QueueView::scheduled).sum(), list.stream().mapToLong(QueueView::running).sum(),
+            null)));
+  }
+
+  private Stats nodeStats() {
     long accepted = 0;
     long finished = 0;
     long rejected = 0;

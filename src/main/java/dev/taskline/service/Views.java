@@ -29,16 +29,20 @@ public final class Views {
   }
 
   /** One queue on this node: its limits, its custody counts, what it refused and fenced, its rates. */
-  public record QueueView(String name, int waiting, int running, int scheduled, int slots, int capacity,
-      int scheduledCapacity, int tenantLimit, long accepted, long finished, long unfinished, long rejected,
-      long fencedWrites, long leaseTakeovers, double lagSeconds, QueueMeters.Rates rates) {
+  public record QueueView(String name, long waiting, long running, long scheduled, int slots, int capacity,
+      int scheduledCapacity, int tenantLimit, long accepted, long finished, long unfinished, Long rejected,
+      Long fencedWrites, Long leaseTakeovers, Double lagSeconds, QueueMeters.Rates rates) {
   }
 
-  /** The node's queues added up; {@code accepted - finished == unfinished} at every reading. */
-  public record Stats(long accepted, long finished, long rejected, int waiting, int scheduled, int running,
+  /**
+   * The node's queues added up; {@code accepted - finished == unfinished} at every reading. For a
+   * tenant's key, that tenant's tasks in the journal; the node's meters (rejections, rates) are not
+   * kept per tenant and are null there.
+   */
+  public record Stats(long accepted, long finished, Long rejected, long waiting, long scheduled, long running,
       QueueMeters.Rates rates) {
     public long unfinished() {
-      return (long) waiting + scheduled + running;
+      return waiting + scheduled + running;
     }
   }
 

@@ -273,4 +273,25 @@ class AuthTest {
     assertEquals(431, send(HttpMethod.POST, "/api/tasks", task, "Authorization", "Bearer tl_" + "x".repeat(10_000))
         .statusCode());
   }
+
+  private static JsonObject defaultQueueAs(String key) throws Exception {
+    return TestNode.queueIn(as(key, HttpMethod.GET, "/api/queues", null).bodyAsJsonObject(), "default");
+  }
+
+  @Test
+  void a_tenants_key_sees_its_own_counts_only() throws Exception {
+    long acmeBefore = defaultQueueAs("acme").getLong("accepted");
+    long globexBefore = defaultQueueAs("globex").getLong("accepted");
+    long nodeBefore = defaultQueueAs("admin").getLong("accepted");
+    submit("acme", null);
+    submit("acme", null);
+    JsonObject acme = defaultQueueAs("acme");
+    assertEquals(acmeBefore + 2, acme.getLong("accepted"), acme.encode());
+    assertEquals(globexBefore, defaultQueueAs("globex").getLong("accepted"), "another tenant's tasks are not counted");
+    assertEquals(nodeBefore + 2, defaultQueueAs("admin").getLong("accepted"), "an admin sees the node's");
+    assertEquals(null, acme.getValue("rates"), "the node's meters are not a tenant's");
+    assertEquals(null, acme.getValue("rejected"));
+    JsonObject stats = as("acme", HttpMethod.GET, "/api/stats", null).bodyAsJsonObject();
+    assertEquals(stats.getLong("accepted") - stats.getLong("finished"), stats.getLong("unfinished"), stats.encode());
+  }
 }
