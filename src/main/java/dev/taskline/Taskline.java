@@ -1,6 +1,7 @@
 package dev.taskline;
 
 import dev.taskline.admission.Admission;
+import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.http.Authentication;
@@ -142,9 +143,16 @@ public final class Taskline {
         .compose(v -> track(vertx.deployVerticle(new CatchUpVerticle(hub, CATCH_UP_MS))))
         .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
         .compose(v -> {
+          // Stream tokens signed by one node open streams on any: the secret is the journal's.
+          byte[] candidate = new byte[32];
+          new java.security.SecureRandom().nextBytes(candidate);
+          return journal.sharedSecret(StreamTokens.SECRET, candidate);
+        })
+        .compose(streamSecret -> {
           // One deployment of N instances: Vert.x shares their listening socket (a random port too)
           // and hands each new connection to the next instance's event loop.
-          Authentication authentication = new Authentication(config.auth(), clock);
+          Authentication authentication = new Authentication(config.auth(), new StreamTokens(streamSecret, clock),
+              clock);
           return track(vertx.deployVerticle(() -> {
             HttpVerticle instance = new HttpVerticle(config, service, metrics, authentication);
             httpInstances.add(instance);

@@ -2,6 +2,7 @@ package dev.taskline.http;
 
 import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.FailedAttempts;
+import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.AuthConfig;
 import dev.taskline.service.Caller;
 import dev.taskline.service.Scope;
@@ -10,12 +11,16 @@ import io.vertx.ext.web.RoutingContext;
 import java.time.Clock;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
  * Who is calling: with keys configured, every {@code /api} request (and {@code /metrics}, unless
  * it is open) must carry {@code Authorization: Bearer <key>}; a missing, malformed or unknown one
  * is 401, and a client address past its failures for the minute is 429 before its key is read.
+ * A browser's {@code EventSource}, which cannot send that header, opens a stream with the signed
+ * {@code token} its {@code eventsUrl} carries: that stream only, as the tenant it names.
  * What the caller may do is the service's to decide; this only says who it is. Shared by the
  * node's HTTP instances.
  */
@@ -23,15 +28,27 @@ public final class Authentication implements Handler<RoutingContext> {
 
   static final String CALLER = "taskline.caller";
   private static final String SCHEME = "Bearer ";
+  private static final Pattern STREAM = Pattern.compile("/api/(tasks|batches)/([0-9a-fA-F-]{36})/events");
 
   private final AuthConfig config;
   private final ApiKeys keys;
   private final FailedAttempts failures;
+  private final StreamTokens streams;
 
-  public Authentication(AuthConfig config, Clock clock) {
+  public Authentication(AuthConfig config, StreamTokens streams, Clock clock) {
     this.config = config;
     this.keys = new ApiKeys(config);
     this.failures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
+    this.streams = streams;
+  }
+
+  /** Whether requests must say who they are. */
+  boolean enabled() {
+    return config.enabled();
+  }
+
+  StreamTokens streams() {
+    return streams;
   }
 
   @Override
@@ -49,7 +66,16 @@ public final class Authentication implements Handler<RoutingContext> {
     List<String> given = ctx.request().headers().getAll("Authorization");
     String refusal = null;
     AuthConfig.Key key = null;
-    if (given.isEmpty()) {
+    String token = ctx.request().getParam("token");
+    if (given.isEmpty() && token != null) {
+      Caller streamer = streamer(ctx, token);
+      if (streamer != null) {
+        ctx.put(CALLER, streamer);
+        ctx.next();
+        return;
+      }
+      refusal = "the token is expired, forged, or for another stream";
+    } else if (given.isEmpty()) {
       refusal = "send Authorization: Bearer <key>";
     } else if (given.size() > 1) {
       refusal = "send one Authorization header, not " + given.size();
@@ -69,5 +95,19 @@ public final class Authentication implements Handler<RoutingContext> {
     ctx.put(CALLER, new Caller(key.id(), key.tenant(),
         key.scopes().stream().map(Scope::of).collect(Collectors.toSet()), Set.copyOf(key.queues())));
     ctx.next();
+  }
+
+  /** The caller a stream token makes on the stream it was signed for, or null. */
+  private Caller streamer(RoutingContext ctx, String token) {
+    Matcher stream = STREAM.matcher(ctx.request().path());
+    if (!stream.matches() || ctx.request().method() != io.vertx.core.http.HttpMethod.GET) {
+      return null;
+    }
+    StreamTokens.Grant grant = streams.verify(token);
+    String kind = stream.group(1).equals("tasks") ? "task" : "batch";
+    if (grant == null || !grant.kind().equals(kind) || !grant.id().toString().equalsIgnoreCase(stream.group(2))) {
+      return null;
+    }
+    return new Caller("stream-token", grant.tenant(), Set.of(Scope.READ), Set.of());
   }
 }

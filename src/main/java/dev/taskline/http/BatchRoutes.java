@@ -14,8 +14,10 @@ final class BatchRoutes implements Routes {
   private final TaskService service;
   private final BodyHandler body;
   private final Submissions submissions;
+  private final EventLinks links;
 
-  BatchRoutes(TaskService service, BodyHandler body, Submissions submissions) {
+  BatchRoutes(TaskService service, BodyHandler body, Submissions submissions, EventLinks links) {
+    this.links = links;
     this.service = service;
     this.body = body;
     this.submissions = submissions;
@@ -40,13 +42,16 @@ final class BatchRoutes implements Routes {
           for (Insert task : admitted.tasks()) {
             tasks.add(ApiJson.accepted(task));
           }
-          return new JsonObject().put("batchId", admitted.batchId().toString()).put("tasks", tasks);
+          return new JsonObject().put("batchId", admitted.batchId().toString())
+              .put("eventsUrl", links.batch(admitted.batchId(), admitted.tasks().get(0).task().tenant()))
+              .put("tasks", tasks);
         });
   }
 
   private void get(RoutingContext ctx) {
     service.batch(Requests.caller(ctx), Requests.idParam(ctx))
-        .onSuccess(batch -> Requests.json(ctx, 200, ApiJson.batch(batch)))
+        .onSuccess(batch -> Requests.json(ctx, 200, ApiJson.batch(batch).put("eventsUrl", links.batch(batch.id(),
+            batch.tasks().isEmpty() ? null : batch.tasks().get(0).tenant()))))
         .onFailure(ctx::fail);
   }
 

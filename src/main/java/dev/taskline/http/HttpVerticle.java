@@ -49,13 +49,14 @@ public final class HttpVerticle extends VerticleBase {
     scrapes = vertx.createSharedWorkerExecutor("taskline-metrics", 1);
     BodyHandler body = BodyHandler.create(false).setBodyLimit(config.http().bodyLimitBytes());
     Submissions submissions = new Submissions(metrics);
+    EventLinks links = new EventLinks(authentication);
     Router router = Router.router(vertx);
     // Before any route: who is calling is known (or refused) before a body is read.
     router.route("/api/*").handler(authentication);
     router.route("/metrics").handler(authentication);
     List<Routes> routes = List.of(
-        new TaskRoutes(service, body, submissions),
-        new BatchRoutes(service, body, submissions),
+        new TaskRoutes(service, body, submissions, links),
+        new BatchRoutes(service, body, submissions, links),
         new StreamRoutes(service, vertx),
         new QueueRoutes(service),
         new WorkerRoutes(service, body),

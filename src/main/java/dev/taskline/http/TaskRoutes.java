@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.journal.Insert;
 import dev.taskline.journal.TaskState;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.Views.TaskFilter;
@@ -22,8 +23,10 @@ final class TaskRoutes implements Routes {
   private final TaskService service;
   private final BodyHandler body;
   private final Submissions submissions;
+  private final EventLinks links;
 
-  TaskRoutes(TaskService service, BodyHandler body, Submissions submissions) {
+  TaskRoutes(TaskService service, BodyHandler body, Submissions submissions, EventLinks links) {
+    this.links = links;
     this.service = service;
     this.body = body;
     this.submissions = submissions;
@@ -46,12 +49,16 @@ final class TaskRoutes implements Routes {
         service.submit(Requests.caller(ctx), SubmissionJson.task(json), Submissions.idempotencyKey(ctx),
             Submissions.tenant(ctx)),
         admitted -> "/api/tasks/" + admitted.tasks().get(0).task().id(),
-        admitted -> ApiJson.accepted(admitted.tasks().get(0)));
+        admitted -> {
+          Insert insert = admitted.tasks().get(0);
+          return ApiJson.accepted(insert).put("eventsUrl", links.task(insert.task().id(), insert.task().tenant()));
+        });
   }
 
   private void get(RoutingContext ctx) {
     service.task(Requests.caller(ctx), Requests.idParam(ctx))
-        .onSuccess(task -> Requests.json(ctx, 200, ApiJson.task(task)))
+        .onSuccess(task -> Requests.json(ctx, 200, ApiJson.task(task).put("eventsUrl", links.task(task.id(),
+            task.tenant()))))
         .onFailure(ctx::fail);
   }
 

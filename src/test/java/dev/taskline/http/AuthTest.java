@@ -294,4 +294,32 @@ class AuthTest {
     JsonObject stats = as("acme", HttpMethod.GET, "/api/stats", null).bodyAsJsonObject();
     assertEquals(stats.getLong("accepted") - stats.getLong("finished"), stats.getLong("unfinished"), stats.encode());
   }
+
+  @Test
+  void an_events_url_opens_that_stream_without_a_header_and_nothing_else() throws Exception {
+    HttpResponse<Buffer> accepted = as("acme", HttpMethod.POST, "/api/tasks", bodyFor("POST /api/tasks"));
+    String id = accepted.bodyAsJsonObject().getString("id");
+    String url = accepted.bodyAsJsonObject().getString("eventsUrl");
+    assertTrue(url.startsWith("/api/tasks/" + id + "/events?token="), url);
+    int port = node.node.httpPort();
+    try (dev.taskline.testing.SseClient stream = dev.taskline.testing.SseClient.open(node.vertx, port, url, null)) {
+      assertEquals("snapshot", stream.next().event(), "EventSource sends no header: the token is enough");
+    }
+    String token = url.substring(url.indexOf("token=") + 6);
+    String other = submit("acme", null);
+    assertEquals(401, dev.taskline.testing.SseClient.status(node.vertx, port, "/api/tasks/" + other + "/events?token="
+        + token), "another task's stream");
+    assertEquals(401, send(HttpMethod.GET, "/api/tasks/" + id + "?token=" + token, null).statusCode(),
+        "a stream token is not a key");
+    String forged = token.substring(0, token.length() - 2) + (token.endsWith("A") ? "BB" : "AA");
+    assertEquals(401, dev.taskline.testing.SseClient.status(node.vertx, port, "/api/tasks/" + id + "/events?token="
+        + forged));
+    JsonObject batch = as("globex", HttpMethod.POST, "/api/batches", bodyFor("POST /api/batches")).bodyAsJsonObject();
+    assertTrue(batch.getString("eventsUrl").contains("/api/batches/" + batch.getString("batchId") + "/events?token="));
+    assertTrue(as("acme", HttpMethod.GET, "/api/tasks/" + id, null).bodyAsJsonObject().getString("eventsUrl")
+        .contains("token="), "a task read anew gives a fresh link");
+
+    node.clock.advance(java.time.Duration.ofSeconds(dev.taskline.auth.StreamTokens.TTL_SECONDS + 1));
+    assertEquals(401, dev.taskline.testing.SseClient.status(node.vertx, port, url), "expired");
+  }
 }

@@ -69,8 +69,12 @@ final class Api {
     return send(control.post(tasksPath), body);
   }
 
+  private HttpRequest<Buffer> authorized(HttpRequest<Buffer> request) {
+    return options.key == null ? request : request.putHeader("Authorization", "Bearer " + options.key);
+  }
+
   private Future<HttpResponse<Buffer>> send(HttpRequest<Buffer> request, Buffer body) {
-    request.putHeader("Content-Type", "application/json").timeout(options.requestTimeoutMs);
+    authorized(request).putHeader("Content-Type", "application/json").timeout(options.requestTimeoutMs);
     if (options.tenant != null) {
       request.putHeader("Taskline-Tenant", options.tenant);
     }
@@ -84,7 +88,7 @@ final class Api {
 
   /** A GET on the control client; {@code pathAndQuery} starts with /api. */
   Future<Reply> get(String pathAndQuery) {
-    return control.get(options.basePath + pathAndQuery)
+    return authorized(control.get(options.basePath + pathAndQuery))
         .timeout(Math.min(options.requestTimeoutMs, 30_000))
         .send()
         .map(Api::reply);

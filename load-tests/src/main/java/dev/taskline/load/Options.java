@@ -34,6 +34,8 @@ final class Options {
   String queue;
   /** Sent as Taskline-Tenant on every submission, or null for none. */
   String tenant;
+  /** The API key to send as a Bearer token, or null (a node with auth off). */
+  String key = System.getenv("TASKLINE_API_KEY");
   int batch;
   String payload;
   JsonObject payloadJson;
@@ -88,6 +90,9 @@ final class Options {
           --batch N             tasks per request; 1 posts /api/tasks, more post /api/batches (default 1; bench 100)
           --tenant NAME         submit as this tenant (the Taskline-Tenant header), e.g. to fill a queue's
                                 tenantLimit while another run submits as another tenant
+          (TASKLINE_API_KEY)    an API key sent on every request as Authorization: Bearer, for a node with
+                                auth.keys; an environment variable so that it stays out of the process list.
+                                An admin key reads /metrics too.
           --payload JSON        payload of the sleep tasks (default {"ms":20}; bench and idle-latency {"ms":0});
                                 bare keys are fine: {ms:50,steps:5}
           --concurrency N       closed-loop submitters for bench (default 8) and calibration (default 4)
