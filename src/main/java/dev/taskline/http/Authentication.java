@@ -66,7 +66,8 @@ public final class Authentication implements Handler<RoutingContext> {
     List<String> given = ctx.request().headers().getAll("Authorization");
     String refusal = null;
     AuthConfig.Key key = null;
-    String token = ctx.request().getParam("token");
+    // The one reading of a query parameter every route shares: two tokens, or a NUL, are a 400.
+    String token = Requests.query(ctx, "token");
     if (given.isEmpty() && token != null) {
       Caller streamer = streamer(ctx, token);
       if (streamer != null) {

@@ -125,9 +125,10 @@ public final class TaskService {
 
   /** A page of the tasks the caller may see, newest first. */
   public Future<TaskPage> list(Caller caller, TaskFilter filter) {
-    caller.require(Scope.READ);
     // A tenant's key lists only its tenant's tasks: the filter is in the query, so pages stay full.
-    return reads.list(filter.state(), filter.queue(), filter.type(), filter.after(), filter.limit(), caller.tenant())
+    return permitted(() -> caller.require(Scope.READ))
+        .compose(v -> reads.list(filter.state(), filter.queue(), filter.type(), filter.after(), filter.limit(),
+            caller.tenant()))
         .map(found -> {
           UUID next = found.size() == filter.limit() ? found.get(found.size() - 1).id() : null;
           return new TaskPage(found, next);
@@ -229,7 +230,8 @@ public final class TaskService {
 
   /** Cancels every unfinished task of a batch. */
   public Future<BatchCancellation> cancelBatch(Caller caller, UUID id) {
-    return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleBatch(caller, id)).compose(v -> control.cancelBatch(id)).map(found -> {
+    return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleBatch(caller, id))
+        .compose(v -> control.cancelBatch(id)).map(found -> {
       if (found.isEmpty()) {
         throw new NotFoundException("batch", id);
       }

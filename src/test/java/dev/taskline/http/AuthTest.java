@@ -268,10 +268,16 @@ class AuthTest {
     }
     assertEquals(before, as("admin", HttpMethod.GET, "/api/stats", null).bodyAsJsonObject().getLong("accepted"),
         "nothing admitted");
-    // Past the server's header limit (8 KB) the request is not read at all: 431 before any route,
-    // and the server closes that connection.
-    assertEquals(431, send(HttpMethod.POST, "/api/tasks", task, "Authorization", "Bearer tl_" + "x".repeat(10_000))
-        .statusCode());
+    // Past the server's header limit (8 KB) the request is not read at all: 431 before any route.
+    // The server closes that connection, so it goes on a client of its own, not the shared pool.
+    io.vertx.ext.web.client.WebClient own = io.vertx.ext.web.client.WebClient.create(node.vertx,
+        new io.vertx.ext.web.client.WebClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(node.node.httpPort()));
+    try {
+      assertEquals(431, await(own.post("/api/tasks").putHeader("Authorization", "Bearer tl_" + "x".repeat(10_000))
+          .sendJsonObject(task)).statusCode());
+    } finally {
+      own.close();
+    }
   }
 
   private static JsonObject defaultQueueAs(String key) throws Exception {
@@ -319,6 +325,9 @@ class AuthTest {
     assertTrue(as("acme", HttpMethod.GET, "/api/tasks/" + id, null).bodyAsJsonObject().getString("eventsUrl")
         .contains("token="), "a task read anew gives a fresh link");
 
+    assertEquals(400, send(HttpMethod.GET, "/api/tasks/" + id + "/events?token=" + token + "&token=" + token, null)
+        .statusCode(), "two tokens");
+    assertEquals(400, send(HttpMethod.GET, "/api/tasks/" + id + "/events?token=%zz", null).statusCode());
     node.clock.advance(java.time.Duration.ofSeconds(dev.taskline.auth.StreamTokens.TTL_SECONDS + 1));
     assertEquals(401, dev.taskline.testing.SseClient.status(node.vertx, port, url), "expired");
   }
