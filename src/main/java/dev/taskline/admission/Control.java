@@ -39,18 +39,18 @@ public final class Control {
     this.metrics = metrics;
   }
 
-  /** Cancels one task. Null when there is no such task. */
-  public Future<Journal.Cancelled> cancel(UUID id) {
-    return cancel(List.of(id), null).map(found -> found.isEmpty() ? null : found.get(0));
+  /** Cancels one task, for the key {@code by} (null: none). Null when there is no such task. */
+  public Future<Journal.Cancelled> cancel(UUID id, String by) {
+    return cancel(List.of(id), null, by).map(found -> found.isEmpty() ? null : found.get(0));
   }
 
   /** Cancels every unfinished task of a batch; answers for each task of the batch. */
-  public Future<List<Journal.Cancelled>> cancelBatch(UUID batchId) {
-    return cancel(List.of(), batchId);
+  public Future<List<Journal.Cancelled>> cancelBatch(UUID batchId, String by) {
+    return cancel(List.of(), batchId, by);
   }
 
-  private Future<List<Journal.Cancelled>> cancel(List<UUID> ids, UUID batchId) {
-    return journal.cancel(ids, batchId).map(found -> {
+  private Future<List<Journal.Cancelled>> cancel(List<UUID> ids, UUID batchId, String by) {
+    return journal.cancel(ids, batchId, by).map(found -> {
       JsonArray running = new JsonArray();
       for (Journal.Cancelled task : found) {
         if (task.before() == TaskState.PENDING) {
@@ -74,8 +74,8 @@ public final class Control {
   }
 
   /** Puts failed or cancelled tasks back to pending with fresh attempts; returns the ids moved. */
-  public Future<List<UUID>> retry(List<UUID> ids) {
-    return journal.retry(ids).map(moved -> {
+  public Future<List<UUID>> retry(List<UUID> ids, String by) {
+    return journal.retry(ids, by).map(moved -> {
       List<UUID> movedIds = new ArrayList<>(moved.size());
       for (Task task : moved) {
         movedIds.add(task.id());
@@ -90,13 +90,13 @@ public final class Control {
   }
 
   /** Retries up to {@code limit} dead letters of a queue (and type), oldest first. */
-  public Future<List<UUID>> retryFailed(String queue, String type, int limit) {
+  public Future<List<UUID>> retryFailed(String queue, String type, int limit, String by) {
     if (queues.get(queue) == null) {
       return Future.failedFuture(new InvalidTaskException("queue: unknown queue '" + queue + "'"));
     }
     if (limit < 1 || limit > MAX_BULK_RETRY) {
       return Future.failedFuture(new InvalidTaskException("limit must be from 1 to " + MAX_BULK_RETRY));
     }
-    return reads.failedIds(queue, type, limit).compose(this::retry);
+    return reads.failedIds(queue, type, limit).compose(ids -> retry(ids, by));
   }
 }

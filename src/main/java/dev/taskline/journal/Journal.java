@@ -262,10 +262,11 @@ public final class Journal {
 
   /**
    * Cancels tasks by id, or every task of a batch: pending ones at once, running ones by asking
-   * their worker. Answers, per task found, its state before and after.
+   * their worker. Answers, per task found, its state before and after. {@code by}: the key that
+   * asked, named in the events (null: none).
    */
-  public Future<List<Cancelled>> cancel(List<UUID> ids, UUID batchId) {
-    return guard(pool.preparedQuery(sql.get("cancel")).execute(Tuple.of(ids.toArray(new UUID[0]), batchId, now())))
+  public Future<List<Cancelled>> cancel(List<UUID> ids, UUID batchId, String by) {
+    return guard(pool.preparedQuery(sql.get("cancel")).execute(Tuple.of(ids.toArray(new UUID[0]), batchId, now(), by)))
         .map(rows -> {
           List<Cancelled> answers = new ArrayList<>(rows.size());
           List<UUID> moved = new ArrayList<>();
@@ -283,8 +284,8 @@ public final class Journal {
   }
 
   /** Puts failed or cancelled tasks back to pending with fresh attempts; returns those it moved. */
-  public Future<List<Task>> retry(List<UUID> ids) {
-    return guard(pool.preparedQuery(sql.get("retry")).execute(Tuple.of(ids.toArray(new UUID[0]), now())))
+  public Future<List<Task>> retry(List<UUID> ids, String by) {
+    return guard(pool.preparedQuery(sql.get("retry")).execute(Tuple.of(ids.toArray(new UUID[0]), now(), by)))
         .map(Journal::tasks)
         .onSuccess(moved -> changed(moved.stream().map(Task::id).toList()));
   }

@@ -216,7 +216,7 @@ public final class TaskService {
   /** Cancels a task: a pending one at once, a running one by asking its worker. */
   public Future<Cancellation> cancel(Caller caller, UUID id) {
     return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleTask(caller, id))
-        .compose(v -> control.cancel(id))
+        .compose(v -> control.cancel(id, caller.keyId()))
         .map(found -> {
           if (found == null) {
             throw new NotFoundException("task", id);
@@ -231,7 +231,7 @@ public final class TaskService {
   /** Cancels every unfinished task of a batch. */
   public Future<BatchCancellation> cancelBatch(Caller caller, UUID id) {
     return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleBatch(caller, id))
-        .compose(v -> control.cancelBatch(id)).map(found -> {
+        .compose(v -> control.cancelBatch(id, caller.keyId())).map(found -> {
       if (found.isEmpty()) {
         throw new NotFoundException("batch", id);
       }
@@ -254,7 +254,7 @@ public final class TaskService {
   /** Puts a failed or cancelled task back to pending with fresh attempts. */
   public Future<Void> retry(Caller caller, UUID id) {
     return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleTask(caller, id))
-        .compose(v -> control.retry(List.of(id)))
+        .compose(v -> control.retry(List.of(id), caller.keyId()))
         .compose(moved -> moved.isEmpty()
             // Nothing moved: either there is no such task, or it is not failed or cancelled.
             ? reads.state(id).map(state -> {
@@ -270,7 +270,8 @@ public final class TaskService {
   /** Retries up to {@code limit} dead letters of a queue (and of a type, unless null), oldest first. */
   public Future<List<UUID>> retryFailed(Caller caller, String queue, String type, int limit) {
     // Across tenants: an admin's.
-    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> control.retryFailed(queue, type, limit));
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> control.retryFailed(queue, type, limit,
+        caller.keyId()));
   }
 
   // ---- remote workers -----------------------------------------------------------------------

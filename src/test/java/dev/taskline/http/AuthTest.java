@@ -331,4 +331,22 @@ class AuthTest {
     node.clock.advance(java.time.Duration.ofSeconds(dev.taskline.auth.StreamTokens.TTL_SECONDS + 1));
     assertEquals(401, dev.taskline.testing.SseClient.status(node.vertx, port, url), "expired");
   }
+
+  @Test
+  void a_cancel_and_a_retry_are_journaled_with_the_key_that_asked() throws Exception {
+    HttpResponse<Buffer> accepted = as("acme", HttpMethod.POST, "/api/tasks", bodyFor("POST /api/tasks")
+        .put("delayMs", 3_600_000));
+    String id = accepted.bodyAsJsonObject().getString("id");
+    assertEquals(202, as("acme", HttpMethod.POST, "/api/tasks/" + id + "/cancel", null).statusCode());
+    assertEquals(202, as("admin", HttpMethod.POST, "/api/tasks/" + id + "/retry", null).statusCode());
+    JsonArray history = as("acme", HttpMethod.GET, "/api/tasks/" + id, null).bodyAsJsonObject().getJsonArray("history");
+    Map<String, String> by = new LinkedHashMap<>();
+    history.forEach(e -> {
+      JsonObject event = (JsonObject) e;
+      by.put(event.getString("reason"), event.getJsonObject("detail") == null ? null
+          : event.getJsonObject("detail").getString("by"));
+    });
+    assertEquals("acme", by.get("cancelled"), history.encode());
+    assertEquals("admin", by.get("retried"), history.encode());
+  }
 }
