@@ -1,6 +1,7 @@
 package dev.taskline;
 
 import dev.taskline.admission.Admission;
+import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.handler.HandlerRegistry;
@@ -151,8 +152,10 @@ public final class Taskline {
         .compose(streamSecret -> {
           // One deployment of N instances: Vert.x shares their listening socket (a random port too)
           // and hands each new connection to the next instance's event loop.
+          // One secret for stream and session tokens: their texts begin differently, so neither
+          // can be taken for the other.
           Authentication authentication = new Authentication(config.auth(), new StreamTokens(streamSecret, clock),
-              clock);
+              new SessionTokens(streamSecret, clock), clock);
           return track(vertx.deployVerticle(() -> {
             HttpVerticle instance = new HttpVerticle(config, service, metrics, authentication);
             httpInstances.add(instance);

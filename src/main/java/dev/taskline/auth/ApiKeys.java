@@ -21,9 +21,18 @@ public final class ApiKeys {
   public static final String PREFIX = "tl_";
 
   private final Map<String, AuthConfig.Key> byHash = new HashMap<>();
+  private final Map<String, AuthConfig.Key> byId = new HashMap<>();
 
   public ApiKeys(AuthConfig config) {
-    config.keys().forEach(key -> byHash.put(key.hash(), key));
+    config.keys().forEach(key -> {
+      byHash.put(key.hash(), key);
+      byId.put(key.id(), key);
+    });
+  }
+
+  /** The key of this id, or null (a session names its key by id). */
+  public AuthConfig.Key byId(String id) {
+    return byId.get(id);
   }
 
   /** The key whose secret this is, or null. */

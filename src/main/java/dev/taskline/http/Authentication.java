@@ -2,6 +2,7 @@ package dev.taskline.http;
 
 import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.FailedAttempts;
+import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.AuthConfig;
 import dev.taskline.service.Caller;
@@ -20,7 +21,9 @@ import java.util.stream.Collectors;
  * it is open) must carry {@code Authorization: Bearer <key>}; a missing, malformed or unknown one
  * is 401, and a client address past its failures for the minute is 429 before its key is read.
  * A browser's {@code EventSource}, which cannot send that header, opens a stream with the signed
- * {@code token} its {@code eventsUrl} carries: that stream only, as the tenant it names.
+ * {@code token} its {@code eventsUrl} carries: that stream only, as the tenant it names. The
+ * dashboard signs in once and then sends its session cookie; a request of it that changes
+ * something must echo the session's CSRF value in {@code X-CSRF-Token}, else 403.
  * What the caller may do is the service's to decide; this only says who it is. Shared by the
  * node's HTTP instances.
  */
@@ -34,12 +37,22 @@ public final class Authentication implements Handler<RoutingContext> {
   private final ApiKeys keys;
   private final FailedAttempts failures;
   private final StreamTokens streams;
+  private final SessionTokens sessions;
 
-  public Authentication(AuthConfig config, StreamTokens streams, Clock clock) {
+  public Authentication(AuthConfig config, StreamTokens streams, SessionTokens sessions, Clock clock) {
     this.config = config;
     this.keys = new ApiKeys(config);
     this.failures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
     this.streams = streams;
+    this.sessions = sessions;
+  }
+
+  /**
+   * A session for the key {@code caller} signed in with: the cookie value and its CSRF value;
+   * null when the caller is not a configured key (auth off, a stream token).
+   */
+  String[] openSession(Caller caller) {
+    return caller.keyId() == null || keys.byId(caller.keyId()) == null ? null : sessions.open(caller.keyId());
   }
 
   /** Whether requests must say who they are. */
@@ -76,6 +89,16 @@ public final class Authentication implements Handler<RoutingContext> {
         return;
       }
       refusal = "the token is expired, forged, or for another stream";
+    } else if (given.isEmpty() && ctx.request().getCookie(SessionTokens.COOKIE) != null) {
+      SessionTokens.Session session = sessions.verify(ctx.request().getCookie(SessionTokens.COOKIE).getValue());
+      key = session == null ? null : keys.byId(session.keyId());
+      if (key == null) {
+        refusal = "the session is over (expired, or its key was removed); sign in again";
+      } else if (changes(ctx) && !session.csrf().equals(ctx.request().getHeader("X-CSRF-Token"))) {
+        // A page of another site may make the browser send the cookie, but cannot read the value.
+        ctx.fail(ApiException.forbidden("send the session's CSRF value in X-CSRF-Token"));
+        return;
+      }
     } else if (given.isEmpty()) {
       refusal = "send Authorization: Bearer <key>";
     } else if (given.size() > 1) {
@@ -96,6 +119,11 @@ public final class Authentication implements Handler<RoutingContext> {
     ctx.put(CALLER, new Caller(key.id(), key.tenant(),
         key.scopes().stream().map(Scope::of).collect(Collectors.toSet()), Set.copyOf(key.queues())));
     ctx.next();
+  }
+
+  private static boolean changes(RoutingContext ctx) {
+    io.vertx.core.http.HttpMethod method = ctx.request().method();
+    return method != io.vertx.core.http.HttpMethod.GET && method != io.vertx.core.http.HttpMethod.HEAD;
   }
 
   /** The caller a stream token makes on the stream it was signed for, or null. */

@@ -61,7 +61,8 @@ public final class HttpVerticle extends VerticleBase {
         new QueueRoutes(service),
         new WorkerRoutes(service, body),
         new HealthRoutes(service, scrapes),
-        new ContractRoutes());
+        new ContractRoutes(),
+        new SessionRoutes(authentication));
     routes.forEach(r -> r.mount(router));
     this.router = router;
     // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.

@@ -65,6 +65,9 @@ class AuthTest {
       Map.entry("POST /api/tasks/{id}/complete", "work"),
       Map.entry("POST /api/tasks/{id}/fail", "work"),
       Map.entry("GET /api/workers", "admin"),
+      // Any key may open a session for itself, and close one.
+      Map.entry("POST /api/session", "any"),
+      Map.entry("DELETE /api/session", "any"),
       Map.entry("GET /metrics", "admin"));
   private static final Set<String> OPEN = Set.of("GET /", "GET /health/live", "GET /health/ready", "GET /openapi.json");
 
@@ -147,22 +150,22 @@ class AuthTest {
       JsonObject body = bodyFor(route);
       HttpResponse<Buffer> none = send(method(route), path(route), body);
       HttpResponse<Buffer> unknown = send(method(route), path(route), body, "Authorization", "Bearer tl_nobody");
-      HttpResponse<Buffer> lacking = as("no-" + scope, method(route), path(route), body);
-      HttpResponse<Buffer> right = as(scope.equals("admin") ? "admin" : "no-" + other(scope), method(route),
-          path(route), body);
+      HttpResponse<Buffer> lacking = scope.equals("any") ? null : as("no-" + scope, method(route), path(route), body);
+      HttpResponse<Buffer> right = as(scope.equals("admin") ? "admin" : scope.equals("any") ? "acme"
+          : "no-" + other(scope), method(route), path(route), body);
       if (none.statusCode() != 401 || !"Bearer realm=\"taskline\"".equals(none.getHeader("WWW-Authenticate"))) {
         wrong.add(route + " without a key: " + none.statusCode());
       }
       if (unknown.statusCode() != 401) {
         wrong.add(route + " with an unknown key: " + unknown.statusCode());
       }
-      if (lacking.statusCode() != 403) {
+      if (lacking != null && lacking.statusCode() != 403) {
         wrong.add(route + " without scope " + scope + ": " + lacking.statusCode() + " " + lacking.bodyAsString());
       }
       if (Set.of(401, 403, 500).contains(right.statusCode())) {
         wrong.add(route + " with scope " + scope + ": " + right.statusCode() + " " + right.bodyAsString());
       }
-      if (right.statusCode() != 200 && right.statusCode() != 202 && !right.getHeader("Content-Type")
+      if (right.statusCode() / 100 != 2 && !right.getHeader("Content-Type")
           .startsWith("application/problem+json")) {
         wrong.add(route + ": a refusal that is not problem+json");
       }
@@ -348,5 +351,34 @@ class AuthTest {
     });
     assertEquals("acme", by.get("cancelled"), history.encode());
     assertEquals("admin", by.get("retried"), history.encode());
+  }
+
+  @Test
+  void a_session_cookie_acts_as_its_key_and_its_changes_need_the_csrf_value() throws Exception {
+    HttpResponse<Buffer> opened = as("acme", HttpMethod.POST, "/api/session", null);
+    assertEquals(200, opened.statusCode(), opened.bodyAsString());
+    String setCookie = opened.getHeader("Set-Cookie");
+    assertTrue(setCookie.toLowerCase().contains("httponly") && setCookie.contains("SameSite=Strict"), setCookie);
+    String cookie = setCookie.substring(0, setCookie.indexOf(';'));
+    String csrf = opened.bodyAsJsonObject().getString("csrf");
+    assertEquals("acme", opened.bodyAsJsonObject().getString("tenant"));
+
+    String acmes = submit("acme", null);
+    String globexs = submit("globex", null);
+    assertEquals(200, send(HttpMethod.GET, "/api/tasks/" + acmes, null, "Cookie", cookie).statusCode());
+    assertEquals(404, send(HttpMethod.GET, "/api/tasks/" + globexs, null, "Cookie", cookie).statusCode(),
+        "the session is the tenant's key");
+    JsonObject task = bodyFor("POST /api/tasks");
+    HttpResponse<Buffer> noCsrf = send(HttpMethod.POST, "/api/tasks", task, "Cookie", cookie);
+    assertEquals(403, noCsrf.statusCode(), noCsrf.bodyAsString());
+    assertEquals(403, send(HttpMethod.POST, "/api/tasks", task, "Cookie", cookie, "X-CSRF-Token", "guess")
+        .statusCode());
+    HttpResponse<Buffer> withCsrf = send(HttpMethod.POST, "/api/tasks", task, "Cookie", cookie, "X-CSRF-Token", csrf);
+    assertEquals(202, withCsrf.statusCode(), withCsrf.bodyAsString());
+    String forged = cookie.substring(0, cookie.length() - 2) + (cookie.endsWith("A") ? "BB" : "AA");
+    assertEquals(401, send(HttpMethod.GET, "/api/tasks/" + acmes, null, "Cookie", forged).statusCode());
+    HttpResponse<Buffer> closed = send(HttpMethod.DELETE, "/api/session", null, "Cookie", cookie, "X-CSRF-Token", csrf);
+    assertEquals(204, closed.statusCode());
+    assertTrue(closed.getHeader("Set-Cookie").contains("Max-Age=0"), closed.getHeader("Set-Cookie"));
   }
 }

@@ -1,0 +1,58 @@
+package dev.taskline.auth;
+
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.Base64;
+
+/**
+ * The dashboard's session: a browser signs in once with a key and then holds a cookie (HttpOnly,
+ * SameSite=Strict) naming that key's id, an expiry and a CSRF value, signed with the nodes' shared
+ * secret. Nothing of the key itself is in it, and a key removed from the config ends its sessions.
+ * A request that changes something must also send the CSRF value in a header, which a page of
+ * another site cannot read.
+ */
+public final class SessionTokens {
+
+  public static final String COOKIE = "taskline_session";
+  public static final long TTL_SECONDS = 12 * 3600;
+  private static final String VERSION = "c1";
+
+  /** A session: the key it was opened with, and the value its changes must echo. */
+  public record Session(String keyId, String csrf) {
+  }
+
+  private final Signer signer;
+  private final Clock clock;
+  private final SecureRandom random = new SecureRandom();
+
+  public SessionTokens(byte[] secret, Clock clock) {
+    this.signer = new Signer(secret);
+    this.clock = clock;
+  }
+
+  /** A new session's cookie value, for {@code keyId}, and its CSRF value. */
+  public String[] open(String keyId) {
+    byte[] bytes = new byte[18];
+    random.nextBytes(bytes);
+    String csrf = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    long expires = clock.instant().getEpochSecond() + TTL_SECONDS;
+    return new String[] {signer.sign(String.join("|", VERSION, keyId, Long.toString(expires), csrf)), csrf};
+  }
+
+  /** The session a cookie value holds, or null when it is garbled, forged or expired. */
+  public Session verify(String cookie) {
+    String text = signer.open(cookie);
+    if (text == null) {
+      return null;
+    }
+    String[] parts = text.split("\\|", -1);
+    if (parts.length != 4 || !parts[0].equals(VERSION)) {
+      return null;
+    }
+    try {
+      return Long.parseLong(parts[2]) < clock.instant().getEpochSecond() ? null : new Session(parts[1], parts[3]);
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+}
