@@ -17,8 +17,33 @@ function url(path) {
   return path.startsWith('/') ? path.slice(1) : path;
 }
 
-async function request(method, path, body) {
+// With API keys on, the page signs in once (POST /api/session with the key): the server sets an
+// HttpOnly cookie this script cannot read, and answers a CSRF value that every change must echo.
+const CSRF = 'taskline-csrf';
+
+/** Set by the page: shows the sign-in form and resolves once signed in. */
+export const session = { signIn: null };
+let signingIn = null;
+
+/** Opens a session with an API key; the key itself is not kept. */
+export async function signIn(key) {
+  const response = await fetch(url('/api/session'), {
+    method: 'POST', headers: { Accept: 'application/json', Authorization: `Bearer ${key}` }, cache: 'no-store',
+  });
+  const json = await response.json().catch(() => null);
+  if (!response.ok) {
+    throw new ApiError(response.status, json);
+  }
+  sessionStorage.setItem(CSRF, json.csrf);
+  return json;
+}
+
+async function request(method, path, body, retried) {
   const init = { method, headers: { Accept: 'application/json' }, cache: 'no-store' };
+  const csrf = sessionStorage.getItem(CSRF);
+  if (csrf && method !== 'GET') {
+    init.headers['X-CSRF-Token'] = csrf;
+  }
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -37,6 +62,12 @@ async function request(method, path, body) {
     } catch {
       json = null;
     }
+  }
+  if (response.status === 401 && !retried && session.signIn && path.startsWith('/api/')) {
+    // One sign-in for all the requests that were refused meanwhile; then each is sent again.
+    signingIn = signingIn || session.signIn().finally(() => { signingIn = null; });
+    await signingIn;
+    return request(method, path, body, true);
   }
   if (!response.ok) {
     const retryAfter = Number(response.headers.get('Retry-After')) || null;

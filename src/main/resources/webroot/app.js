@@ -1,7 +1,7 @@
 // Taskline dashboard: queues and totals every second, a five-minute chart sampled in the browser,
 // the recent tasks and the dead letters a page at a time, and the qualification-match form.
 
-import { api } from './api.js';
+import { api, session, signIn } from './api.js';
 import { LiveChart } from './chart.js';
 import { $, h, num, reconcileRows, time } from './dom.js';
 import { setupMatchForm } from './match.js';
@@ -206,6 +206,27 @@ function fillQueueSelects(names) {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+// With API keys on, the first refused request shows this form; the requests go on once signed in.
+session.signIn = () => new Promise((resolve) => {
+  const form = $('#signin');
+  const error = $('#signin-error');
+  form.hidden = false;
+  $('#signin-key').focus();
+  form.onsubmit = async (event) => {
+    event.preventDefault();
+    error.textContent = '';
+    try {
+      const who = await signIn($('#signin-key').value.trim());
+      $('#signin-key').value = '';
+      form.hidden = true;
+      form.dataset.signedIn = who.tenant || 'every tenant';
+      resolve();
+    } catch (e) {
+      error.textContent = e.status === 401 ? 'that key is not known here' : e.message;
+    }
+  };
+});
 
 setupMatchForm($('#match'), { notify, onSubmitted: () => recent.refresh() });
 updateRetryAll();

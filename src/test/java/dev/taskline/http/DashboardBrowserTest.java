@@ -45,17 +45,29 @@ class DashboardBrowserTest {
     assumeTrue(present, what + "; skipping the browser test");
   }
 
-  @Test
-  @Timeout(value = 300, unit = TimeUnit.SECONDS)
-  void the_dashboard_follows_a_batch_live_and_a_resumed_stream_has_no_gap() throws Exception {
+  /** What the browser tests run with: the project, a node of 20 or later, Chromium; each checked with {@link #need}. */
+  private record Tools(Path project, String node, Path chromium) {
+  }
+
+  private static Tools tools() {
     Path project = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-    Path script = project.resolve("src/test/browser/dashboard.test.mjs");
     String node = findNode();
     need(node != null, "node 20 or later is not installed");
     Path chromium = Path.of(envOr("CHROMIUM", "/usr/bin/chromium"));
     need(Files.isExecutable(chromium), chromium + " is missing (apt-get install chromium)");
     need(Files.isRegularFile(project.resolve("src/test/browser/node_modules/playwright-core/package.json")),
         "src/test/browser/node_modules/playwright-core is missing (npm ci --prefix src/test/browser)");
+    return new Tools(project, node, chromium);
+  }
+
+  @Test
+  @Timeout(value = 300, unit = TimeUnit.SECONDS)
+  void the_dashboard_follows_a_batch_live_and_a_resumed_stream_has_no_gap() throws Exception {
+    Tools tools = tools();
+    Path project = tools.project();
+    String node = tools.node();
+    Path chromium = tools.chromium();
+    Path script = project.resolve("src/test/browser/dashboard.test.mjs");
     assumeTrue(Files.isRegularFile(script), script + " is missing");
 
     Path screenshot = Path.of(envOr("SCREENSHOT", project.resolve("target/dashboard.png").toString()));
@@ -64,28 +76,74 @@ class DashboardBrowserTest {
          "shutdown": {"graceMs": 1000}}
         """)) {
       String base = "http://127.0.0.1:" + taskline.node.httpPort();
-      ProcessBuilder builder = new ProcessBuilder(node, script.toString(), base)
-          .directory(project.toFile())
-          .redirectErrorStream(true);
-      builder.environment().put("SCREENSHOT", screenshot.toString());
-      builder.environment().put("CHROMIUM", chromium.toString());
-      Process process = builder.start();
-      ByteArrayOutputStream output = new ByteArrayOutputStream();
-      Thread reader = drain(process.getInputStream(), output);
-      boolean finished = process.waitFor(SCRIPT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-      if (!finished) {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-        process.waitFor(10, TimeUnit.SECONDS);
-      }
-      reader.join(10_000);
-      String log = output.toString(StandardCharsets.UTF_8);
-      System.out.println(log);
-      if (!finished) {
-        throw new AssertionError("the browser test did not finish within " + SCRIPT_TIMEOUT_SECONDS + " s:\n" + log);
-      }
-      assertEquals(0, process.exitValue(), () -> "the browser test failed:\n" + log);
+      run(node, script, base, project, java.util.Map.of("SCREENSHOT", screenshot.toString(),
+          "CHROMIUM", chromium.toString()));
     }
+  }
+
+  @Test
+  @Timeout(value = 300, unit = TimeUnit.SECONDS)
+  void with_keys_the_dashboard_signs_in_and_a_tenant_sees_only_its_tasks() throws Exception {
+    Tools tools = tools();
+    Path project = tools.project();
+    String node = tools.node();
+    Path chromium = tools.chromium();
+    java.security.SecureRandom random = new java.security.SecureRandom();
+    String acme = dev.taskline.auth.ApiKeys.newSecret(random);
+    String globex = dev.taskline.auth.ApiKeys.newSecret(random);
+    io.vertx.core.json.JsonObject config = new io.vertx.core.json.JsonObject().put("auth", new io.vertx.core.json.JsonObject()
+        .put("keys", new io.vertx.core.json.JsonArray()
+            .add(key("acme", acme, "acme"))
+            .add(key("globex", globex, "globex"))));
+    try (TestNode taskline = TestNode.start(TestPostgres.newDatabase(), config.encode())) {
+      List<String> own = submit(taskline, acme, 3);
+      List<String> other = submit(taskline, globex, 2);
+      String base = "http://127.0.0.1:" + taskline.node.httpPort();
+      run(node, project.resolve("src/test/browser/dashboard-auth.test.mjs"), base, project, java.util.Map.of(
+          "CHROMIUM", chromium.toString(), "TL_KEY", acme, "TL_OWN", String.join(",", own),
+          "TL_OTHER", String.join(",", other)));
+    }
+  }
+
+  private static io.vertx.core.json.JsonObject key(String id, String secret, String tenant) {
+    return new io.vertx.core.json.JsonObject().put("id", id).put("hash", dev.taskline.auth.ApiKeys.hash(secret))
+        .put("tenant", tenant).put("scopes", new io.vertx.core.json.JsonArray().add("submit").add("read"));
+  }
+
+  private static List<String> submit(TestNode taskline, String secret, int count) throws Exception {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      ids.add(TestNode.await(taskline.http.post("/api/tasks").putHeader("Authorization", "Bearer " + secret)
+          .sendJsonObject(new io.vertx.core.json.JsonObject().put("type", "sleep")
+              .put("payload", new io.vertx.core.json.JsonObject().put("ms", 0))))
+          .bodyAsJsonObject().getString("id"));
+    }
+    return ids;
+  }
+
+  /** Runs a browser script against {@code base} and fails with its output unless it passes in time. */
+  private static void run(String node, Path script, String base, Path project, java.util.Map<String, String> env)
+      throws Exception {
+    ProcessBuilder builder = new ProcessBuilder(node, script.toString(), base)
+        .directory(project.toFile())
+        .redirectErrorStream(true);
+    builder.environment().putAll(env);
+    Process process = builder.start();
+    ByteArrayOutputStream output = new ByteArrayOutputStream();
+    Thread reader = drain(process.getInputStream(), output);
+    boolean finished = process.waitFor(SCRIPT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    if (!finished) {
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
+      process.destroyForcibly();
+      process.waitFor(10, TimeUnit.SECONDS);
+    }
+    reader.join(10_000);
+    String log = output.toString(StandardCharsets.UTF_8);
+    System.out.println(log);
+    if (!finished) {
+      throw new AssertionError("the browser test did not finish within " + SCRIPT_TIMEOUT_SECONDS + " s:\n" + log);
+    }
+    assertEquals(0, process.exitValue(), () -> "the browser test failed:\n" + log);
   }
 
   private static Thread drain(InputStream in, ByteArrayOutputStream out) {

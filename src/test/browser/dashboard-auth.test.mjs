@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Browser test of the dashboard on a node with API keys: it asks for a key, refuses a wrong one,
+// and with a tenant's key shows that tenant's tasks and no other's.
+//
+//   TL_KEY=<a tenant's key> TL_OWN=<ids,...> TL_OTHER=<ids,...> node src/test/browser/dashboard-auth.test.mjs <base url>
+//
+// TL_OWN are tasks of the key's tenant, TL_OTHER another tenant's. Needs Debian's /usr/bin/chromium
+// (or CHROMIUM=<path>) and `npm ci --prefix src/test/browser`. Exit code 0 when every check passed.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const base = (process.argv[2] || '').replace(/\/+$/, '');
+const key = process.env.TL_KEY || '';
+const own = (process.env.TL_OWN || '').split(',').filter(Boolean);
+const other = (process.env.TL_OTHER || '').split(',').filter(Boolean);
+if (!/^https?:\/\//.test(base) || !key || !own.length || !other.length) {
+  console.error('usage: TL_KEY=… TL_OWN=… TL_OTHER=… node src/test/browser/dashboard-auth.test.mjs <base url>');
+  process.exit(2);
+}
+
+const started = Date.now();
+const log = (m) => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${m}`);
+const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskline-chromium-'));
+let context;
+let failed = false;
+try {
+  context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(30000);
+  page.on('pageerror', (e) => log(`page error: ${e.message}`));
+  await page.goto(`${base}/`);
+
+  await page.locator('#signin').waitFor({ state: 'visible' });
+  log('ok   the page asks for a key');
+  await page.fill('#signin-key', 'tl_not-a-key');
+  await page.click('#signin button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#signin-error').textContent.includes('not known'));
+  log('ok   a wrong key is refused');
+
+  await page.fill('#signin-key', key);
+  await page.click('#signin button[type=submit]');
+  await page.locator('#signin').waitFor({ state: 'hidden' });
+  const cookies = await context.cookies();
+  const session = cookies.find((c) => c.name === 'taskline_session');
+  assert.ok(session && session.httpOnly && session.sameSite === 'Strict', JSON.stringify(cookies));
+  assert.equal(await page.evaluate(() => document.cookie.includes('taskline_session')), false,
+    'the page cannot read its session');
+  log('ok   signed in: an HttpOnly, SameSite=Strict session the page cannot read');
+
+  await page.waitForFunction((ids) => ids.every((id) => document.querySelector(`#recent tbody tr[data-key="${id}"]`)),
+    own);
+  const shown = await page.locator('#recent tbody tr[data-key]').evaluateAll((rows) => rows.map((r) => r.dataset.key));
+  for (const id of other) {
+    assert.ok(!shown.includes(id), `another tenant's task ${id} is not shown`);
+  }
+  log(`ok   recent tasks: the tenant's ${own.length}, none of the other's ${other.length}`);
+
+  await page.waitForFunction((n) => {
+    const row = Array.from(document.querySelectorAll('#queue-table tbody tr'))
+      .find((r) => r.textContent.trim().startsWith('default'));
+    // The Accepted column: the tenant's own tasks, not the node's.
+    return row && row.cells[6].textContent.trim() === String(n);
+  }, own.length);
+  log('ok   the queue table counts the tenant\'s tasks only');
+} catch (e) {
+  failed = true;
+  log(`FAIL ${e && e.stack ? e.stack : e}`);
+} finally {
+  if (context) {
+    await context.close();
+  }
+  fs.rmSync(profileDir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
