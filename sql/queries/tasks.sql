@@ -186,9 +186,9 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
    FOR UPDATE SKIP LOCKED;
 
 -- name: cancel
--- $1 task ids, $2 batch id (or null), $3 now, $4 the key that asked (or null: auth off). A pending
--- task is cancelled at once (and its version bumped, so that any queued copy fails its claim); a
--- running one is asked to stop. The events name the key in their detail, {"by": id}.
+-- $1 task ids, $2 batch id (or null), $3 now, $4 the events' detail: {"by": the key that asked}
+-- (or null: auth off). A pending task is cancelled at once (and its version bumped, so that any
+-- queued copy fails its claim); a running one is asked to stop.
 -- Answers one row per task found: its state before, and after.
 WITH target AS (
   SELECT id, state FROM tasks
@@ -210,18 +210,19 @@ WITH target AS (
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
   SELECT id, 'pending', 'cancelled', 'cancelled', NULL, lease_version, attempt, $3,
-         CASE WHEN $4::text IS NULL THEN NULL ELSE jsonb_build_object('by', $4::text) END FROM pend
+         $4::jsonb FROM pend
   UNION ALL
   SELECT id, 'running', 'running', 'cancel_requested', worker_id, lease_version, attempt, $3,
-         CASE WHEN $4::text IS NULL THEN NULL ELSE jsonb_build_object('by', $4::text) END FROM run
+         $4::jsonb FROM run
 )
 SELECT target.id, target.state AS before,
        CASE WHEN target.state = 'pending' THEN 'cancelled' ELSE target.state END AS after
   FROM target;
 
 -- name: retry
--- $1 task ids, $2 now, $3 the key that asked (or null). Failed or cancelled tasks go back to
--- pending with fresh attempts. The version bump fences anything that still holds an old copy.
+-- $1 task ids, $2 now, $3 the event's detail: {"by": the key that asked} (or null). Failed or
+-- cancelled tasks go back to pending with fresh attempts. The version bump fences anything that
+-- still holds an old copy.
 WITH target AS (
   SELECT id, state FROM tasks WHERE id = ANY ($1::uuid[]) AND state IN ('failed', 'cancelled') FOR UPDATE
 ), back AS (
@@ -234,8 +235,7 @@ WITH target AS (
             t.max_attempts, t.timeout_ms, t.run_at, t.tenant
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
-  SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, $2,
-         CASE WHEN $3::text IS NULL THEN NULL ELSE jsonb_build_object('by', $3::text) END
+  SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, $2, $3::jsonb
     FROM back JOIN target ON target.id = back.id
 )
 SELECT * FROM back;

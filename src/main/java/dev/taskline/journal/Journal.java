@@ -266,7 +266,7 @@ public final class Journal {
    * asked, named in the events (null: none).
    */
   public Future<List<Cancelled>> cancel(List<UUID> ids, UUID batchId, String by) {
-    return guard(pool.preparedQuery(sql.get("cancel")).execute(Tuple.of(ids.toArray(new UUID[0]), batchId, now(), by)))
+    return guard(pool.preparedQuery(sql.get("cancel")).execute(Tuple.of(ids.toArray(new UUID[0]), batchId, now(), askedBy(by))))
         .map(rows -> {
           List<Cancelled> answers = new ArrayList<>(rows.size());
           List<UUID> moved = new ArrayList<>();
@@ -285,9 +285,14 @@ public final class Journal {
 
   /** Puts failed or cancelled tasks back to pending with fresh attempts; returns those it moved. */
   public Future<List<Task>> retry(List<UUID> ids, String by) {
-    return guard(pool.preparedQuery(sql.get("retry")).execute(Tuple.of(ids.toArray(new UUID[0]), now(), by)))
+    return guard(pool.preparedQuery(sql.get("retry")).execute(Tuple.of(ids.toArray(new UUID[0]), now(), askedBy(by))))
         .map(Journal::tasks)
         .onSuccess(moved -> changed(moved.stream().map(Task::id).toList()));
+  }
+
+  /** The detail of an event a key asked for: who it was; null when no key is configured. */
+  private static JsonObject askedBy(String keyId) {
+    return keyId == null ? null : new JsonObject().put("by", keyId);
   }
 
   /** Deletes finished tasks older than {@code ttl} and expired idempotency keys, a batch at a time. */
