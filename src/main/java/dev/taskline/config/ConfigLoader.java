@@ -88,14 +88,18 @@ public final class ConfigLoader {
     top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown", "handlers", "auth");
 
     Node http = top.object("http");
-    http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances", "maxStreams");
+    http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances", "maxStreams", "tls");
+    Node tls = http.object("tls");
+    tls.only("certPath", "keyPath");
     TasklineConfig.Http httpConfig = new TasklineConfig.Http(
         envOr(env, ENV_HTTP_HOST, http.text("host", "127.0.0.1")),
         envInt(env, ENV_HTTP_PORT, "http.port", http.integer("port", 8080)),
         http.longValue("bodyLimitBytes", 1024 * 1024),
         http.integer("maxBatchSize", 100),
         http.integer("instances", 1),
-        http.integer("maxStreams", 10_000));
+        http.integer("maxStreams", 10_000),
+        tls.node.isEmpty() ? null
+            : new TasklineConfig.Tls(path(tls.text("certPath", null)), path(tls.text("keyPath", null))));
 
     Node journal = top.object("journal");
     journal.only("pgUrl", "dataDir", "poolSize", "maxWaitingInserts");
@@ -193,6 +197,10 @@ public final class ConfigLoader {
     } catch (IllegalArgumentException e) {
       throw new ConfigException(push.key("url") + " is not a URL: " + url);
     }
+  }
+
+  private static Path path(String text) {
+    return text == null ? null : Path.of(text);
   }
 
   private static String envOr(Map<String, String> env, String key, String fallback) {

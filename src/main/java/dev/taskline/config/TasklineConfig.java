@@ -40,7 +40,8 @@ public record TasklineConfig(
    * @param instances      HTTP verticle instances (event loops serving the API)
    * @param maxStreams     most open event streams on this node; beyond it, 503
    */
-  public record Http(String host, int port, long bodyLimitBytes, int maxBatchSize, int instances, int maxStreams) {
+  public record Http(String host, int port, long bodyLimitBytes, int maxBatchSize, int instances, int maxStreams,
+      Tls tls) {
     public Http {
       if (maxStreams < 0 || maxStreams > 1_000_000) {
         throw new ConfigException("http.maxStreams must be from 0 to 1000000, got " + maxStreams);
@@ -59,6 +60,21 @@ public record TasklineConfig(
       }
       if (instances < 1 || instances > 64) {
         throw new ConfigException("http.instances must be from 1 to 64, got " + instances);
+      }
+    }
+  }
+
+  /**
+   * HTTPS: the node's certificate chain and its private key, PEM files (PKCS#8 or PKCS#1 key).
+   * Null on {@link Http}: plain HTTP, for a node behind a proxy that ends TLS, or on 127.0.0.1.
+   */
+  public record Tls(Path certPath, Path keyPath) {
+    public Tls {
+      for (Path file : new Path[] {certPath, keyPath}) {
+        if (file == null || !java.nio.file.Files.isRegularFile(file) || !java.nio.file.Files.isReadable(file)) {
+          throw new ConfigException("http.tls." + (file == certPath ? "certPath" : "keyPath") + " must name a readable"
+              + " PEM file, got " + file);
+        }
       }
     }
   }

@@ -62,7 +62,7 @@ public final class HttpVerticle extends VerticleBase {
         new WorkerRoutes(service, body),
         new HealthRoutes(service, scrapes),
         new ContractRoutes(),
-        new SessionRoutes(authentication));
+        new SessionRoutes(authentication, config.http().tls() != null));
     routes.forEach(r -> r.mount(router));
     this.router = router;
     // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.
@@ -79,6 +79,10 @@ public final class HttpVerticle extends VerticleBase {
         .setCompressionSupported(false)
         .setIdleTimeout(120)
         .setIdleTimeoutUnit(TimeUnit.SECONDS);
+    if (config.http().tls() != null) {
+      options.setSsl(true).setKeyCertOptions(new io.vertx.core.net.PemKeyCertOptions()
+          .setCertPath(config.http().tls().certPath().toString()).setKeyPath(config.http().tls().keyPath().toString()));
+    }
     return vertx.createHttpServer(options).requestHandler(router).listen()
         .onSuccess(s -> server = s);
   }

@@ -17,9 +17,12 @@ import io.vertx.ext.web.RoutingContext;
 final class SessionRoutes implements Routes {
 
   private final Authentication authentication;
+  private final boolean secure;
 
-  SessionRoutes(Authentication authentication) {
+  /** @param secure the node serves HTTPS: the cookie then goes over HTTPS only */
+  SessionRoutes(Authentication authentication, boolean secure) {
     this.authentication = authentication;
+    this.secure = secure;
   }
 
   @Override
@@ -46,8 +49,8 @@ final class SessionRoutes implements Routes {
     ctx.response().addCookie(cookie("", 0)).setStatusCode(204).end();
   }
 
-  private static Cookie cookie(String value, long maxAgeSeconds) {
-    return Cookie.cookie(SessionTokens.COOKIE, value).setPath("/").setHttpOnly(true)
+  private Cookie cookie(String value, long maxAgeSeconds) {
+    return Cookie.cookie(SessionTokens.COOKIE, value).setPath("/").setHttpOnly(true).setSecure(secure)
         .setSameSite(CookieSameSite.STRICT).setMaxAge(maxAgeSeconds);
   }
 }
