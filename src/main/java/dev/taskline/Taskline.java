@@ -1,6 +1,7 @@
 package dev.taskline;
 
 import dev.taskline.admission.Admission;
+import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
@@ -10,6 +11,7 @@ import dev.taskline.http.HttpVerticle;
 import dev.taskline.journal.EmbeddedPostgresServer;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalConnections;
+import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.Migrator;
 import dev.taskline.metrics.TasklineMetrics;
@@ -67,8 +69,12 @@ public final class Taskline {
   private EventHub hub;
   private TaskService service;
   private RemoteWorkers remote;
+  private final ApiKeys keys;
+  private long keysTimer = -1;
   /** How often streams ask the journal about writes made by other nodes. */
   private static final long CATCH_UP_MS = 2_000;
+  /** How often a node reads the keys issued through the API: a revocation reaches it within this. */
+  private static final long KEYS_REFRESH_MS = 1_000;
   private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
 
   private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
@@ -84,6 +90,7 @@ public final class Taskline {
     this.metrics = metrics;
     this.journal = new Journal(pool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
     this.reads = new JournalReads(pool);
+    this.keys = new ApiKeys(config.auth());
     metrics.waitingInserts(journal::waitingInserts);
     this.queues = new QueueRegistry(config.queues().values());
     for (TaskQueue queue : queues.all()) {
@@ -137,13 +144,17 @@ public final class Taskline {
     remote = new RemoteWorkers(queues.all().stream().filter(q -> q.config().remote()).toList(), journal, reads,
         metrics, clock, () -> jitter.getAsDouble(), hub::progress, config.recovery().intervalMs());
     service = new TaskService(admission, control, reads, queues, metrics, hub, remote, clock,
-        config.http().maxStreams());
+        config.http().maxStreams(), keys, new JournalKeys(pool, clock));
     return Migrator.migrate(vertx, pool)
         .compose(applied -> deployWorkers(handlers, config))
         .compose(v -> track(vertx.deployVerticle(promoter)))
         .compose(v -> track(vertx.deployVerticle(new CatchUpVerticle(hub, CATCH_UP_MS))))
         .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
+        .compose(v -> service.refreshKeys())
         .compose(v -> {
+          // Keys issued or revoked through any node's API reach this one within a second. A
+          // journal that does not answer keeps the keys last read.
+          keysTimer = vertx.setPeriodic(KEYS_REFRESH_MS, id -> service.refreshKeys());
           // Stream tokens signed by one node open streams on any: the secret is the journal's.
           byte[] candidate = new byte[32];
           new java.security.SecureRandom().nextBytes(candidate);
@@ -154,7 +165,7 @@ public final class Taskline {
           // and hands each new connection to the next instance's event loop.
           // One secret for stream and session tokens: their texts begin differently, so neither
           // can be taken for the other.
-          Authentication authentication = new Authentication(config.auth(), new StreamTokens(streamSecret, clock),
+          Authentication authentication = new Authentication(config.auth(), keys, new StreamTokens(streamSecret, clock),
               new SessionTokens(streamSecret, clock), clock);
           return track(vertx.deployVerticle(() -> {
             HttpVerticle instance = new HttpVerticle(config, service, metrics, authentication);
@@ -272,6 +283,7 @@ public final class Taskline {
 
   /** Undeploys in reverse order, then closes the pool and the embedded PostgreSQL. */
   public Future<Void> close() {
+    vertx.cancelTimer(keysTimer);
     Future<Void> chain = Future.succeededFuture();
     for (int i = deployments.size() - 1; i >= 0; i--) {
       String id = deployments.get(i);

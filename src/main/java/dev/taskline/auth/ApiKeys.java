@@ -11,9 +11,11 @@ import java.util.HexFormat;
 import java.util.Map;
 
 /**
- * The configured API keys, known by the SHA-256 of their secrets. A secret is 32 random bytes, so
- * a fast hash is the right one (a slow one guards guessable passwords, which these are not), and
- * nothing that could open the API is stored.
+ * The API keys, known by the SHA-256 of their secrets: those of the config, and those issued
+ * through the API (read from the journal every second, so that an issue or a revocation reaches
+ * every node within it). A secret is 32 random bytes, so a fast hash is the right one (a slow one
+ * guards guessable passwords, which these are not), and nothing that could open the API is
+ * stored. Thread-safe: the issued keys are swapped whole.
  */
 public final class ApiKeys {
 
@@ -22,6 +24,8 @@ public final class ApiKeys {
 
   private final Map<String, AuthConfig.Key> byHash = new HashMap<>();
   private final Map<String, AuthConfig.Key> byId = new HashMap<>();
+  private volatile Map<String, AuthConfig.Key> issuedByHash = Map.of();
+  private volatile Map<String, AuthConfig.Key> issuedById = Map.of();
 
   public ApiKeys(AuthConfig config) {
     config.keys().forEach(key -> {
@@ -30,9 +34,34 @@ public final class ApiKeys {
     });
   }
 
-  /** The key of this id, or null (a session names its key by id). */
+  /** Whether any key exists, in the config or issued: then every request must name one. */
+  public boolean enabled() {
+    return !byHash.isEmpty() || !issuedByHash.isEmpty();
+  }
+
+  /** Whether {@code id} is a key of the config (which only the config can change). */
+  public boolean configured(String id) {
+    return byId.containsKey(id);
+  }
+
+  /** The live issued keys, as the journal holds them now; those of the config keep precedence. */
+  public void replaceIssued(java.util.List<AuthConfig.Key> keys) {
+    Map<String, AuthConfig.Key> hashes = new HashMap<>();
+    Map<String, AuthConfig.Key> ids = new HashMap<>();
+    for (AuthConfig.Key key : keys) {
+      if (!byId.containsKey(key.id())) {
+        hashes.put(key.hash(), key);
+        ids.put(key.id(), key);
+      }
+    }
+    issuedById = Map.copyOf(ids);
+    issuedByHash = Map.copyOf(hashes);
+  }
+
+  /** The key of this id, or null (a session names its key by id, and ends with it). */
   public AuthConfig.Key byId(String id) {
-    return byId.get(id);
+    AuthConfig.Key key = byId.get(id);
+    return key != null ? key : issuedById.get(id);
   }
 
   /** The key whose secret this is, or null. */
@@ -42,6 +71,9 @@ public final class ApiKeys {
     }
     String hash = hash(secret);
     AuthConfig.Key key = byHash.get(hash);
+    if (key == null) {
+      key = issuedByHash.get(hash);
+    }
     // The lookup is by a hash the caller cannot steer; the comparison is constant-time anyway.
     return key != null && MessageDigest.isEqual(key.hash().getBytes(StandardCharsets.US_ASCII),
         hash.getBytes(StandardCharsets.US_ASCII)) ? key : null;

@@ -39,9 +39,9 @@ public final class Authentication implements Handler<RoutingContext> {
   private final StreamTokens streams;
   private final SessionTokens sessions;
 
-  public Authentication(AuthConfig config, StreamTokens streams, SessionTokens sessions, Clock clock) {
+  public Authentication(AuthConfig config, ApiKeys keys, StreamTokens streams, SessionTokens sessions, Clock clock) {
     this.config = config;
-    this.keys = new ApiKeys(config);
+    this.keys = keys;
     this.failures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
     this.streams = streams;
     this.sessions = sessions;
@@ -57,7 +57,7 @@ public final class Authentication implements Handler<RoutingContext> {
 
   /** Whether requests must say who they are. */
   boolean enabled() {
-    return config.enabled();
+    return keys.enabled();
   }
 
   StreamTokens streams() {
@@ -66,7 +66,7 @@ public final class Authentication implements Handler<RoutingContext> {
 
   @Override
   public void handle(RoutingContext ctx) {
-    if (!config.enabled() || (config.openMetrics() && "/metrics".equals(ctx.request().path()))) {
+    if (!keys.enabled() || (config.openMetrics() && "/metrics".equals(ctx.request().path()))) {
       ctx.next(); // anonymous
       return;
     }

@@ -62,7 +62,8 @@ public final class HttpVerticle extends VerticleBase {
         new WorkerRoutes(service, body),
         new HealthRoutes(service, scrapes),
         new ContractRoutes(),
-        new SessionRoutes(authentication, config.http().tls() != null));
+        new SessionRoutes(authentication, config.http().tls() != null),
+        new KeyRoutes(service, body, config.auth().keys()));
     routes.forEach(r -> r.mount(router));
     this.router = router;
     // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.

@@ -8,6 +8,7 @@ import dev.taskline.admission.TenantLimitException;
 import dev.taskline.journal.JournalBusyException;
 import dev.taskline.journal.JournalUnavailableException;
 import dev.taskline.service.ForbiddenException;
+import dev.taskline.service.KeyConflictException;
 import dev.taskline.service.NotFoundException;
 import dev.taskline.service.TaskStateConflictException;
 import dev.taskline.service.TooManyStreamsException;
@@ -91,6 +92,8 @@ final class Problems {
       return new Problem(429, "journal-busy", "Journal busy", e.getMessage(),
           new JsonObject().put("waiting", e.waiting()).put("retryAfterSeconds", JournalBusyException.RETRY_AFTER_SECONDS),
           JournalBusyException.RETRY_AFTER_SECONDS);
+    } else if (failure instanceof KeyConflictException e) {
+      return new Problem(409, "key-conflict", "Key conflict", e.getMessage(), null, null);
     } else if (failure instanceof ForbiddenException e) {
       return new Problem(403, "forbidden", "Forbidden", e.getMessage(), null, null);
     } else if (failure instanceof NotFoundException e) {

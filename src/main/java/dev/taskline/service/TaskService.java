@@ -5,12 +5,16 @@ import dev.taskline.admission.Admitted;
 import dev.taskline.admission.Control;
 import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.admission.Submission;
+import dev.taskline.auth.ApiKeys;
+import dev.taskline.config.AuthConfig;
+import dev.taskline.config.ConfigException;
 import dev.taskline.config.QueueConfig;
 import dev.taskline.events.EventHub;
 import dev.taskline.events.StreamSink;
 import dev.taskline.events.TaskStream;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.TaskState;
 import dev.taskline.journal.TaskView;
@@ -61,11 +65,17 @@ public final class TaskService {
   private final TasklineMetrics metrics;
   private final EventHub hub;
   private final RemoteWorkers remote;
+  private final ApiKeys keys;
+  private final JournalKeys journalKeys;
+  private final java.security.SecureRandom random = new java.security.SecureRandom();
   private final Clock clock;
   private final int maxStreams;
 
   public TaskService(Admission admission, Control control, JournalReads reads, QueueRegistry queues,
-      TasklineMetrics metrics, EventHub hub, RemoteWorkers remote, Clock clock, int maxStreams) {
+      TasklineMetrics metrics, EventHub hub, RemoteWorkers remote, Clock clock, int maxStreams, ApiKeys keys,
+      JournalKeys journalKeys) {
+    this.keys = keys;
+    this.journalKeys = journalKeys;
     this.remote = remote;
     this.admission = admission;
     this.control = control;
@@ -459,6 +469,75 @@ public final class TaskService {
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
     }
+  }
+
+  // ---- API keys -----------------------------------------------------------------------------
+
+  /**
+   * Issues a key (id null: one is made up), stored by its hash; the answer holds its secret, this
+   * once. This node knows it at once, the others at their next read of the keys (within a second).
+   */
+  public Future<Views.IssuedKey> issueKey(Caller caller, String id, String tenant, Set<String> scopes,
+      Set<String> queues) {
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> {
+      String secret = ApiKeys.newSecret(random);
+      String keyId = id != null ? id : "key-" + secret.substring(ApiKeys.PREFIX.length(), ApiKeys.PREFIX.length() + 8);
+      AuthConfig.Key key;
+      try {
+        key = new AuthConfig.Key(keyId, ApiKeys.hash(secret), tenant, scopes, queues);
+      } catch (ConfigException e) {
+        return Future.failedFuture(new InvalidTaskException(e.getMessage().replace("auth.keys[" + keyId + "]", "key")
+            .replace("auth.keys: ", "")));
+      }
+      if (keys.configured(keyId)) {
+        return Future.failedFuture(new KeyConflictException("key '" + keyId + "' is one of the config's"));
+      }
+      return journalKeys.insert(new JournalKeys.StoredKey(key.id(), key.hash(), key.tenant(),
+              key.scopes().stream().sorted().toList(), key.queues().stream().sorted().toList()), caller.keyId())
+          .compose(inserted -> inserted ? refreshKeys()
+              : Future.failedFuture(new KeyConflictException("key '" + keyId + "' exists (or existed)")))
+          .map(done -> new Views.IssuedKey(key.id(), secret, key.tenant(), key.scopes().stream().sorted().toList(),
+              key.queues().stream().sorted().toList()));
+    });
+  }
+
+  /** Every key: the config's, and those issued through the API (revoked ones with their time). */
+  public Future<List<Views.KeyInfo>> keys(Caller caller, List<AuthConfig.Key> configured) {
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> journalKeys.all()).map(issued -> {
+      List<Views.KeyInfo> all = new ArrayList<>();
+      for (AuthConfig.Key key : configured) {
+        all.add(new Views.KeyInfo(key.id(), key.tenant(), key.scopes().stream().sorted().toList(),
+            key.queues().stream().sorted().toList(), "config", null, null, null));
+      }
+      for (JournalKeys.KeyView key : issued) {
+        all.add(new Views.KeyInfo(key.id(), key.tenant(), key.scopes(), key.queues(), "api", key.createdAt(),
+            key.createdBy(), key.revokedAt()));
+      }
+      return all;
+    });
+  }
+
+  /** Revokes an issued key: this node refuses it at once, the others within a second. */
+  public Future<Void> revokeKey(Caller caller, String id) {
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> {
+      if (keys.configured(id)) {
+        return Future.failedFuture(new KeyConflictException("key '" + id + "' is one of the config's: remove it there"));
+      }
+      return journalKeys.revoke(id).compose(revoked -> revoked ? refreshKeys()
+          : Future.failedFuture(NotFoundException.key(id)));
+    });
+  }
+
+  /** Reads the live issued keys from the journal: what every node does every second. */
+  public Future<Void> refreshKeys() {
+    return journalKeys.live().map(live -> {
+      List<AuthConfig.Key> issued = new ArrayList<>(live.size());
+      for (JournalKeys.StoredKey k : live) {
+        issued.add(new AuthConfig.Key(k.id(), k.hash(), k.tenant(), Set.copyOf(k.scopes()), Set.copyOf(k.queues())));
+      }
+      keys.replaceIssued(issued);
+      return null;
+    });
   }
 
   // ---- following tasks ----------------------------------------------------------------------

@@ -50,6 +50,15 @@ public final class Views {
   public record ItemResult<T>(UUID id, T outcome, Throwable failure) {
   }
 
+  /** A key just issued: its secret, shown this once. */
+  public record IssuedKey(String id, String secret, String tenant, List<String> scopes, List<String> queues) {
+  }
+
+  /** A key as an admin lists it, never its secret or hash; {@code source} "config" or "api". */
+  public record KeyInfo(String id, String tenant, List<String> scopes, List<String> queues, String source,
+      java.time.Instant createdAt, String createdBy, java.time.Instant revokedAt) {
+  }
+
   /** One item of a batch of remote writes: the task, its lease token, and the result or progress. */
   public record LeaseWrite(UUID id, String lease, io.vertx.core.json.JsonObject result, Integer percent,
       String message) {

@@ -65,6 +65,9 @@ class AuthTest {
       Map.entry("POST /api/tasks/{id}/complete", "work"),
       Map.entry("POST /api/tasks/{id}/fail", "work"),
       Map.entry("GET /api/workers", "admin"),
+      Map.entry("POST /api/keys", "admin"),
+      Map.entry("GET /api/keys", "admin"),
+      Map.entry("DELETE /api/keys/{id}", "admin"),
       // Any key may open a session for itself, and close one.
       Map.entry("POST /api/session", "any"),
       Map.entry("DELETE /api/session", "any"),
@@ -118,6 +121,7 @@ class AuthTest {
       case "POST /api/tasks" -> new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 0));
       case "POST /api/batches" -> new JsonObject().put("tasks", new JsonArray().add(bodyFor("POST /api/tasks")));
       case "POST /api/tasks/retry" -> new JsonObject().put("queue", "default");
+      case "POST /api/keys" -> new JsonObject().put("scopes", new JsonArray().add("read"));
       case "POST /api/queues/{queue}/claim" -> new JsonObject().put("worker", "w1");
       case "POST /api/queues/{queue}/complete", "POST /api/queues/{queue}/heartbeat" -> new JsonObject()
           .put("tasks", new JsonArray().add(new JsonObject().put("id", UUID.randomUUID().toString()).put("lease", "x")));
