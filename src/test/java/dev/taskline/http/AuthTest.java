@@ -178,6 +178,36 @@ class AuthTest {
     assertTrue(routes.containsAll(SCOPE_OF.keySet()), "the matrix names routes the router no longer has");
   }
 
+  @Test
+  void every_route_that_names_a_task_or_batch_hides_another_tenants_one() throws Exception {
+    // Pending a long while: cancel and retry find it in a state they act on, if they may see it.
+    String task = as("acme", HttpMethod.POST, "/api/tasks", bodyFor("POST /api/tasks").put("delayMs", 3_600_000))
+        .bodyAsJsonObject().getString("id");
+    String batch = as("acme", HttpMethod.POST, "/api/batches", bodyFor("POST /api/batches")).bodyAsJsonObject()
+        .getString("batchId");
+    List<String> wrong = new ArrayList<>();
+    int checked = 0;
+    for (String route : node.node.httpRoutes()) {
+      String scope = SCOPE_OF.get(route);
+      if (!route.contains("{id}") || !Set.of("read", "submit").contains(scope)) {
+        continue; // no task named, or a scope no tenant key of this test has (admin, work)
+      }
+      String path = route.substring(route.indexOf(' ') + 1).replace("{id}", route.contains("/batches/") ? batch : task);
+      HttpResponse<Buffer> other = as("globex", method(route), path, bodyFor(route));
+      HttpResponse<Buffer> unknown = as("globex", method(route), path.replace(route.contains("/batches/") ? batch : task,
+          UUID.randomUUID().toString()), bodyFor(route));
+      if (other.statusCode() != 404 || !other.bodyAsJsonObject().getString("title")
+          .equals(unknown.bodyAsJsonObject().getString("title")) || other.bodyAsString().contains("acme")) {
+        wrong.add(route + ": " + other.statusCode() + " " + other.bodyAsString());
+      }
+      checked++;
+    }
+    assertEquals(List.of(), wrong);
+    assertTrue(checked >= 7, "routes checked: " + checked);
+    assertEquals("pending", as("acme", HttpMethod.GET, "/api/tasks/" + task, null).bodyAsJsonObject()
+        .getString("state"), "another tenant's cancel changed nothing");
+  }
+
   /** A scope other than {@code scope} and admin, so that "no-X" for it still has {@code scope}. */
   private static String other(String scope) {
     return scope.equals("read") ? "submit" : "read";
