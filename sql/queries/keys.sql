@@ -9,8 +9,8 @@ RETURNING id;
 SELECT id, hash, tenant, scopes, queues FROM api_keys WHERE revoked_at IS NULL;
 
 -- name: keys_all
-SELECT id, tenant, scopes, queues, created_at, created_by, revoked_at FROM api_keys ORDER BY created_at, id;
+SELECT id, tenant, scopes, queues, created_at, created_by, revoked_at, revoked_by FROM api_keys ORDER BY created_at, id;
 
 -- name: key_revoke
--- $1 id, $2 now. No row: no such key, or revoked already.
-UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id;
+-- $1 id, $2 now, $3 the key that revokes it. No row: no such key, or revoked already.
+UPDATE api_keys SET revoked_at = $2, revoked_by = $3 WHERE id = $1 AND revoked_at IS NULL RETURNING id;

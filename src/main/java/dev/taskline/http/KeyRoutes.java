@@ -60,7 +60,8 @@ final class KeyRoutes implements Routes {
                 .put("source", key.source())
                 .put("createdAt", key.createdAt() == null ? null : key.createdAt().toString())
                 .put("createdBy", key.createdBy())
-                .put("revokedAt", key.revokedAt() == null ? null : key.revokedAt().toString()));
+                .put("revokedAt", key.revokedAt() == null ? null : key.revokedAt().toString())
+                .put("revokedBy", key.revokedBy()));
           }
           Requests.json(ctx, 200, new JsonObject().put("keys", list));
         })

@@ -21,7 +21,7 @@ public final class JournalKeys {
 
   /** A key as an admin lists it: never its hash. */
   public record KeyView(String id, String tenant, List<String> scopes, List<String> queues, Instant createdAt,
-      String createdBy, Instant revokedAt) {
+      String createdBy, Instant revokedAt, String revokedBy) {
   }
 
   private final Pool pool;
@@ -61,15 +61,15 @@ public final class JournalKeys {
         OffsetDateTime revoked = row.getOffsetDateTime("revoked_at");
         keys.add(new KeyView(row.getString("id"), row.getString("tenant"), Arrays.asList(row.getArrayOfStrings("scopes")),
             Arrays.asList(row.getArrayOfStrings("queues")), row.getOffsetDateTime("created_at").toInstant(),
-            row.getString("created_by"), revoked == null ? null : revoked.toInstant()));
+            row.getString("created_by"), revoked == null ? null : revoked.toInstant(), row.getString("revoked_by")));
       }
       return keys;
     });
   }
 
-  /** Revokes a key; false when there is no such live key. */
-  public Future<Boolean> revoke(String id) {
-    return JournalUnavailableException.guard(pool.preparedQuery(sql.get("key_revoke")).execute(Tuple.of(id, now())))
+  /** Revokes a key for {@code by} (a key id, or null); false when there is no such live key. */
+  public Future<Boolean> revoke(String id, String by) {
+    return JournalUnavailableException.guard(pool.preparedQuery(sql.get("key_revoke")).execute(Tuple.of(id, now(), by)))
         .map(rows -> rows.size() == 1);
   }
 

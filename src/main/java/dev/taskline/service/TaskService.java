@@ -507,11 +507,11 @@ public final class TaskService {
       List<Views.KeyInfo> all = new ArrayList<>();
       for (AuthConfig.Key key : configured) {
         all.add(new Views.KeyInfo(key.id(), key.tenant(), key.scopes().stream().sorted().toList(),
-            key.queues().stream().sorted().toList(), "config", null, null, null));
+            key.queues().stream().sorted().toList(), "config", null, null, null, null));
       }
       for (JournalKeys.KeyView key : issued) {
         all.add(new Views.KeyInfo(key.id(), key.tenant(), key.scopes(), key.queues(), "api", key.createdAt(),
-            key.createdBy(), key.revokedAt()));
+            key.createdBy(), key.revokedAt(), key.revokedBy()));
       }
       return all;
     });
@@ -523,7 +523,7 @@ public final class TaskService {
       if (keys.configured(id)) {
         return Future.failedFuture(new KeyConflictException("key '" + id + "' is one of the config's: remove it there"));
       }
-      return journalKeys.revoke(id).compose(revoked -> revoked ? refreshKeys()
+      return journalKeys.revoke(id, caller.keyId()).compose(revoked -> revoked ? refreshKeys()
           : Future.failedFuture(NotFoundException.key(id)));
     });
   }

@@ -56,7 +56,7 @@ public final class Views {
 
   /** A key as an admin lists it, never its secret or hash; {@code source} "config" or "api". */
   public record KeyInfo(String id, String tenant, List<String> scopes, List<String> queues, String source,
-      java.time.Instant createdAt, String createdBy, java.time.Instant revokedAt) {
+      java.time.Instant createdAt, String createdBy, java.time.Instant revokedAt, String revokedBy) {
   }
 
   /** One item of a batch of remote writes: the task, its lease token, and the result or progress. */

@@ -65,8 +65,10 @@ class KeysApiTest {
       await(two.node.service().refreshKeys());
       assertEquals(401, call(two, "GET", "/api/stats", secret, null).statusCode(), "and there within a second");
       assertEquals(404, call(one, "DELETE", "/api/keys/acme-ci", admin, null).statusCode(), "revoked already");
-      assertTrue(call(one, "GET", "/api/keys", admin, null).bodyAsJsonObject().getJsonArray("keys").getJsonObject(1)
-          .getString("revokedAt") != null);
+      JsonObject revoked = call(one, "GET", "/api/keys", admin, null).bodyAsJsonObject().getJsonArray("keys")
+          .getJsonObject(1);
+      assertTrue(revoked.getString("revokedAt") != null, revoked.encode());
+      assertEquals("ops", revoked.getString("revokedBy"), "the key that revoked it is kept");
     }
   }
 
