@@ -65,8 +65,6 @@ class DashboardBrowserTest {
   void the_dashboard_follows_a_batch_live_and_a_resumed_stream_has_no_gap() throws Exception {
     Tools tools = tools();
     Path project = tools.project();
-    String node = tools.node();
-    Path chromium = tools.chromium();
     Path script = project.resolve("src/test/browser/dashboard.test.mjs");
     assumeTrue(Files.isRegularFile(script), script + " is missing");
 
@@ -76,8 +74,7 @@ class DashboardBrowserTest {
          "shutdown": {"graceMs": 1000}}
         """)) {
       String base = "http://127.0.0.1:" + taskline.node.httpPort();
-      run(node, script, base, project, java.util.Map.of("SCREENSHOT", screenshot.toString(),
-          "CHROMIUM", chromium.toString()));
+      run(tools, script, base, java.util.Map.of("SCREENSHOT", screenshot.toString()));
     }
   }
 
@@ -85,9 +82,6 @@ class DashboardBrowserTest {
   @Timeout(value = 300, unit = TimeUnit.SECONDS)
   void with_keys_the_dashboard_signs_in_and_a_tenant_sees_only_its_tasks() throws Exception {
     Tools tools = tools();
-    Path project = tools.project();
-    String node = tools.node();
-    Path chromium = tools.chromium();
     java.security.SecureRandom random = new java.security.SecureRandom();
     String acme = dev.taskline.auth.ApiKeys.newSecret(random);
     String globex = dev.taskline.auth.ApiKeys.newSecret(random);
@@ -99,9 +93,8 @@ class DashboardBrowserTest {
       List<String> own = submit(taskline, acme, 3);
       List<String> other = submit(taskline, globex, 2);
       String base = "http://127.0.0.1:" + taskline.node.httpPort();
-      run(node, project.resolve("src/test/browser/dashboard-auth.test.mjs"), base, project, java.util.Map.of(
-          "CHROMIUM", chromium.toString(), "TL_KEY", acme, "TL_OWN", String.join(",", own),
-          "TL_OTHER", String.join(",", other)));
+      run(tools, tools.project().resolve("src/test/browser/dashboard-auth.test.mjs"), base, java.util.Map.of(
+          "TL_KEY", acme, "TL_OWN", String.join(",", own), "TL_OTHER", String.join(",", other)));
     }
   }
 
@@ -122,12 +115,13 @@ class DashboardBrowserTest {
   }
 
   /** Runs a browser script against {@code base} and fails with its output unless it passes in time. */
-  private static void run(String node, Path script, String base, Path project, java.util.Map<String, String> env)
+  private static void run(Tools tools, Path script, String base, java.util.Map<String, String> env)
       throws Exception {
-    ProcessBuilder builder = new ProcessBuilder(node, script.toString(), base)
-        .directory(project.toFile())
+    ProcessBuilder builder = new ProcessBuilder(tools.node(), script.toString(), base)
+        .directory(tools.project().toFile())
         .redirectErrorStream(true);
     builder.environment().putAll(env);
+    builder.environment().put("CHROMIUM", tools.chromium().toString());
     Process process = builder.start();
     ByteArrayOutputStream output = new ByteArrayOutputStream();
     Thread reader = drain(process.getInputStream(), output);
