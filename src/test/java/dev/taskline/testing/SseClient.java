@@ -60,13 +60,17 @@ public final class SseClient implements AutoCloseable {
     return sse;
   }
 
-  /** The status a request gets, for endpoints expected to refuse. */
+  /**
+   * The status a request gets, for endpoints expected to refuse. A refusal's body is read; a
+   * stream that opens (200) is answered at once and dropped, not waited on: it never ends.
+   */
   public static int status(Vertx vertx, int port, String path) throws Exception {
     HttpClient client = vertx.createHttpClient();
     try {
       Future<Integer> status = client.request(HttpMethod.GET, port, "127.0.0.1", path)
           .compose(request -> request.send())
-          .compose(response -> response.body().map(body -> response.statusCode()));
+          .compose(response -> response.statusCode() == 200 ? Future.succeededFuture(200)
+              : response.body().map(body -> response.statusCode()));
       return TestNode.await(status);
     } finally {
       client.close();
