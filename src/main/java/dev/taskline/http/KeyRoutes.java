@@ -8,7 +8,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -74,16 +73,9 @@ final class KeyRoutes implements Routes {
         .onFailure(ctx::fail);
   }
 
+  /** A list of the body, empty when it is left out. */
   private static Set<String> texts(JsonObject json, String field) {
-    Object value = json.getValue(field);
-    if (value == null) {
-      return Set.of();
-    }
-    if (!(value instanceof JsonArray array) || !array.stream().allMatch(String.class::isInstance)) {
-      throw ApiException.unprocessable(field + " must be an array of strings");
-    }
-    Set<String> texts = new LinkedHashSet<>();
-    array.forEach(item -> texts.add((String) item));
-    return texts;
+    Set<String> texts = Requests.strings(json, field, field + " must be an array of strings");
+    return texts == null ? Set.of() : texts;
   }
 }

@@ -3,8 +3,10 @@ package dev.taskline.http;
 import dev.taskline.service.Caller;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -48,6 +50,24 @@ final class Requests {
   }
 
   /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
+  /**
+   * The strings of the array {@code field}, in order without repeats; null when it is absent.
+   *
+   * @param refusal what to answer (422) when it is not an array of strings
+   */
+  static Set<String> strings(JsonObject json, String field, String refusal) {
+    Object value = json.getValue(field);
+    if (value == null) {
+      return null;
+    }
+    if (!(value instanceof JsonArray array) || !array.stream().allMatch(String.class::isInstance)) {
+      throw ApiException.unprocessable(refusal);
+    }
+    Set<String> strings = new LinkedHashSet<>();
+    array.forEach(item -> strings.add((String) item));
+    return strings;
+  }
+
   static void knownFields(JsonObject body, Set<String> known, String where) {
     for (String field : body.fieldNames()) {
       if (!known.contains(field)) {
