@@ -89,6 +89,11 @@ public final class ApiKeys {
     }
   }
 
+  /** An id for a key its maker did not name: the start of its secret, which says nothing of the rest. */
+  public static String idFor(String secret) {
+    return "key-" + secret.substring(PREFIX.length(), PREFIX.length() + 8);
+  }
+
   /** A new secret: the prefix and 32 random bytes, URL-safe Base64. */
   public static String newSecret(SecureRandom random) {
     byte[] bytes = new byte[32];

@@ -42,7 +42,7 @@ public final class NewKey {
     }
     String secret = ApiKeys.newSecret(new SecureRandom());
     if (id == null) {
-      id = "key-" + secret.substring(ApiKeys.PREFIX.length(), ApiKeys.PREFIX.length() + 8);
+      id = ApiKeys.idFor(secret);
     }
     // Built as the node will read it, so that a bad id, tenant or scope is refused here.
     AuthConfig.Key key = new AuthConfig.Key(id, ApiKeys.hash(secret), tenant, scopes, queues);

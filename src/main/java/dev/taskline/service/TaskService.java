@@ -481,7 +481,7 @@ public final class TaskService {
       Set<String> queues) {
     return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> {
       String secret = ApiKeys.newSecret(random);
-      String keyId = id != null ? id : "key-" + secret.substring(ApiKeys.PREFIX.length(), ApiKeys.PREFIX.length() + 8);
+      String keyId = id != null ? id : ApiKeys.idFor(secret);
       AuthConfig.Key key;
       try {
         key = new AuthConfig.Key(keyId, ApiKeys.hash(secret), tenant, scopes, queues);
@@ -492,12 +492,13 @@ public final class TaskService {
       if (keys.configured(keyId)) {
         return Future.failedFuture(new KeyConflictException("key '" + keyId + "' is one of the config's"));
       }
-      return journalKeys.insert(new JournalKeys.StoredKey(key.id(), key.hash(), key.tenant(),
-              key.scopes().stream().sorted().toList(), key.queues().stream().sorted().toList()), caller.keyId())
+      List<String> sortedScopes = key.scopes().stream().sorted().toList();
+      List<String> sortedQueues = key.queues().stream().sorted().toList();
+      return journalKeys.insert(new JournalKeys.StoredKey(key.id(), key.hash(), key.tenant(), sortedScopes,
+              sortedQueues), caller.keyId())
           .compose(inserted -> inserted ? refreshKeys()
               : Future.failedFuture(new KeyConflictException("key '" + keyId + "' exists (or existed)")))
-          .map(done -> new Views.IssuedKey(key.id(), secret, key.tenant(), key.scopes().stream().sorted().toList(),
-              key.queues().stream().sorted().toList()));
+          .map(done -> new Views.IssuedKey(key.id(), secret, key.tenant(), sortedScopes, sortedQueues));
     });
   }
 
