@@ -39,11 +39,6 @@ final class ApiException extends RuntimeException {
     return new ApiException(401, "unauthorized", "Unauthorized", detail, null);
   }
 
-  /** The caller is known but may not do this here (a session's change without its CSRF value). */
-  static ApiException forbidden(String detail) {
-    return new ApiException(403, "forbidden", "Forbidden", detail, null);
-  }
-
   /** A client address failed to authenticate too often this minute. */
   static ApiException tooManyFailures(long retryAfterSeconds) {
     return new ApiException(429, "too-many-failures", "Too many failed authentications",

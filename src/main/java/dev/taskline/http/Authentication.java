@@ -6,8 +6,10 @@ import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.AuthConfig;
 import dev.taskline.service.Caller;
+import dev.taskline.service.ForbiddenException;
 import dev.taskline.service.Scope;
 import io.vertx.core.Handler;
+import io.vertx.core.http.Cookie;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Clock;
 import java.util.List;
@@ -81,6 +83,7 @@ public final class Authentication implements Handler<RoutingContext> {
     AuthConfig.Key key = null;
     // The one reading of a query parameter every route shares: two tokens, or a NUL, are a 400.
     String token = Requests.query(ctx, "token");
+    Cookie cookie = ctx.request().getCookie(SessionTokens.COOKIE);
     if (given.isEmpty() && token != null) {
       Caller streamer = streamer(ctx, token);
       if (streamer != null) {
@@ -89,14 +92,14 @@ public final class Authentication implements Handler<RoutingContext> {
         return;
       }
       refusal = "the token is expired, forged, or for another stream";
-    } else if (given.isEmpty() && ctx.request().getCookie(SessionTokens.COOKIE) != null) {
-      SessionTokens.Session session = sessions.verify(ctx.request().getCookie(SessionTokens.COOKIE).getValue());
+    } else if (given.isEmpty() && cookie != null) {
+      SessionTokens.Session session = sessions.verify(cookie.getValue());
       key = session == null ? null : keys.byId(session.keyId());
       if (key == null) {
         refusal = "the session is over (expired, or its key was removed); sign in again";
       } else if (changes(ctx) && !session.csrf().equals(ctx.request().getHeader("X-CSRF-Token"))) {
         // A page of another site may make the browser send the cookie, but cannot read the value.
-        ctx.fail(ApiException.forbidden("send the session's CSRF value in X-CSRF-Token"));
+        ctx.fail(new ForbiddenException("send the session's CSRF value in X-CSRF-Token"));
         return;
       }
     } else if (given.isEmpty()) {
