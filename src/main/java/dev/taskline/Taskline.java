@@ -156,9 +156,7 @@ public final class Taskline {
           // journal that does not answer keeps the keys last read.
           keysTimer = vertx.setPeriodic(KEYS_REFRESH_MS, id -> service.refreshKeys());
           // Stream tokens signed by one node open streams on any: the secret is the journal's.
-          byte[] candidate = new byte[32];
-          new java.security.SecureRandom().nextBytes(candidate);
-          return journal.sharedSecret(StreamTokens.SECRET, candidate);
+          return journal.sharedSecret(StreamTokens.SECRET);
         })
         .compose(streamSecret -> {
           // One deployment of N instances: Vert.x shares their listening socket (a random port too)

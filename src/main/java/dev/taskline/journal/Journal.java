@@ -7,6 +7,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -249,10 +250,12 @@ public final class Journal {
   }
 
   /**
-   * The secret named {@code name} that every node of this journal shares: {@code candidate} if
-   * this call is the first to ask for it, else the one written before.
+   * The secret named {@code name} (32 random bytes) that every node of this journal shares: the
+   * one this call makes if it is the first to ask for it, else the one written before.
    */
-  public Future<byte[]> sharedSecret(String name, byte[] candidate) {
+  public Future<byte[]> sharedSecret(String name) {
+    byte[] candidate = new byte[32];
+    new SecureRandom().nextBytes(candidate);
     return guard(pool.preparedQuery(sql.get("secret_put")).execute(Tuple.of(name, Buffer.buffer(candidate), now()))
         .compose(v -> pool.preparedQuery(sql.get("secret_get")).execute(Tuple.of(name))))
         .map(rows -> rows.iterator().next().getBuffer("secret").getBytes());

@@ -17,7 +17,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonObject;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -116,8 +115,6 @@ public final class RemoteWorkers extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    byte[] candidate = new byte[32];
-    new SecureRandom().nextBytes(candidate);
     for (TaskQueue queue : queues.values()) {
       waiters.put(queue.name(), new ArrayDeque<>());
       picky.put(queue.name(), new ArrayDeque<>());
@@ -125,7 +122,7 @@ public final class RemoteWorkers extends VerticleBase {
       wakeScheduled.put(queue.name(), new AtomicBoolean());
       queue.onAvailable(() -> wake(queue));
     }
-    return journal.sharedSecret(SECRET, candidate).map(secret -> {
+    return journal.sharedSecret(SECRET).map(secret -> {
       tokens = new LeaseTokens(secret);
       reconcileTimer = vertx.setPeriodic(reconcileMs, id -> {
         if (!reconciling) {
