@@ -115,11 +115,12 @@ public final class ConfigLoader {
       String name = names.next();
       Node q = queuesNode.object(name);
       q.only("slots", "capacity", "leaseMs", "heartbeatMs", "maxAttempts", "backoffBaseMs", "backoffCapMs",
-          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types", "push");
+          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types", "push", "claimAhead");
+      int slots = q.integer("slots", QueueConfig.DEFAULT_SLOTS);
       long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
       long backoffCapMs = q.longValue("backoffCapMs", QueueConfig.DEFAULT_BACKOFF_CAP_MS);
       queues.put(name, new QueueConfig(name,
-          q.integer("slots", QueueConfig.DEFAULT_SLOTS),
+          slots,
           q.integer("capacity", QueueConfig.DEFAULT_CAPACITY),
           leaseMs,
           q.longValue("heartbeatMs", Math.max(10, leaseMs / 3)),
@@ -132,7 +133,8 @@ public final class ConfigLoader {
           q.integer("tenantLimit", 0),
           q.bool("remote", false),
           q.texts("types"),
-          q.node.hasNonNull("push") ? push(q.object("push")) : null));
+          q.node.hasNonNull("push") ? push(q.object("push")) : null,
+          q.integer("claimAhead", (int) Math.min(100_000L, (long) slots * QueueConfig.DEFAULT_CLAIM_AHEAD_PER_SLOT))));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 

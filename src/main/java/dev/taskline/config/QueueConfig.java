@@ -18,10 +18,13 @@ import java.util.regex.Pattern;
  * @param scheduledCapacity most delayed tasks (and retries waiting out their backoff) held in memory
  * @param tenantLimit       most unfinished tasks (waiting, scheduled, running) that one tenant may have in this
  *                          queue on this node, so that one tenant cannot take the whole capacity; 0: no limit
+ * @param claimAhead        most tasks a local worker holds leased beyond its free slots, so that a slot that
+ *                          frees starts its next task without waiting for a claim; the worker holds fewer when
+ *                          its handlers are slow (see {@code WorkerVerticle}); 0: none
  */
 public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
     long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
-    int tenantLimit, boolean remote, List<String> types, PushTarget push) {
+    int tenantLimit, boolean remote, List<String> types, PushTarget push, int claimAhead) {
 
   /** What a task type of a remote or push queue may be called: any name a worker in any language can match. */
   public static final Pattern EXTERNAL_TYPE = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
@@ -35,6 +38,8 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
   public static final long DEFAULT_TIMEOUT_MS = 900_000;
   public static final double DEFAULT_AGING_PER_SECOND = 0.1;
   public static final int DEFAULT_SCHEDULED_CAPACITY = 10_000;
+  /** Claims ahead per slot unless configured: enough to cover a claim's commit at no-op pace. */
+  public static final int DEFAULT_CLAIM_AHEAD_PER_SLOT = 4;
 
   public QueueConfig {
     String key = "queues." + name;
@@ -77,6 +82,9 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
     if (tenantLimit < 0 || tenantLimit > 10_000_000) {
       throw new ConfigException(key + ".tenantLimit must be from 0 (no limit) to 10000000, got " + tenantLimit);
     }
+    if (claimAhead < 0 || claimAhead > 100_000) {
+      throw new ConfigException(key + ".claimAhead must be from 0 to 100000, got " + claimAhead);
+    }
     types = types == null ? List.of() : List.copyOf(types);
     if (!types.isEmpty() && !remote && push == null) {
       throw new ConfigException(key + ".types is for remote and push queues; the types of a local one are its handlers'");
@@ -96,7 +104,8 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
       int tenantLimit) {
     this(name, slots, capacity, leaseMs, heartbeatMs, maxAttempts, backoffBaseMs, backoffCapMs, timeoutMs,
-        agingPerSecond, scheduledCapacity, tenantLimit, false, List.of(), null);
+        agingPerSecond, scheduledCapacity, tenantLimit, false, List.of(), null,
+        Math.min(100_000, slots * DEFAULT_CLAIM_AHEAD_PER_SLOT));
   }
 
   /** Whether this queue's tasks are run by something other than this node's handlers. */

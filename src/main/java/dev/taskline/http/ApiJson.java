@@ -119,7 +119,7 @@ final class ApiJson {
   }
 
   static JsonObject queue(QueueView queue) {
-    return new JsonObject()
+    JsonObject json = new JsonObject()
         .put("name", queue.name())
         .put("waiting", queue.waiting())
         .put("running", queue.running())
@@ -136,6 +136,11 @@ final class ApiJson {
         .put("leaseTakeovers", queue.leaseTakeovers())
         .put("lagSeconds", queue.lagSeconds())
         .put("rates", rates(queue.rates()));
+    if (queue.claimedAhead() != null) {
+      // Of the waiting, those leased here ahead of a free slot; of the running, those whose end is being journaled.
+      json.put("claimedAhead", queue.claimedAhead()).put("finishing", queue.finishing());
+    }
+    return json;
   }
 
   static JsonObject stats(Stats stats) {

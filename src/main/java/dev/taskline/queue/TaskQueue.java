@@ -62,7 +62,15 @@ public final class TaskQueue {
   // the queues, so that accepted - finished = waiting + scheduled + running holds at every read.
   private long accepted;
   private long finished;
+  // A task handed to a worker goes through up to three stages. Claimed: its claim is in flight or
+  // it is leased and waits here for a slot (a local worker claims ahead, see #pollAhead). Running:
+  // its handler runs (or a remote worker holds it). Finishing: its handler returned and its end is
+  // being journaled; its slot is free, but it is not claimable and not finished until that commits.
+  private int claimed;
   private int running;
+  private int finishing;
+  /** Tasks a local worker may hold claimed beyond its free slots; 0 for a remote queue. */
+  private int ahead;
   // Slots taken by tasks whose claimed insert has not committed yet: not in custody until then.
   private int dispatching;
   // Tasks handed to the worker whose claim has not returned: still pending in the journal.
@@ -153,9 +161,11 @@ public final class TaskQueue {
       if (!later.isEmpty() && scheduled.size() + reservedScheduled + later.size() > config.scheduledCapacity()) {
         return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
-      dispatch = !due.isEmpty() && workerId != null && waiting.isEmpty()
-          && running + dispatching + due.size() <= config.slots();
-      if (!due.isEmpty() && !dispatch && waiting.size() + reserved + due.size() > config.capacity()) {
+      // Tasks dispatched beyond the free slots are claimed ahead: they take waiting room too.
+      int beyondSlots = claimed + running + dispatching + due.size() - config.slots();
+      dispatch = !due.isEmpty() && workerId != null && waiting.isEmpty() && beyondSlots <= ahead
+          && reserved + Math.max(0, beyondSlots) <= config.capacity();
+      if (!due.isEmpty() && !dispatch && occupied() + due.size() > config.capacity()) {
         return new Reservation(Refusal.QUEUE_FULL, tenant, due.size());
       }
       reservedScheduled += later.size();
@@ -258,7 +268,11 @@ public final class TaskQueue {
         reservedScheduled -= scheduledCount;
         reserved -= waitingCount;
         dispatching -= dispatchedCount;
-        running += dispatchedCount;
+        if (config.remote()) {
+          running += dispatchedCount;
+        } else {
+          claimed += dispatchedCount;
+        }
         ready.addAll(started);
         if (waitingCount + scheduledCount > 0) {
           for (Insert insert : inserts) {
@@ -324,9 +338,14 @@ public final class TaskQueue {
    * the journal alone and is paged in when due. True when it is held.
    */
   public boolean reschedule(Task task) {
+    return reschedule(task, Stage.RUNNING);
+  }
+
+  /** As {@link #reschedule(Task)}, for a task that left a local worker at {@code stage}. */
+  public boolean reschedule(Task task, Stage stage) {
     Runnable listener;
     synchronized (this) {
-      running--;
+      leave(stage);
       if (scheduled.size() + reservedScheduled >= config.scheduledCapacity()) {
         finished++;
         release(task.id());
@@ -340,10 +359,91 @@ public final class TaskQueue {
   }
 
   /** A task this node ran left its custody: it ended, or the journal says it is someone else's. */
-  public synchronized void done(UUID id) {
-    running--;
-    finished++;
-    release(id);
+  public void done(UUID id) {
+    done(id, Stage.RUNNING);
+  }
+
+  /** As {@link #done(UUID)}, for a task that left a local worker at {@code stage}. */
+  public void done(UUID id, Stage stage) {
+    Runnable listener;
+    synchronized (this) {
+      leave(stage);
+      finished++;
+      release(id);
+      listener = stage == Stage.CLAIMED ? roomSignal() : null;
+    }
+    if (listener != null) {
+      listener.run();
+    }
+  }
+
+  /** Where a task handed to a worker stands; see the fields' comment. */
+  public enum Stage { CLAIMED, RUNNING, FINISHING }
+
+  private void leave(Stage stage) {
+    switch (stage) {
+      case CLAIMED -> claimed--;
+      case RUNNING -> running--;
+      case FINISHING -> finishing--;
+    }
+  }
+
+  /** A local worker started the handler of a task it held claimed. */
+  public synchronized void started() {
+    claimed--;
+    running++;
+  }
+
+  /** A local worker's handler returned; the task's end is being journaled and its slot is free. */
+  public void returned() {
+    Runnable listener;
+    synchronized (this) {
+      running--;
+      finishing++;
+      // A task claimed ahead took this slot's place in the count: that room is free now.
+      listener = roomSignal();
+    }
+    listener.run();
+  }
+
+  /** What to tell recovery when the queue has fallen to half while the journal holds more: nothing else. */
+  private Runnable roomSignal() {
+    if (journalHasMore && occupied() <= config.capacity() / 2) {
+      journalHasMore = false;
+      return onRoom;
+    }
+    return () -> { };
+  }
+
+  /**
+   * How many tasks a local worker may hold claimed beyond its free slots, so that a slot that frees
+   * finds its next task leased already instead of waiting for a claim's round trip.
+   */
+  public synchronized void claimAhead(int tasks) {
+    this.ahead = config.remote() ? 0 : Math.max(0, tasks);
+  }
+
+  /**
+   * For a local worker: up to {@code max} waiting tasks, best first, as far as its slots and the
+   * tasks it may claim ahead allow. Each counts as claimed until {@link #started}, {@link #done} or
+   * {@link #reschedule}; the worker claims it in the journal.
+   */
+  public List<Task> pollAhead(int max) {
+    List<Task> taken = new ArrayList<>();
+    Runnable listener = null;
+    synchronized (this) {
+      int want = Math.min(max, config.slots() + ahead - claimed - running - dispatching);
+      while (taken.size() < want && !waiting.isEmpty()) {
+        taken.add(waiting.poll());
+      }
+      claimed += taken.size();
+      claiming += taken.size();
+      listener = taken.isEmpty() ? null : roomSignal();
+    }
+    if (listener != null) {
+      listener.run();
+    }
+    return taken;
   }
 
   /**
@@ -355,7 +455,7 @@ public final class TaskQueue {
     Runnable listener;
     synchronized (this) {
       while (!scheduled.isEmpty() && scheduled.peek().dueAtMillis() <= nowMillis
-          && waiting.size() + reserved < config.capacity()) {
+          && occupied() < config.capacity()) {
         waiting.add(scheduled.poll());
         moved++;
       }
@@ -381,7 +481,7 @@ public final class TaskQueue {
     Runnable listener;
     synchronized (this) {
       for (Task task : tasks) {
-        if (waiting.size() + reserved >= config.capacity()) {
+        if (occupied() >= config.capacity()) {
           break;
         }
         if (hold(task.id(), task.tenant())) {
@@ -406,12 +506,12 @@ public final class TaskQueue {
     Task task;
     Runnable listener = null;
     synchronized (this) {
-      task = running + dispatching < config.slots() ? waiting.poll() : null;
+      task = claimed + running + dispatching < config.slots() ? waiting.poll() : null;
       if (task != null) {
         running++;
         claiming++;
       }
-      if (task != null && journalHasMore && waiting.size() + reserved <= config.capacity() / 2) {
+      if (task != null && journalHasMore && occupied() <= config.capacity() / 2) {
         journalHasMore = false;
         listener = onRoom;
       }
@@ -432,7 +532,7 @@ public final class TaskQueue {
     List<Task> taken;
     Runnable listener = null;
     synchronized (this) {
-      int want = Math.min(max, config.slots() - running - dispatching);
+      int want = Math.min(max, config.slots() - claimed - running - dispatching);
       if (want <= 0 || waiting.isEmpty()) {
         return List.of();
       }
@@ -458,7 +558,7 @@ public final class TaskQueue {
       waiting.removeIf(chosen::contains);
       running += taken.size();
       claiming += taken.size();
-      if (journalHasMore && waiting.size() + reserved <= config.capacity() / 2) {
+      if (journalHasMore && occupied() <= config.capacity() / 2) {
         journalHasMore = false;
         listener = onRoom;
       }
@@ -471,7 +571,7 @@ public final class TaskQueue {
 
   /** Whether {@link #poll} could hand out a task now: one waits and a slot is free. */
   public synchronized boolean canPoll() {
-    return !waiting.isEmpty() && running + dispatching < config.slots();
+    return !waiting.isEmpty() && claimed + running + dispatching < config.slots();
   }
 
   /**
@@ -489,11 +589,19 @@ public final class TaskQueue {
 
   /** One consistent reading of the custody counts. */
   public synchronized Counts counts() {
-    return new Counts(accepted, finished, waiting.size(), scheduled.size(), running);
+    return new Counts(accepted, finished, waiting.size() + claimed, scheduled.size(), running + finishing, claimed,
+        finishing);
   }
 
-  /** Custody counts; {@code accepted - finished == waiting + scheduled + running} always. */
-  public record Counts(long accepted, long finished, int waiting, int scheduled, int running) {
+  /**
+   * Custody counts; {@code accepted - finished == waiting + scheduled + running} always. Waiting
+   * includes the tasks claimed ahead of a free slot ({@code claimedAhead}: their handlers have not
+   * started); running includes those whose handler returned and whose end is being journaled
+   * ({@code finishing}: the journal has them running until it commits), so running may exceed the
+   * slots by that many while no more than the slots' handlers run.
+   */
+  public record Counts(long accepted, long finished, int waiting, int scheduled, int running, int claimedAhead,
+      int finishing) {
     public long unfinished() {
       return (long) waiting + scheduled + running;
     }
@@ -507,9 +615,22 @@ public final class TaskQueue {
     return scheduled.size();
   }
 
-  /** Room left for new tasks: capacity less waiting and reserved. */
+  /** Room left for new tasks: capacity less waiting, claimed ahead and reserved. */
   public synchronized int room() {
-    return config.capacity() - waiting.size() - reserved;
+    return config.capacity() - occupied();
+  }
+
+  /**
+   * The waiting room in use: tasks in line, those reserved for it, and those a local worker holds
+   * claimed beyond its slots (they wait for a slot too, only leased already). So claiming ahead
+   * never lets more tasks in than slots plus capacity.
+   */
+  private int occupied() {
+    return waiting.size() + reserved + aheadOfSlots();
+  }
+
+  private int aheadOfSlots() {
+    return Math.max(0, claimed + running + dispatching - config.slots());
   }
 
   /** Every id this node holds, for page-in to skip. */

@@ -163,7 +163,7 @@ public final class TaskService {
       TenantCounts c = byQueue.getOrDefault(queue.name(), new TenantCounts(queue.name(), 0, 0, 0, 0, 0));
       list.add(new QueueView(queue.name(), c.waiting(), c.running(), c.scheduled(), queue.config().slots(),
           queue.config().capacity(), queue.config().scheduledCapacity(), queue.config().tenantLimit(), c.accepted(),
-          c.finished(), c.waiting() + c.scheduled() + c.running(), null, null, null, null, null));
+          c.finished(), c.waiting() + c.scheduled() + c.running(), null, null, null, null, null, null, null));
     }
     return list;
   }
@@ -178,7 +178,7 @@ public final class TaskService {
           queue.config().slots(), queue.config().capacity(), queue.config().scheduledCapacity(),
           queue.config().tenantLimit(), counts.accepted(), counts.finished(), counts.unfinished(),
           meters.rejectedCount(), meters.fencedCount(), meters.takeoverCount(),
-          queue.oldestWaitingAgeMs(now) / 1000.0, meters.rates()));
+          queue.oldestWaitingAgeMs(now) / 1000.0, meters.rates(), counts.claimedAhead(), counts.finishing()));
     }
     return list;
   }

@@ -31,7 +31,8 @@ public final class Views {
   /** One queue on this node: its limits, its custody counts, what it refused and fenced, its rates. */
   public record QueueView(String name, long waiting, long running, long scheduled, int slots, int capacity,
       int scheduledCapacity, int tenantLimit, long accepted, long finished, long unfinished, Long rejected,
-      Long fencedWrites, Long leaseTakeovers, Double lagSeconds, QueueMeters.Rates rates) {
+      Long fencedWrites, Long leaseTakeovers, Double lagSeconds, QueueMeters.Rates rates, Integer claimedAhead,
+      Integer finishing) {
   }
 
   /**

@@ -15,8 +15,8 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * One attempt at a task: the handler's view of it, the lease heartbeat, the timeout, throttled
- * progress writes and the stop signal. Whichever ends it first (the handler, the timeout, a lost
+ * One attempt at a task: the handler's view of it, the timeout, throttled progress writes, the stop
+ * signal and what its heartbeats learn (the worker beats every lease it holds in one pass). Whichever ends it first (the handler, the timeout, a lost
  * lease, a release at shutdown) settles {@link #outcome()}; the rest is ignored. All its state
  * lives on the worker's event loop; {@link #progress} and the cancel accessors may be called from
  * any thread (blocking handlers) and hop there.
@@ -33,12 +33,11 @@ final class Attempt implements TaskContext {
    */
   private final JsonObject payload;
   private final Lease lease;
-  private final Duration leaseFor;
   private final long progressIntervalNanos;
   private final Promise<Outcome> outcome = Promise.promise();
   private final ProgressListener listener;
-  private final long heartbeatTimer;
-  private final long timeoutTimer;
+  private final long timeoutMs;
+  private long timeoutTimer = -1;
 
   private volatile boolean stopRequested;
   private volatile boolean cancelRequested;
@@ -51,8 +50,8 @@ final class Attempt implements TaskContext {
   private long progressTimer = -1;
   private long lastWriteNanos;
 
-  Attempt(Vertx vertx, Context context, Journal journal, Task task, Lease lease, Duration leaseFor,
-      long heartbeatMs, long timeoutMs, long progressIntervalMs, ProgressListener listener) {
+  Attempt(Vertx vertx, Context context, Journal journal, Task task, Lease lease, long timeoutMs,
+      long progressIntervalMs, ProgressListener listener) {
     this.listener = listener;
     this.vertx = vertx;
     this.context = context;
@@ -60,16 +59,11 @@ final class Attempt implements TaskContext {
     this.task = task;
     this.payload = parse(task.payloadJson());
     this.lease = lease;
-    this.leaseFor = leaseFor;
+    this.timeoutMs = timeoutMs;
     // The throttle is a rate limit, not business time, so it runs on the monotonic clock: an
     // injected test clock that stands still must not stop progress from being written.
     this.progressIntervalNanos = Duration.ofMillis(progressIntervalMs).toNanos();
     this.lastWriteNanos = System.nanoTime() - progressIntervalNanos;
-    this.heartbeatTimer = vertx.setPeriodic(heartbeatMs, id -> heartbeat());
-    this.timeoutTimer = vertx.setTimer(timeoutMs, id -> {
-      stop();
-      outcome.tryComplete(new Outcome.TimedOut(timeoutMs));
-    });
   }
 
   /** Settles once with whatever ended the attempt first. */
@@ -82,6 +76,13 @@ final class Attempt implements TaskContext {
     result.onComplete(done -> outcome.tryComplete(done.succeeded()
         ? new Outcome.Succeeded(done.result() == null ? new JsonObject() : done.result())
         : new Outcome.Failed(done.cause())));
+    // A handler that answered at once (a short, non-blocking one) needs no timer at all.
+    if (!outcome.future().isComplete()) {
+      timeoutTimer = vertx.setTimer(timeoutMs, id -> {
+        stop();
+        outcome.tryComplete(new Outcome.TimedOut(timeoutMs));
+      });
+    }
   }
 
   /** The node shuts down and will not wait for this attempt any longer. */
@@ -177,8 +178,9 @@ final class Attempt implements TaskContext {
   /** Stops timers once the outcome is being recorded; late progress is dropped from here on. */
   void end() {
     ended = true;
-    vertx.cancelTimer(heartbeatTimer);
-    vertx.cancelTimer(timeoutTimer);
+    if (timeoutTimer != -1) {
+      vertx.cancelTimer(timeoutTimer);
+    }
     if (progressTimer != -1) {
       vertx.cancelTimer(progressTimer);
     }
@@ -209,21 +211,19 @@ final class Attempt implements TaskContext {
     }
   }
 
-  private void heartbeat() {
+  /** What a heartbeat of this attempt's lease learned. */
+  void heartbeat(Journal.Heartbeat beat) {
     if (ended) {
       return;
     }
-    journal.heartbeat(lease, leaseFor).onSuccess(beat -> {
-      switch (beat) {
-        case LOST -> {
-          vertx.cancelTimer(heartbeatTimer);
-          stop();
-          outcome.tryComplete(new Outcome.LeaseLost());
-        }
-        case CANCEL_REQUESTED -> requestCancel();
-        case HELD -> { }
+    switch (beat) {
+      case LOST -> {
+        stop();
+        outcome.tryComplete(new Outcome.LeaseLost());
       }
-    });
+      case CANCEL_REQUESTED -> requestCancel();
+      case HELD -> { }
+    }
   }
 
   private void onProgress(int percent, String message) {

@@ -12,6 +12,7 @@ import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.TaskQueue.Stage;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -25,6 +26,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,10 +41,20 @@ import java.util.logging.Logger;
  * running attempts on its own event loop; the queue wakes it when work arrives, so nothing polls.
  * When an attempt ends it decides what the journal records: success, failure, a retry after
  * backoff, a snooze, a cancellation.
+ *
+ * <p>Two journal round trips per task would bound a slot to one task per two commits, so neither
+ * is waited for in the slot: a slot is free when its handler returns (the end is journaled behind
+ * it, the task counted finishing until it commits), and the worker keeps a few tasks claimed ahead
+ * (leased, heart-beaten, started as slots free) so that a freed slot does not wait for a claim. How
+ * many it claims ahead follows the handlers' run time: as many as would start within {@link
+ * #AHEAD_HORIZON_NANOS}, so that short tasks never wait on a claim and long ones are not hoarded
+ * from other nodes.
  */
 public final class WorkerVerticle extends VerticleBase {
 
   private static final Logger LOG = Logger.getLogger(WorkerVerticle.class.getName());
+  /** Tasks claimed ahead are those the slots would start within this time, at the handlers' pace. */
+  static final long AHEAD_HORIZON_NANOS = 50_000_000;
 
   private final TaskQueue queue;
   private final Journal journal;
@@ -52,13 +66,21 @@ public final class WorkerVerticle extends VerticleBase {
   private final String workerId;
   private final long progressIntervalMs;
   private final Duration leaseFor;
+  private final int slots;
   private final AtomicBoolean wakeScheduled = new AtomicBoolean();
   private final Map<UUID, Attempt> attempts = new HashMap<>();
+  /** Tasks leased to this worker whose handlers have not started, in the order they start. */
+  private final LinkedHashMap<UUID, Ready> ready = new LinkedHashMap<>();
+  private final RunTime runTime = new RunTime();
   private MessageConsumer<JsonArray> cancels;
   /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
   private PushHandler push;
   private WebClient pushClient;
-  private int running;
+  private long heartbeatTimer = -1;
+  /** Handlers running: never more than the slots. */
+  private int handlersRunning;
+  /** Tasks this worker took from the queue and has not yet given back (any stage). */
+  private int inCustody;
   private boolean stopping;
   private Promise<Void> idle;
 
@@ -75,24 +97,32 @@ public final class WorkerVerticle extends VerticleBase {
     this.workerId = nodeId + "/" + queue.name();
     this.progressIntervalMs = progressIntervalMs;
     this.leaseFor = Duration.ofMillis(queue.config().leaseMs());
+    this.slots = queue.config().slots();
   }
 
   @Override
   public Future<?> start() {
     cancels = vertx.eventBus().consumer(Control.CANCEL_ADDRESS, message -> {
       for (Object id : message.body()) {
-        Attempt attempt = attempts.get(UUID.fromString((String) id));
+        UUID taskId = UUID.fromString((String) id);
+        Attempt attempt = attempts.get(taskId);
         if (attempt != null) {
           attempt.requestCancel();
+        }
+        Ready waiting = ready.remove(taskId);
+        if (waiting != null) {
+          cancelBeforeStart(waiting);
         }
       }
     });
     if (queue.config().push() != null) {
       // As many connections as the queue runs calls at once.
       pushClient = WebClient.create(vertx, new WebClientOptions().setFollowRedirects(false).setUserAgent("Taskline"),
-          new io.vertx.core.http.PoolOptions().setHttp1MaxSize(queue.config().slots()));
+          new io.vertx.core.http.PoolOptions().setHttp1MaxSize(slots));
       push = new PushHandler(pushClient, queue.config().push(), clock);
     }
+    heartbeatTimer = vertx.setPeriodic(queue.config().heartbeatMs(), id -> heartbeat());
+    queue.claimAhead(0);
     queue.onAvailable(this::wake);
     queue.servedBy(workerId, leaseFor);
     wake();
@@ -104,6 +134,7 @@ public final class WorkerVerticle extends VerticleBase {
     stopping = true;
     queue.servedBy(null, null);
     queue.onAvailable(() -> { });
+    vertx.cancelTimer(heartbeatTimer);
     if (pushClient != null) {
       pushClient.close();
     }
@@ -112,16 +143,18 @@ public final class WorkerVerticle extends VerticleBase {
 
   /**
    * Takes no new tasks, gives running ones {@code grace} to end, then hands the rest back to the
-   * journal (pending, version bumped) so that any node can take them at once.
+   * journal (pending, version bumped) so that any node can take them at once. Tasks claimed ahead
+   * and not started are handed back at once.
    */
   public Future<Void> drain(Duration grace) {
     Promise<Void> done = Promise.promise();
     context.runOnContext(v -> {
       stopping = true;
       queue.servedBy(null, null);
+      queue.claimAhead(0);
       // Still woken: an admission that took a slot before the line above may commit after it.
-      releaseDispatched();
-      if (running == 0) {
+      releaseReady();
+      if (inCustody == 0) {
         done.complete();
         return;
       }
@@ -136,15 +169,23 @@ public final class WorkerVerticle extends VerticleBase {
   }
 
   /**
-   * Dispatched tasks this node will not start now are journaled as running: hand them back at
-   * once rather than leave them to a lapsing lease.
+   * Tasks leased here that will not start now (dispatched at admission, claimed ahead) are
+   * journaled as running: hand them back at once rather than leave them to a lapsing lease.
    */
-  private void releaseDispatched() {
-    TaskQueue.Dispatched left;
-    while ((left = queue.pollDispatched()) != null) {
-      TaskQueue.Dispatched task = left;
-      running++;
-      track(task.task(), journal.release(task.lease()).map(state -> (Task) null));
+  private void releaseReady() {
+    takeDispatched();
+    List<Ready> left = new ArrayList<>(ready.values());
+    ready.clear();
+    for (Ready task : left) {
+      leave(task.task(), Stage.CLAIMED, journal.release(task.lease()).map(state -> (Task) null));
+    }
+  }
+
+  private void takeDispatched() {
+    TaskQueue.Dispatched dispatched;
+    while ((dispatched = queue.pollDispatched()) != null) {
+      inCustody++;
+      ready.put(dispatched.task().id(), new Ready(dispatched.task(), dispatched.lease()));
     }
   }
 
@@ -158,78 +199,127 @@ public final class WorkerVerticle extends VerticleBase {
     }
   }
 
+  /** Starts what the free slots can take, then claims what the slots will want next. */
   private void drain() {
     if (stopping) {
-      releaseDispatched();
+      releaseReady();
       return;
     }
-    TaskQueue.Dispatched dispatched;
-    while (!stopping && (dispatched = queue.pollDispatched()) != null) {
-      running++;
-      track(dispatched.task(), started(dispatched.task(), dispatched.lease()));
+    takeDispatched();
+    while (handlersRunning < slots && !ready.isEmpty()) {
+      Iterator<Ready> first = ready.values().iterator();
+      Ready next = first.next();
+      first.remove();
+      start(next.task(), next.lease());
     }
-    while (!stopping) {
-      // The queue keeps the slot count: it hands out a task only while one is free.
-      Task task = queue.poll();
-      if (task == null) {
-        return;
-      }
-      running++;
-      track(task, claimAndRun(task));
+    queue.claimAhead(runTime.ahead(slots, queue.config().claimAhead()));
+    // The queue keeps the count: it hands out tasks only while the slots and the claims ahead allow.
+    for (Task task : queue.pollAhead(Integer.MAX_VALUE)) {
+      inCustody++;
+      claim(task);
     }
   }
 
-  /** When an attempt is over: free its slot, or hold the task for its next try, and look for more. */
-  private void track(Task task, Future<Task> attempt) {
-    attempt.onComplete(done -> {
+  private void claim(Task task) {
+    journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor)
+        .onComplete(done -> queue.claimReturned())
+        .onComplete(done -> {
+          if (done.failed()) {
+            LOG.log(Level.WARNING, "task " + task.id() + " could not be claimed", done.cause());
+            given(task, Stage.CLAIMED, null);
+          } else if (done.result() == null) {
+            // Cancelled, finished or claimed by another node since it was queued: nothing to do.
+            meters.claimLost();
+            given(task, Stage.CLAIMED, null);
+          } else if (stopping) {
+            leave(task, Stage.CLAIMED, journal.release(done.result()).map(state -> (Task) null));
+          } else {
+            ready.put(task.id(), new Ready(task, done.result()));
+          }
+          drain();
+        });
+  }
+
+  /** A task leased here and not started was asked to cancel: it ends cancelled without running. */
+  private void cancelBeforeStart(Ready task) {
+    leave(task.task(), Stage.CLAIMED, journal.cancelled(task.lease(), null, null).map(state -> {
+      counted(state, false);
+      return null;
+    }));
+  }
+
+  /** The task leaves this worker at {@code stage} once {@code write} is journaled. */
+  private void leave(Task task, Stage stage, Future<Task> write) {
+    write.onComplete(done -> {
       if (done.failed()) {
-        LOG.log(Level.WARNING, "task " + task.id() + " could not be run or recorded", done.cause());
+        LOG.log(Level.WARNING, "task " + task.id() + " could not be recorded", done.cause());
       }
-      running--;
-      if (done.succeeded() && done.result() != null && !stopping) {
-        // Back to pending with a due time: hold it here until then (or leave it to the journal).
-        queue.reschedule(done.result());
-      } else {
-        queue.done(task.id());
-      }
-      if (running == 0 && idle != null) {
-        idle.tryComplete();
-      }
-      drain();
+      given(task, stage, done.succeeded() ? done.result() : null);
     });
   }
 
-  /** Claims and runs one task; the future holds the task again when it went back to pending. */
-  private Future<Task> claimAndRun(Task task) {
-    return journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor)
-        .onComplete(done -> queue.claimReturned())
-        .compose(lease -> {
-          if (lease == null) {
-            // Cancelled, finished or claimed by another node since it was queued: nothing to do.
-            meters.claimLost();
-            return Future.succeededFuture();
-          }
-          return started(task, lease);
-        });
+  /** Out of this worker's custody: done here, or held for its next try when {@code again} is set. */
+  private void given(Task task, Stage stage, Task again) {
+    inCustody--;
+    if (again != null && !stopping) {
+      // Back to pending with a due time: hold it here until then (or leave it to the journal).
+      queue.reschedule(again, stage);
+    } else {
+      queue.done(task.id(), stage);
+    }
+    if (inCustody == 0 && idle != null) {
+      idle.tryComplete();
+    }
+    drain();
+  }
+
+  /** Renews every lease this worker holds, running or claimed ahead, in one grouped pass. */
+  private void heartbeat() {
+    for (Attempt attempt : attempts.values()) {
+      journal.heartbeat(attempt.lease(), leaseFor).onSuccess(attempt::heartbeat);
+    }
+    for (Ready task : ready.values()) {
+      journal.heartbeat(task.lease(), leaseFor).onSuccess(beat -> {
+        if (beat == Journal.Heartbeat.HELD || ready.get(task.task().id()) != task) {
+          return;
+        }
+        ready.remove(task.task().id());
+        if (beat == Journal.Heartbeat.LOST) {
+          meters.fenced();
+          given(task.task(), Stage.CLAIMED, null);
+        } else {
+          cancelBeforeStart(task);
+        }
+      });
+    }
   }
 
   /**
    * Runs a task whose lease this worker holds, and times it: the wait from when it was due (for a
-   * task dispatched at admission, its submit-to-start time) and the attempt itself.
+   * task dispatched at admission, its submit-to-start time) and the attempt itself. The slot is
+   * free again when the attempt's outcome is known; its end is journaled behind it.
    */
-  private Future<Task> started(Task task, Lease lease) {
+  private void start(Task task, Lease lease) {
+    queue.started();
+    handlersRunning++;
     meters.started(clock.millis() - task.dueAtMillis());
     long startedAt = System.nanoTime();
-    return run(task, lease).eventually(() -> {
-      meters.ran(System.nanoTime() - startedAt);
-      return Future.succeededFuture();
+    Attempt attempt = run(task, lease);
+    attempt.outcome().onComplete(outcome -> {
+      long ran = System.nanoTime() - startedAt;
+      meters.ran(ran);
+      runTime.add(ran);
+      attempt.end();
+      attempts.remove(task.id());
+      handlersRunning--;
+      queue.returned();
+      leave(task, Stage.FINISHING, record(attempt, outcome.result()));
     });
   }
 
-  private Future<Task> run(Task task, Lease lease) {
+  private Attempt run(Task task, Lease lease) {
     long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
-    Attempt attempt = new Attempt(vertx, context, journal, task, lease, leaseFor, queue.config().heartbeatMs(),
-        timeoutMs, progressIntervalMs, progress);
+    Attempt attempt = new Attempt(vertx, context, journal, task, lease, timeoutMs, progressIntervalMs, progress);
     attempts.put(task.id(), attempt);
     TaskHandler handler = push != null ? push : handlers.get(task.type());
     attempt.handlerDone(handler == null
@@ -237,11 +327,7 @@ public final class WorkerVerticle extends VerticleBase {
         : !attempt.payloadReadable()
         ? Future.failedFuture(new PermanentTaskException("the payload in the journal is not a JSON object"))
         : invoke(handler, attempt));
-    return attempt.outcome().compose(outcome -> {
-      attempt.end();
-      attempts.remove(task.id());
-      return record(attempt, outcome);
-    });
+    return attempt;
   }
 
   private Future<Task> record(Attempt attempt, Outcome outcome) {
@@ -337,6 +423,30 @@ public final class WorkerVerticle extends VerticleBase {
 
   /** Running attempts, for tests and the API. */
   public int running() {
-    return running;
+    return handlersRunning;
+  }
+
+  /** A task leased to this worker, waiting for a slot. */
+  private record Ready(Task task, Lease lease) {
+  }
+
+  /**
+   * The handlers' recent run time (an exponentially weighted mean), and from it how many tasks to
+   * claim ahead. None until a handler has returned: a node does not hoard before it knows.
+   */
+  static final class RunTime {
+    private double meanNanos = -1;
+
+    void add(long nanos) {
+      meanNanos = meanNanos < 0 ? nanos : meanNanos + (nanos - meanNanos) / 16;
+    }
+
+    int ahead(int slots, int most) {
+      if (meanNanos < 0) {
+        return 0;
+      }
+      double perHorizon = slots * (AHEAD_HORIZON_NANOS / Math.max(1.0, meanNanos));
+      return (int) Math.min(most, Math.floor(perHorizon));
+    }
   }
 }

@@ -90,9 +90,10 @@ class BackpressureTest {
   @Test
   void retry_after_is_the_time_to_work_off_the_backlog_at_the_recent_completion_rate() throws Exception {
     // A node of its own: one slot, capacity 4, and a clock that stands still, so that every
-    // completion falls into the same 10 s rate window.
+    // completion falls into the same 10 s rate window. No claims ahead: the queue is emptied by
+    // cancelling its pending tasks, and a task claimed ahead is running in the journal.
     try (TestNode own = TestNode.start(TestPostgres.newDatabase(),
-        "{\"queues\": {\"default\": {\"slots\": 1, \"capacity\": 4}}}")) {
+        "{\"queues\": {\"default\": {\"slots\": 1, \"capacity\": 4, \"claimAhead\": 0}}}")) {
       assertEquals(5, retryAfterWhenFull(own, 0), "nothing finished lately: the fallback");
       assertEquals(4, retryAfterWhenFull(own, 10), "10 done in 10 s: 1/s, a backlog of 4 takes 4 s");
       assertEquals(1, retryAfterWhenFull(own, 30), "40 done in 10 s: 4/s, 1 s");

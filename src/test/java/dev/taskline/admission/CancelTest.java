@@ -26,7 +26,8 @@ class CancelTest {
 
   @BeforeAll
   static void start() throws Exception {
-    node = TestNode.start(TestPostgres.newDatabase(), "{\"queues\": {\"default\": {\"slots\": 1}}}");
+    // No claims ahead: a task waiting for the slot stays pending, so a cancel ends it at once (see ClaimAheadTest).
+    node = TestNode.start(TestPostgres.newDatabase(), "{\"queues\": {\"default\": {\"slots\": 1, \"claimAhead\": 0}}}");
   }
 
   @AfterAll

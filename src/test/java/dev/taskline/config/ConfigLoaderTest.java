@@ -52,6 +52,14 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void a_queue_claims_ahead_four_tasks_a_slot_unless_told() {
+    TasklineConfig config = ConfigLoader.fromJson(
+        "{\"queues\":{\"default\":{\"slots\":3},\"single\":{\"slots\":2,\"claimAhead\":0}}}", Map.of());
+    assertEquals(12, config.queue("default").claimAhead());
+    assertEquals(0, config.queue("single").claimAhead());
+  }
+
+  @Test
   void a_queue_with_only_a_lease_gets_a_heartbeat_a_third_of_it() {
     TasklineConfig config = ConfigLoader.fromJson("{\"queues\":{\"default\":{\"leaseMs\":9000}}}", Map.of());
     assertEquals(3000, config.queue("default").heartbeatMs());
@@ -119,6 +127,8 @@ class ConfigLoaderTest {
             "queues.default.capacity"),
         Arguments.of("tenantLimit -1", "{\"queues\":{\"default\":{\"tenantLimit\":-1}}}", Map.of(),
             "queues.default.tenantLimit"),
+        Arguments.of("claimAhead -1", "{\"queues\":{\"default\":{\"claimAhead\":-1}}}", Map.of(),
+            "queues.default.claimAhead"),
         Arguments.of("heartbeat over half the lease",
             "{\"queues\":{\"default\":{\"leaseMs\":1000,\"heartbeatMs\":501}}}", Map.of(),
             "queues.default.heartbeatMs"),

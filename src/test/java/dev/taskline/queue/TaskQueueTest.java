@@ -339,6 +339,57 @@ class TaskQueueTest {
   }
 
   @Test
+  void tasks_claimed_ahead_take_waiting_room_and_a_returned_handler_frees_its_slot() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 2, 3, 30_000, 10_000));
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    queue.claimAhead(2);
+    for (int i = 0; i < 4; i++) {
+      Reservation one = reserve(queue, List.of(UUID.randomUUID()), null);
+      assertTrue(dispatched(one), "two to the slots, two claimed ahead: " + i);
+      one.commit();
+    }
+    Reservation fifth = reserve(queue, List.of(UUID.randomUUID()), null);
+    assertFalse(dispatched(fifth), "no more claims ahead than allowed");
+    fifth.commit();
+    assertRoom(Refusal.QUEUE_FULL, reserve(queue, List.of(UUID.randomUUID()), null),
+        "two claimed ahead and one in line fill a capacity of three");
+    queue.started();
+    queue.started();
+    TaskQueue.Counts counts = queue.counts();
+    assertEquals(3, counts.waiting(), "in line and claimed ahead");
+    assertEquals(2, counts.claimedAhead());
+    assertEquals(2, counts.running());
+    assertBalanced(queue);
+
+    TaskQueue.Dispatched first = queue.pollDispatched();
+    queue.returned();
+    counts = queue.counts();
+    assertEquals(2, counts.running(), "still running in the journal until its end commits");
+    assertEquals(1, counts.finishing());
+    assertBalanced(queue);
+    assertEquals(1, queue.room(), "its slot went to a task claimed ahead, whose place is free");
+    assertEquals(1, queue.pollAhead(10).size(), "the freed slot lets the one in line be claimed ahead");
+    assertEquals(List.of(), queue.pollAhead(10), "one running and three claimed: slots and claims ahead are full");
+    queue.claimReturned();
+    queue.done(first.task().id(), TaskQueue.Stage.FINISHING);
+    assertEquals(1, queue.counts().finished());
+    assertBalanced(queue);
+  }
+
+  @Test
+  void poll_ahead_takes_the_best_waiting_tasks_up_to_the_slots_and_claims_ahead() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 10, 30_000, 10_000));
+    queue.offer(List.of(task(0, 1), task(5, 2), task(1, 3)));
+    assertEquals(1, queue.pollAhead(10).size(), "nothing ahead until a worker asks for it");
+    queue.claimAhead(1);
+    List<Task> more = queue.pollAhead(10);
+    assertEquals(List.of(1), more.stream().map(Task::priority).toList(), "the best of the rest");
+    assertEquals(List.of(), queue.pollAhead(10));
+    assertEquals(1, queue.waiting());
+    assertBalanced(queue);
+  }
+
+  @Test
   void a_tenant_holds_no_more_than_its_limit_and_its_ended_tasks_make_room() {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 3));
     List<UUID> acme = List.of(UUID.randomUUID(), UUID.randomUUID());

@@ -48,8 +48,10 @@ class GracefulShutdownTest extends ChildNodeTest {
 
   private static final long GRACE_MS = 3_000;
   private static final long LEASE_MS = 600_000;
+  // No claims ahead, so that the tasks running at SIGTERM are exactly the two in the slots; the
+  // hand-back of tasks claimed ahead is ClaimAheadTest's.
   private static final String CONFIG = """
-      {"queues":{"default":{"slots":2,"capacity":1000,"leaseMs":%d,"heartbeatMs":200000}},
+      {"queues":{"default":{"slots":2,"capacity":1000,"leaseMs":%d,"heartbeatMs":200000,"claimAhead":0}},
        "recovery":{"intervalMs":200},
        "shutdown":{"graceMs":%d}}
       """.formatted(LEASE_MS, GRACE_MS);

@@ -4,14 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.testing.GateHandler;
+import dev.taskline.testing.OverlapHandler;
 import dev.taskline.testing.TestNode;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,7 +23,7 @@ class SlotLimitTest {
   static void start() throws Exception {
     GateHandler.reset();
     node = TestNode.start(TestPostgres.newDatabase(), """
-        {"queues": {"default": {"slots": 4}, "matching": {"slots": 2, "capacity": 100}}}
+        {"queues": {"default": {"slots": 4}, "matching": {"slots": 2, "capacity": 1000}}}
         """);
   }
 
@@ -67,37 +65,46 @@ class SlotLimitTest {
       tasks.add(new JsonObject().put("type", "qualification-match").put("queue", "matching").put("payload", payload));
     }
     JsonObject batch = node.post("/api/batches", new JsonObject().put("tasks", tasks)).bodyAsJsonObject();
-    int maxRunningSeen = 0;
+    int maxHandlersSeen = 0;
     JsonObject done;
     do {
-      maxRunningSeen = Math.max(maxRunningSeen, matching().getInteger("running"));
+      // Running counts the tasks whose end is being journaled too; their slots are free already.
+      JsonObject matching = matching();
+      maxHandlersSeen = Math.max(maxHandlersSeen, matching.getInteger("running") - matching.getInteger("finishing"));
       done = node.getJson("/api/batches/" + batch.getString("batchId"));
     } while (done.getJsonObject("counts").getInteger("succeeded") < 5);
-    assertTrue(maxRunningSeen <= 2, "sampled running " + maxRunningSeen);
+    assertTrue(maxHandlersSeen <= 2, "sampled handlers running " + maxHandlersSeen);
 
-    // The journal tells the whole story: replay claims (+1) and finishes (-1) in commit order.
-    // A slot is reused only after the finish that freed it has committed, so the replay is exact.
-    List<long[]> events = new ArrayList<>();
+    // Each task was claimed once and ended once.
+    int claims = 0;
+    int ends = 0;
     for (Object t : done.getJsonArray("tasks")) {
       JsonObject task = node.getJson("/api/tasks/" + ((JsonObject) t).getString("id"));
       for (Object e : task.getJsonArray("history")) {
         JsonObject event = (JsonObject) e;
         if (event.getString("to").equals("running")) {
-          events.add(new long[] {event.getLong("eventId"), 1});
-        } else if (event.getString("from") != null && event.getString("from").equals("running")) {
-          events.add(new long[] {event.getLong("eventId"), -1});
+          claims++;
+        } else if ("running".equals(event.getString("from"))) {
+          ends++;
         }
       }
     }
-    events.sort(Comparator.comparingLong(e -> e[0]));
-    int running = 0;
-    int max = 0;
-    for (long[] event : events) {
-      running += (int) event[1];
-      max = Math.max(max, running);
+    assertEquals(5, claims);
+    assertEquals(5, ends);
+  }
+
+  @Test
+  void short_tasks_claimed_ahead_still_run_no_more_than_the_slots_at_once() throws Exception {
+    // Short handlers make the worker claim ahead and journal ends behind freed slots; the handlers
+    // themselves count how many of them overlap.
+    OverlapHandler.reset();
+    JsonArray tasks = new JsonArray();
+    for (int i = 0; i < 100; i++) {
+      tasks.add(new JsonObject().put("type", "overlap").put("queue", "matching").put("payload", new JsonObject().put("ms", 2)));
     }
-    assertEquals(10, events.size());
-    assertEquals(2, max, "the journal shows at most two running at once, and two did run together");
+    JsonObject batch = node.post("/api/batches", new JsonObject().put("tasks", tasks)).bodyAsJsonObject();
+    node.until("/api/batches/" + batch.getString("batchId"), b -> b.getJsonObject("counts").getInteger("succeeded") == 100);
+    assertEquals(2, OverlapHandler.most(), "two ran together, never three");
   }
 
   private static void assertThrows(org.junit.jupiter.api.function.Executable executable) {
