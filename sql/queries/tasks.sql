@@ -20,7 +20,8 @@
 -- range in which its tasks are found), $17 tenants (null for a task without one). A task with a
 -- worker id is dispatched at once: its worker had a free slot and nothing waited, so it is inserted
 -- claimed (lease version 1, attempt 1) and both transitions are journaled here, which spares the
--- claim statement and its round trip.
+-- claim statement and its round trip. Nothing is returned: the command's row count (events
+-- journaled) is the check, and a row per event would only be decoded to be counted.
 WITH new_batches AS (
   INSERT INTO batches (id, size, created_at, first_task_id, last_task_id)
   SELECT b.id, b.size, $10, b.first_task_id, b.last_task_id
@@ -43,8 +44,7 @@ WITH new_batches AS (
 INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
 SELECT id, NULL, 'pending', 'submitted', NULL, 0, 0, $10 FROM ins
 UNION ALL
-SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, $10 FROM ins WHERE worker_id IS NOT NULL
-RETURNING task_id;
+SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, $10 FROM ins WHERE worker_id IS NOT NULL;
 
 -- name: claim
 -- $1 ids, $2 expected lease versions, $3 worker ids, $4 lease deadlines, $5 now
