@@ -6,7 +6,9 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -90,9 +92,7 @@ final class GroupCommit<R, T> {
     }
     result.onComplete(done -> {
       if (done.succeeded()) {
-        for (int i = 0; i < group.size(); i++) {
-          group.get(i).deliver(done.result().get(i), null);
-        }
+        deliverAll(group, done.result());
         flushNext();
       } else if (group.size() == 1) {
         group.get(0).deliver(null, done.cause());
@@ -103,6 +103,36 @@ final class GroupCommit<R, T> {
         isolate(group, 0).onComplete(v -> flushNext());
       }
     });
+  }
+
+  /**
+   * Answers a group: on the flushing context directly, and with one hop to each other context for
+   * all of its callers, not one per caller (a group of 500 from one worker is one task on its loop).
+   */
+  private static <R, T> void deliverAll(List<Waiting<R, T>> group, List<T> answers) {
+    Context here = Vertx.currentContext();
+    Map<Context, List<Integer>> elsewhere = null;
+    for (int i = 0; i < group.size(); i++) {
+      Waiting<R, T> waiting = group.get(i);
+      if (waiting.context == null || waiting.context == here) {
+        waiting.complete(answers.get(i), null);
+      } else {
+        if (elsewhere == null) {
+          elsewhere = new IdentityHashMap<>();
+        }
+        elsewhere.computeIfAbsent(waiting.context, c -> new ArrayList<>()).add(i);
+      }
+    }
+    if (elsewhere != null) {
+      for (Map.Entry<Context, List<Integer>> entry : elsewhere.entrySet()) {
+        List<Integer> indexes = entry.getValue();
+        entry.getKey().runOnContext(v -> {
+          for (int i : indexes) {
+            group.get(i).complete(answers.get(i), null);
+          }
+        });
+      }
+    }
   }
 
   private Future<Void> isolate(List<Waiting<R, T>> group, int index) {

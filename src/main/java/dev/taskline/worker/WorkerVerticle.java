@@ -236,7 +236,8 @@ public final class WorkerVerticle extends VerticleBase {
           } else {
             ready.put(task.id(), new Ready(task, done.result()));
           }
-          drain();
+          // A group's claims answer together: one pass starts them all.
+          wake();
         });
   }
 
@@ -270,7 +271,7 @@ public final class WorkerVerticle extends VerticleBase {
     if (inCustody == 0 && idle != null) {
       idle.tryComplete();
     }
-    drain();
+    wake();
   }
 
   /** Renews every lease this worker holds, running or claimed ahead, in one grouped pass. */
