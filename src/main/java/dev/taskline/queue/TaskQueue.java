@@ -40,6 +40,7 @@ import java.util.function.Predicate;
 public final class TaskQueue {
 
   private final QueueConfig config;
+  private final Comparator<Task> waitingOrder;
   private final PriorityQueue<Task> waiting;
   private final PriorityQueue<Task> scheduled =
       new PriorityQueue<>(Comparator.comparingLong(Task::dueAtMillis).thenComparing(Task::id));
@@ -78,7 +79,8 @@ public final class TaskQueue {
 
   public TaskQueue(QueueConfig config) {
     this.config = config;
-    this.waiting = new PriorityQueue<>(order(config.agingPerSecond()));
+    this.waitingOrder = order(config.agingPerSecond());
+    this.waiting = new PriorityQueue<>(waitingOrder);
   }
 
   /** Highest effective priority first; among equals, the task due first, then the older id. */
@@ -139,9 +141,10 @@ public final class TaskQueue {
 
   /**
    * Takes room for tasks of {@code tenant} (null: none) about to be journaled, all or none: tasks
-   * due after {@code now} in the scheduled set, the others in free slots when nothing waits (they
-   * must not overtake anyone; they are journaled claimed and start without a claim of their own)
-   * or else in the waiting room. Waiting plus reserved never exceeds capacity, scheduled plus
+   * due after {@code now} in the scheduled set, the others with the worker when nothing waits (they
+   * must not overtake anyone; they are journaled claimed and start without a claim of their own),
+   * as many as its free slots and claims ahead take, best first, and the rest in the waiting room.
+   * Waiting (with claimed ahead) plus reserved never exceeds capacity, scheduled plus
    * reserved never the scheduled capacity, one tenant's unfinished and reserved tasks never its
    * limit. The caller journals {@link Reservation#inserts()}, then commits or aborts.
    */
@@ -151,7 +154,7 @@ public final class TaskQueue {
     for (Insert task : tasks) {
       (task.runAt().isAfter(now) ? later : due).add(task);
     }
-    boolean dispatch;
+    int dispatch = 0;
     String worker;
     Duration lease;
     synchronized (this) {
@@ -161,19 +164,21 @@ public final class TaskQueue {
       if (!later.isEmpty() && scheduled.size() + reservedScheduled + later.size() > config.scheduledCapacity()) {
         return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
-      // Tasks dispatched beyond the free slots are claimed ahead: they take waiting room too.
-      int beyondSlots = claimed + running + dispatching + due.size() - config.slots();
-      dispatch = !due.isEmpty() && workerId != null && waiting.isEmpty() && beyondSlots <= ahead
-          && reserved + Math.max(0, beyondSlots) <= config.capacity();
-      if (!due.isEmpty() && !dispatch && occupied() + due.size() > config.capacity()) {
+      if (!due.isEmpty() && workerId != null && waiting.isEmpty()) {
+        int room = Math.max(0, config.slots() + ahead - claimed - running - dispatching);
+        // A local worker takes what fits (the best first) and the rest wait behind it; a remote
+        // waiter takes the whole submission or none of it.
+        dispatch = config.remote() ? (due.size() <= room ? due.size() : 0) : Math.min(due.size(), room);
+      }
+      // Tasks dispatched beyond the free slots are claimed ahead: they take waiting room as those
+      // that wait do.
+      int beyondSlots = Math.max(0, claimed + running + dispatching + dispatch - config.slots());
+      if (!due.isEmpty() && waiting.size() + reserved + (due.size() - dispatch) + beyondSlots > config.capacity()) {
         return new Reservation(Refusal.QUEUE_FULL, tenant, due.size());
       }
       reservedScheduled += later.size();
-      if (dispatch) {
-        dispatching += due.size();
-      } else {
-        reserved += due.size();
-      }
+      dispatching += dispatch;
+      reserved += due.size() - dispatch;
       for (Insert task : tasks) {
         hold(task.task().id(), tenant);
       }
@@ -181,14 +186,21 @@ public final class TaskQueue {
       lease = leaseFor;
     }
     // Outside the lock, which the worker takes for every task it starts and ends.
-    List<Insert> inserts = new ArrayList<>(tasks.size());
-    Instant leaseUntil = dispatch ? now.plus(lease) : null;
-    for (Insert task : tasks) {
-      boolean claimed = dispatch && !task.runAt().isAfter(now);
-      inserts.add(claimed ? task.claimedBy(worker, leaseUntil) : task);
+    Set<Insert> toWorker = Collections.newSetFromMap(new IdentityHashMap<>());
+    if (dispatch == due.size()) {
+      toWorker.addAll(due);
+    } else if (dispatch > 0) {
+      due.sort(Comparator.comparing(Insert::task, waitingOrder));
+      toWorker.addAll(due.subList(0, dispatch));
     }
-    return new Reservation(tenant, inserts, now, later.size(), dispatch ? 0 : due.size(), dispatch ? due.size() : 0);
+    List<Insert> inserts = new ArrayList<>(tasks.size());
+    Instant leaseUntil = dispatch > 0 ? now.plus(lease) : null;
+    for (Insert task : tasks) {
+      inserts.add(toWorker.contains(task) ? task.claimedBy(worker, leaseUntil) : task);
+    }
+    return new Reservation(tenant, inserts, now, later.size(), due.size() - dispatch, dispatch);
   }
+
 
   /**
    * Room taken by {@link #reserve}, or the reason there was none. Exactly one of {@link #commit}

@@ -324,9 +324,10 @@ class TaskQueueTest {
     assertEquals(NOW.plusSeconds(30), two.inserts().get(0).leaseUntil(), "the worker's lease, from the reservation's now");
     assertEquals(0, queue.counts().running(), "not in custody before its insert commits");
     assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
-    Reservation waits = reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), null);
-    assertFalse(dispatched(waits), "one slot left for two: they wait");
-    waits.abort();
+    Reservation split = reserveTasks(queue, List.of(task(0, 1), task(0, 2)), null);
+    assertEquals(List.of(true, false), split.inserts().stream().map(Insert::claimed).toList(),
+        "one slot left for two: the first takes it, the other waits");
+    split.abort();
     two.abort();
     assertTrue(dispatched(reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()), null)),
         "cancelling gave the slots back");
@@ -373,6 +374,20 @@ class TaskQueueTest {
     queue.claimReturned();
     queue.done(first.task().id(), TaskQueue.Stage.FINISHING);
     assertEquals(1, queue.counts().finished());
+    assertBalanced(queue);
+  }
+
+  @Test
+  void a_batch_that_fits_in_part_sends_its_best_tasks_to_the_worker_and_the_rest_wait() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 10, 30_000, 10_000));
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    queue.claimAhead(1);
+    Reservation batch = reserveTasks(queue, List.of(task(0, 1), task(7, 2), task(3, 3), task(5, 4)), null);
+    assertEquals(List.of(false, true, false, true), batch.inserts().stream().map(Insert::claimed).toList(),
+        "the slot and the one claim ahead take the two best");
+    batch.commit();
+    assertEquals(2, queue.waiting(), "the other two wait");
+    assertEquals(2, queue.counts().claimedAhead());
     assertBalanced(queue);
   }
 
