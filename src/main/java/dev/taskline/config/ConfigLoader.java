@@ -134,7 +134,7 @@ public final class ConfigLoader {
           q.bool("remote", false),
           q.texts("types"),
           q.node.hasNonNull("push") ? push(q.object("push")) : null,
-          q.integer("claimAhead", (int) Math.min(100_000L, (long) slots * QueueConfig.DEFAULT_CLAIM_AHEAD_PER_SLOT))));
+          q.integer("claimAhead", QueueConfig.defaultClaimAhead(slots))));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 

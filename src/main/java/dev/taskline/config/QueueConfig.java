@@ -38,8 +38,15 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
   public static final long DEFAULT_TIMEOUT_MS = 900_000;
   public static final double DEFAULT_AGING_PER_SECOND = 0.1;
   public static final int DEFAULT_SCHEDULED_CAPACITY = 10_000;
-  /** Claims ahead per slot unless configured: enough to cover a claim's commit at no-op pace. */
+  /** Claims ahead per slot unless configured: enough to cover a claim's commit at no-op pace ... */
   public static final int DEFAULT_CLAIM_AHEAD_PER_SLOT = 4;
+  /** ... and never fewer than this, so that a few slots of short tasks still fill a commit. */
+  public static final int DEFAULT_CLAIM_AHEAD_LEAST = 100;
+
+  /** The claims ahead a queue of {@code slots} gets unless configured. */
+  public static int defaultClaimAhead(int slots) {
+    return (int) Math.min(100_000L, Math.max(DEFAULT_CLAIM_AHEAD_LEAST, (long) slots * DEFAULT_CLAIM_AHEAD_PER_SLOT));
+  }
 
   public QueueConfig {
     String key = "queues." + name;
@@ -105,7 +112,7 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       int tenantLimit) {
     this(name, slots, capacity, leaseMs, heartbeatMs, maxAttempts, backoffBaseMs, backoffCapMs, timeoutMs,
         agingPerSecond, scheduledCapacity, tenantLimit, false, List.of(), null,
-        Math.min(100_000, slots * DEFAULT_CLAIM_AHEAD_PER_SLOT));
+        defaultClaimAhead(slots));
   }
 
   /** Whether this queue's tasks are run by something other than this node's handlers. */
