@@ -268,13 +268,18 @@ DELETE FROM idempotency_keys
  WHERE key IN (SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2);
 
 -- name: delete_finished
--- $1 cut-off, $2 most rows. Retention: finished tasks older than the cut-off go with their history.
+-- $1 cut-off, $2 most rows, $3 the least task id of the cut-off's millisecond. Retention: finished
+-- tasks older than the cut-off go with their history. A task finished before the cut-off was
+-- created before it, so its id (UUIDv7, time first) sorts below $3: the primary key, walked from
+-- the oldest, finds them without an index on finished_at (see migration 000008).
+-- The ids go as arrays, so that both deletes look them up by key: as "IN (subquery)" the planner
+-- may hash them against a scan of the whole table.
 WITH gone AS (
   DELETE FROM tasks
-   WHERE id IN (SELECT id FROM tasks WHERE finished_at < $1 ORDER BY finished_at LIMIT $2)
+   WHERE id = ANY (ARRAY(SELECT id FROM tasks WHERE id < $3 AND finished_at < $1 ORDER BY id LIMIT $2))
   RETURNING id, batch_id
 ), events AS (
-  DELETE FROM task_events WHERE task_id IN (SELECT id FROM gone)
+  DELETE FROM task_events WHERE task_id = ANY (ARRAY(SELECT id FROM gone))
 ), batches_gone AS (
   DELETE FROM batches b
    WHERE b.id IN (SELECT batch_id FROM gone WHERE batch_id IS NOT NULL)

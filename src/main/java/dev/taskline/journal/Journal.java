@@ -302,7 +302,8 @@ public final class Journal {
   public Future<Integer> deleteOld(Duration finishedTtl, int limit) {
     OffsetDateTime now = now();
     return guard(pool.preparedQuery(sql.get("delete_expired_keys")).execute(Tuple.of(now, limit))
-        .compose(v -> pool.preparedQuery(sql.get("delete_finished")).execute(Tuple.of(now.minus(finishedTtl), limit))))
+        .compose(v -> pool.preparedQuery(sql.get("delete_finished")).execute(Tuple.of(now.minus(finishedTtl), limit,
+            TaskIds.least(now.minus(finishedTtl).toInstant())))))
         .map(rows -> rows.iterator().next().getLong("deleted").intValue());
   }
 

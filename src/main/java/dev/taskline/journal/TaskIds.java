@@ -2,6 +2,7 @@ package dev.taskline.journal;
 
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.UUID;
 
 /**
@@ -29,6 +30,11 @@ public final class TaskIds {
   public static int compare(UUID a, UUID b) {
     int high = Long.compareUnsigned(a.getMostSignificantBits(), b.getMostSignificantBits());
     return high != 0 ? high : Long.compareUnsigned(a.getLeastSignificantBits(), b.getLeastSignificantBits());
+  }
+
+  /** The least id any task created at {@code instant}'s millisecond can have: every older one sorts below it. */
+  public static UUID least(Instant instant) {
+    return new UUID((instant.toEpochMilli() << 16) | (0x7L << 12), 0x8000000000000000L);
   }
 
   public static UUID next(Clock clock) {

@@ -131,4 +131,12 @@ class JournalPlansTest {
     assertTrue(plan.contains("tasks_tenant_id"), plan);
     assertFalse(plan.contains("Seq Scan on tasks"), plan);
   }
+
+  @Test
+  void a_retention_pass_walks_the_primary_key_from_the_oldest_id() throws Exception {
+    OffsetDateTime cutOff = now().plusHours(1);
+    String plan = plan("delete_finished", Tuple.of(cutOff, 1000, TaskIds.least(cutOff.toInstant())));
+    assertTrue(plan.contains("Index Scan using tasks_pkey on tasks"), plan);
+    assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("Seq Scan on task_events"), plan);
+  }
 }

@@ -40,4 +40,20 @@ class TaskIdsTest {
     sorted.sort(String::compareTo);
     assertEquals(sorted, texts);
   }
+
+  @Test
+  void the_least_id_of_a_millisecond_sorts_above_every_id_of_earlier_ones_and_not_above_any_of_its_own() {
+    Instant at = Instant.parse("2026-12-01T12:00:00.123Z");
+    long ms = at.toEpochMilli();
+    UUID least = TaskIds.least(at);
+    // The largest id of the millisecond before (counter and random bits all ones), the least of this one.
+    UUID lastBefore = new UUID(((ms - 1) << 16) | 0x7FFFL, 0xBFFFFFFFFFFFFFFFL);
+    UUID firstDuring = new UUID((ms << 16) | 0x7000L, 0x8000000000000000L);
+    UUID lastDuring = new UUID((ms << 16) | 0x7FFFL, 0xBFFFFFFFFFFFFFFFL);
+    assertTrue(TaskIds.compare(lastBefore, least) < 0, lastBefore + " before " + least);
+    assertEquals(0, TaskIds.compare(least, firstDuring));
+    assertTrue(TaskIds.compare(least, lastDuring) < 0);
+    assertEquals(7, least.version());
+    assertEquals(2, least.variant());
+  }
 }
