@@ -9,7 +9,8 @@ import io.vertx.core.spi.json.JsonCodec;
  * binding. With jackson-databind on the class path (the config loader uses it) Vert.x would read
  * every JSON text through an ObjectMapper; the hot path (request bodies, each task's payload, each
  * result) only ever needs maps, lists and scalars, which the streaming codec builds directly.
- * On the peers' drain (50 slots) Jackson took 16 % of the event loops' samples, 10 % with this codec.
+ * Draining 20,000 no-op tasks on 50 slots, Jackson took 16 % of the event loops' samples, 10 % with
+ * this codec.
  */
 public final class StreamingJson implements JsonFactory {
 
