@@ -26,10 +26,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.DoubleSupplier;
@@ -71,6 +73,9 @@ public final class WorkerVerticle extends VerticleBase {
   private final Map<UUID, Attempt> attempts = new HashMap<>();
   /** Tasks leased to this worker whose handlers have not started, in the order they start. */
   private final LinkedHashMap<UUID, Ready> ready = new LinkedHashMap<>();
+  /** Tasks whose claim is in flight, and those of them asked to cancel meanwhile. */
+  private final Set<UUID> claiming = new HashSet<>();
+  private final Set<UUID> cancelledWhileClaiming = new HashSet<>();
   private final RunTime runTime = new RunTime();
   private MessageConsumer<JsonArray> cancels;
   /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
@@ -103,8 +108,13 @@ public final class WorkerVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     cancels = vertx.eventBus().consumer(Control.CANCEL_ADDRESS, message -> {
+      // A task dispatched at admission may not be in ready yet.
+      takeDispatched();
       for (Object id : message.body()) {
         UUID taskId = UUID.fromString((String) id);
+        if (claiming.contains(taskId)) {
+          cancelledWhileClaiming.add(taskId);
+        }
         Attempt attempt = attempts.get(taskId);
         if (attempt != null) {
           attempt.requestCancel();
@@ -221,9 +231,12 @@ public final class WorkerVerticle extends VerticleBase {
   }
 
   private void claim(Task task) {
+    claiming.add(task.id());
     journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor)
         .onComplete(done -> queue.claimReturned())
         .onComplete(done -> {
+          claiming.remove(task.id());
+          boolean cancelAsked = cancelledWhileClaiming.remove(task.id());
           if (done.failed()) {
             LOG.log(Level.WARNING, "task " + task.id() + " could not be claimed", done.cause());
             given(task, Stage.CLAIMED, null);
@@ -233,6 +246,8 @@ public final class WorkerVerticle extends VerticleBase {
             given(task, Stage.CLAIMED, null);
           } else if (stopping) {
             leave(task, Stage.CLAIMED, journal.release(done.result()).map(state -> (Task) null));
+          } else if (cancelAsked) {
+            cancelBeforeStart(new Ready(task, done.result()));
           } else {
             ready.put(task.id(), new Ready(task, done.result()));
           }
@@ -309,12 +324,17 @@ public final class WorkerVerticle extends VerticleBase {
     attempt.outcome().onComplete(outcome -> {
       long ran = System.nanoTime() - startedAt;
       meters.ran(ran);
-      runTime.add(ran);
+      if (outcome.result() instanceof Outcome.Succeeded || outcome.result() instanceof Outcome.Failed) {
+        // The handlers' pace: a timeout or a release says nothing of it and would stop claims ahead for long.
+        runTime.add(ran);
+      }
       attempt.end();
       attempts.remove(task.id());
       handlersRunning--;
       queue.returned();
-      leave(task, Stage.FINISHING, record(attempt, outcome.result()));
+      // Through compose, so that a record that throws (an error whose message cannot be read, say)
+      // still gives the task back instead of leaving it finishing for good.
+      leave(task, Stage.FINISHING, Future.succeededFuture().compose(v -> record(attempt, outcome.result())));
     });
   }
 
