@@ -165,7 +165,7 @@ public final class TaskQueue {
         return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
       if (!due.isEmpty() && workerId != null && waiting.isEmpty()) {
-        int room = Math.max(0, config.slots() + ahead - claimed - running - dispatching);
+        int room = Math.max(0, claimRoom());
         // A local worker takes what fits (the best first) and the rest wait behind it; a remote
         // waiter takes the whole submission or none of it.
         dispatch = config.remote() ? (due.size() <= room ? due.size() : 0) : Math.min(due.size(), room);
@@ -444,7 +444,7 @@ public final class TaskQueue {
     List<Task> taken = new ArrayList<>();
     Runnable listener = null;
     synchronized (this) {
-      int want = Math.min(max, config.slots() + ahead - claimed - running - dispatching);
+      int want = Math.min(max, claimRoom());
       while (taken.size() < want && !waiting.isEmpty()) {
         taken.add(waiting.poll());
       }
@@ -639,6 +639,16 @@ public final class TaskQueue {
    */
   private int occupied() {
     return waiting.size() + reserved + aheadOfSlots();
+  }
+
+  /**
+   * How many more tasks a local worker may take claimed: its slots and claims ahead, less what it
+   * holds. Ends being journaled count once there are more of them than that: their leases are not
+   * heart-beaten, and a journal that falls behind must not let them pile up.
+   */
+  private int claimRoom() {
+    int limit = config.slots() + ahead;
+    return limit - claimed - running - dispatching - Math.max(0, finishing - limit);
   }
 
   private int aheadOfSlots() {
