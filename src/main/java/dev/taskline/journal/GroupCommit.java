@@ -6,10 +6,12 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Groups concurrent requests of one kind into one statement. A flush starts as soon as the
@@ -25,6 +27,8 @@ import java.util.function.Function;
  * @param <T> its answer
  */
 final class GroupCommit<R, T> {
+
+  private static final Logger LOG = Logger.getLogger(GroupCommit.class.getName());
 
   private final int maxGroup;
   private final int maxWaiting;
@@ -118,7 +122,8 @@ final class GroupCommit<R, T> {
         waiting.complete(answers.get(i), null);
       } else {
         if (elsewhere == null) {
-          elsewhere = new IdentityHashMap<>();
+          // In the order of the group's first caller on each, as one hop per caller had it.
+          elsewhere = new LinkedHashMap<>();
         }
         elsewhere.computeIfAbsent(waiting.context, c -> new ArrayList<>()).add(i);
       }
@@ -161,11 +166,16 @@ final class GroupCommit<R, T> {
       }
     }
 
+    /** Never throws: a caller's callback that does must not keep the others of its group from their answers. */
     private void complete(T value, Throwable failure) {
-      if (failure == null) {
-        promise.complete(value);
-      } else {
-        promise.fail(failure);
+      try {
+        if (failure == null) {
+          promise.complete(value);
+        } else {
+          promise.fail(failure);
+        }
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "a caller's callback failed on its answer", e);
       }
     }
   }

@@ -86,4 +86,21 @@ class GroupCommitTest {
     assertTrue(bad.failed());
     assertEquals(List.of(List.of("good"), List.of("bad"), List.of("fine")), flushed.subList(2, 5));
   }
+
+  @Test
+  void a_callback_that_throws_keeps_neither_the_rest_of_its_group_nor_the_next_flush_from_their_answers() {
+    commit.submit("a");
+    Future<String> b = commit.submit("b");
+    Future<String> c = commit.submit("c");
+    b.onSuccess(v -> {
+      throw new IllegalStateException("a caller's bug");
+    });
+    answer(0);
+    answer(1);
+    assertEquals("C", c.result(), "the caller after the one that threw got its answer");
+    Future<String> d = commit.submit("d");
+    assertEquals(List.of("d"), flushed.get(2), "and the commit flushes on");
+    answer(2);
+    assertEquals("D", d.result());
+  }
 }
