@@ -73,6 +73,8 @@ public final class WorkerVerticle extends VerticleBase {
   private final Map<UUID, Attempt> attempts = new HashMap<>();
   /** Tasks leased to this worker whose handlers have not started, in the order they start. */
   private final LinkedHashMap<UUID, Ready> ready = new LinkedHashMap<>();
+  /** Tasks whose end is being journaled, with when it was handed over: see {@link #heartbeat}. */
+  private final Map<UUID, Finishing> finishing = new HashMap<>();
   /** Tasks whose claim is in flight, and those of them asked to cancel meanwhile. */
   private final Set<UUID> claiming = new HashSet<>();
   private final Set<UUID> cancelledWhileClaiming = new HashSet<>();
@@ -277,6 +279,9 @@ public final class WorkerVerticle extends VerticleBase {
   /** Out of this worker's custody: done here, or held for its next try when {@code again} is set. */
   private void given(Task task, Stage stage, Task again) {
     inCustody--;
+    if (stage == Stage.FINISHING) {
+      finishing.remove(task.id());
+    }
     if (again != null && !stopping) {
       // Back to pending with a due time: hold it here until then (or leave it to the journal).
       queue.reschedule(again, stage);
@@ -289,8 +294,17 @@ public final class WorkerVerticle extends VerticleBase {
     wake();
   }
 
-  /** Renews every lease this worker holds, running or claimed ahead, in one grouped pass. */
+  /** Renews every lease this worker holds, running, claimed ahead or finishing, in one grouped pass. */
   private void heartbeat() {
+    // An end still not committed a heartbeat period after it was handed over waits on a journal
+    // that fell behind: keep its lease alive, or it would be fenced and its task run again. Younger
+    // ends are left alone; a heartbeat that lost the race to its end would count as fenced.
+    long stuckSince = System.nanoTime() - java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(queue.config().heartbeatMs());
+    for (Finishing end : finishing.values()) {
+      if (end.since() < stuckSince) {
+        journal.heartbeat(end.lease(), leaseFor);
+      }
+    }
     for (Attempt attempt : attempts.values()) {
       journal.heartbeat(attempt.lease(), leaseFor).onSuccess(attempt::heartbeat);
     }
@@ -332,9 +346,16 @@ public final class WorkerVerticle extends VerticleBase {
       attempts.remove(task.id());
       handlersRunning--;
       queue.returned();
-      // Through compose, so that a record that throws (an error whose message cannot be read, say)
-      // still gives the task back instead of leaving it finishing for good.
-      leave(task, Stage.FINISHING, Future.succeededFuture().compose(v -> record(attempt, outcome.result())));
+      finishing.put(task.id(), new Finishing(lease, System.nanoTime()));
+      Future<Task> end;
+      try {
+        end = record(attempt, outcome.result());
+      } catch (RuntimeException e) {
+        // An error whose message cannot be read, say: the task must still be given back, not
+        // left finishing for good.
+        end = Future.failedFuture(e);
+      }
+      leave(task, Stage.FINISHING, end);
     });
   }
 
@@ -449,6 +470,10 @@ public final class WorkerVerticle extends VerticleBase {
 
   /** A task leased to this worker, waiting for a slot. */
   private record Ready(Task task, Lease lease) {
+  }
+
+  /** A task whose end is being journaled, and since when (monotonic nanoseconds). */
+  private record Finishing(Lease lease, long since) {
   }
 
   /**
