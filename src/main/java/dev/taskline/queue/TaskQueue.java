@@ -340,7 +340,10 @@ public final class TaskQueue {
     return ready.poll();
   }
 
-  /** A task admitted straight to a slot, with the lease it was journaled under. */
+  /**
+   * A task leased to a worker and not started, with the lease it was journaled under: admitted
+   * straight to it, or claimed ahead.
+   */
   public record Dispatched(Task task, Lease lease) {
   }
 
@@ -550,8 +553,7 @@ public final class TaskQueue {
       }
       // One pass over the heap keeps the best few that match (the worst of them on top), instead
       // of draining the heap past the types the worker does not run and refilling it.
-      Comparator<? super Task> order = waiting.comparator();
-      PriorityQueue<Task> best = new PriorityQueue<>(want + 1, order.reversed());
+      PriorityQueue<Task> best = new PriorityQueue<>(want + 1, waitingOrder.reversed());
       for (Task task : waiting) {
         if (takes.test(task)) {
           best.add(task);
@@ -564,7 +566,7 @@ public final class TaskQueue {
         return List.of();
       }
       taken = new ArrayList<>(best);
-      taken.sort(order);
+      taken.sort(waitingOrder);
       Set<Task> chosen = Collections.newSetFromMap(new IdentityHashMap<>());
       chosen.addAll(taken);
       waiting.removeIf(chosen::contains);

@@ -12,6 +12,7 @@ import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.TaskQueue.Dispatched;
 import dev.taskline.queue.TaskQueue.Stage;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -72,7 +73,7 @@ public final class WorkerVerticle extends VerticleBase {
   private final AtomicBoolean wakeScheduled = new AtomicBoolean();
   private final Map<UUID, Attempt> attempts = new HashMap<>();
   /** Tasks leased to this worker whose handlers have not started, in the order they start. */
-  private final LinkedHashMap<UUID, Ready> ready = new LinkedHashMap<>();
+  private final LinkedHashMap<UUID, Dispatched> ready = new LinkedHashMap<>();
   /** Tasks whose end is being journaled, with when it was handed over: see {@link #heartbeat}. */
   private final Map<UUID, Finishing> finishing = new HashMap<>();
   /** Tasks whose claim is in flight, and those of them asked to cancel meanwhile. */
@@ -121,7 +122,7 @@ public final class WorkerVerticle extends VerticleBase {
         if (attempt != null) {
           attempt.requestCancel();
         }
-        Ready waiting = ready.remove(taskId);
+        Dispatched waiting = ready.remove(taskId);
         if (waiting != null) {
           cancelBeforeStart(waiting);
         }
@@ -186,18 +187,18 @@ public final class WorkerVerticle extends VerticleBase {
    */
   private void releaseReady() {
     takeDispatched();
-    List<Ready> left = new ArrayList<>(ready.values());
+    List<Dispatched> left = new ArrayList<>(ready.values());
     ready.clear();
-    for (Ready task : left) {
+    for (Dispatched task : left) {
       leave(task.task(), Stage.CLAIMED, journal.release(task.lease()).map(state -> (Task) null));
     }
   }
 
   private void takeDispatched() {
-    TaskQueue.Dispatched dispatched;
+    Dispatched dispatched;
     while ((dispatched = queue.pollDispatched()) != null) {
       inCustody++;
-      ready.put(dispatched.task().id(), new Ready(dispatched.task(), dispatched.lease()));
+      ready.put(dispatched.task().id(), dispatched);
     }
   }
 
@@ -219,8 +220,8 @@ public final class WorkerVerticle extends VerticleBase {
     }
     takeDispatched();
     while (handlersRunning < slots && !ready.isEmpty()) {
-      Iterator<Ready> first = ready.values().iterator();
-      Ready next = first.next();
+      Iterator<Dispatched> first = ready.values().iterator();
+      Dispatched next = first.next();
       first.remove();
       start(next.task(), next.lease());
     }
@@ -249,9 +250,9 @@ public final class WorkerVerticle extends VerticleBase {
           } else if (stopping) {
             leave(task, Stage.CLAIMED, journal.release(done.result()).map(state -> (Task) null));
           } else if (cancelAsked) {
-            cancelBeforeStart(new Ready(task, done.result()));
+            cancelBeforeStart(new Dispatched(task, done.result()));
           } else {
-            ready.put(task.id(), new Ready(task, done.result()));
+            ready.put(task.id(), new Dispatched(task, done.result()));
           }
           // A group's claims answer together: one pass starts them all.
           wake();
@@ -259,7 +260,7 @@ public final class WorkerVerticle extends VerticleBase {
   }
 
   /** A task leased here and not started was asked to cancel: it ends cancelled without running. */
-  private void cancelBeforeStart(Ready task) {
+  private void cancelBeforeStart(Dispatched task) {
     leave(task.task(), Stage.CLAIMED, journal.cancelled(task.lease(), null, null).map(state -> {
       counted(state, false);
       return null;
@@ -308,7 +309,7 @@ public final class WorkerVerticle extends VerticleBase {
     for (Attempt attempt : attempts.values()) {
       journal.heartbeat(attempt.lease(), leaseFor).onSuccess(attempt::heartbeat);
     }
-    for (Ready task : ready.values()) {
+    for (Dispatched task : ready.values()) {
       journal.heartbeat(task.lease(), leaseFor).onSuccess(beat -> {
         if (beat == Journal.Heartbeat.HELD || ready.get(task.task().id()) != task) {
           return;
@@ -466,10 +467,6 @@ public final class WorkerVerticle extends VerticleBase {
   /** Running attempts, for tests and the API. */
   public int running() {
     return handlersRunning;
-  }
-
-  /** A task leased to this worker, waiting for a slot. */
-  private record Ready(Task task, Lease lease) {
   }
 
   /** A task whose end is being journaled, and since when (monotonic nanoseconds). */
