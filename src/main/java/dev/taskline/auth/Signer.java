@@ -8,9 +8,10 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Text signed with a secret the nodes of one journal share (HMAC-SHA256), as a URL-safe token
- * {@code base64(text).base64(mac)}: what lease tokens and stream tokens are made of. Any node can
- * open a token another signed; no one without the secret can make or alter one.
+ * Fields signed with a secret the nodes of one journal share (HMAC-SHA256), as a URL-safe token
+ * {@code base64(text).base64(mac)} whose text is the fields joined by {@code |}: what lease, stream
+ * and session tokens are made of. Any node can open a token another signed; no one without the
+ * secret can make or alter one.
  */
 public final class Signer {
 
@@ -27,13 +28,27 @@ public final class Signer {
     this.key = new SecretKeySpec(secret.clone(), "HmacSHA256");
   }
 
-  public String sign(String text) {
+  private String sign(String text) {
     byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
     return ENCODE.encodeToString(bytes) + "." + ENCODE.encodeToString(macs.get().doFinal(bytes));
   }
 
+  /**
+   * A token of {@code fields} (the first one its format's version), joined by {@code |}: no field
+   * may contain one. What every kind of token here is made of.
+   */
+  public String signFields(String... fields) {
+    return sign(String.join("|", fields));
+  }
+
+  /** The fields of a token made by {@link #signFields}, or null when its signature is not ours. */
+  public String[] openFields(String token) {
+    String text = open(token);
+    return text == null ? null : text.split("\\|", -1);
+  }
+
   /** The text a token holds when its signature is ours, else null (garbled, forged, too long). */
-  public String open(String token) {
+  private String open(String token) {
     if (token == null || token.length() > MAX_TOKEN) {
       return null;
     }

@@ -29,8 +29,8 @@ public final class LeaseTokens {
   }
 
   public String sign(Lease lease, String queue, int maxAttempts) {
-    return signer.sign(String.join("|", VERSION, lease.taskId().toString(), Long.toString(lease.version()),
-        Integer.toString(lease.attempt()), Integer.toString(maxAttempts), queue, lease.workerId()));
+    return signer.signFields(VERSION, lease.taskId().toString(), Long.toString(lease.version()),
+        Integer.toString(lease.attempt()), Integer.toString(maxAttempts), queue, lease.workerId());
   }
 
   /** @throws InvalidLeaseTokenException when the text is not a token this journal's nodes signed */
@@ -38,11 +38,10 @@ public final class LeaseTokens {
     if (token == null) {
       throw new InvalidLeaseTokenException("lease must be a token from a claim");
     }
-    String text = signer.open(token);
-    if (text == null) {
+    String[] parts = signer.openFields(token);
+    if (parts == null) {
       throw new InvalidLeaseTokenException("lease is not a token from a claim");
     }
-    String[] parts = text.split("\\|", -1);
     try {
       if (parts.length != 7 || !parts[0].equals(VERSION)) {
         throw new IllegalArgumentException(parts[0]);
