@@ -54,6 +54,8 @@ public final class Taskline {
   private final String nodeId;
   private final EmbeddedPostgresServer embedded;
   private final Pool pool;
+  /** One connection: inserts go one statement at a time (see Journal's group commit). */
+  private final Pool insertPool;
   private final Journal journal;
   private final JournalReads reads;
   private final QueueRegistry queues;
@@ -88,7 +90,12 @@ public final class Taskline {
         .using(vertx)
         .build();
     this.metrics = metrics;
-    this.journal = new Journal(pool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
+    this.insertPool = PgBuilder.pool()
+        .with(new PoolOptions().setMaxSize(1))
+        .connectingTo(JournalConnections.insertOptions(pgUrl))
+        .using(vertx)
+        .build();
+    this.journal = new Journal(pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
     this.reads = new JournalReads(pool);
     this.keys = new ApiKeys(config.auth());
     metrics.waitingInserts(journal::waitingInserts);
@@ -279,7 +286,7 @@ public final class Taskline {
     return metrics;
   }
 
-  /** Undeploys in reverse order, then closes the pool and the embedded PostgreSQL. */
+  /** Undeploys in reverse order, then closes the pools and the embedded PostgreSQL. */
   public Future<Void> close() {
     vertx.cancelTimer(keysTimer);
     Future<Void> chain = Future.succeededFuture();
@@ -289,6 +296,7 @@ public final class Taskline {
     }
     return chain
         .compose(v -> pool.close())
+        .compose(v -> insertPool.close())
         .compose(v -> embedded == null ? Future.<Void>succeededFuture()
             : vertx.executeBlocking(() -> {
               embedded.close();

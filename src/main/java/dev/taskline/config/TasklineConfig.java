@@ -82,7 +82,7 @@ public record TasklineConfig(
   /**
    * @param pgUrl    {@code postgresql://user:pass@host:port/db}; null starts the embedded PostgreSQL
    * @param dataDir  where the embedded PostgreSQL keeps its data
-   * @param poolSize connections to PostgreSQL
+   * @param poolSize connections to PostgreSQL, besides the one that journals new tasks
    * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, new ones
    *                          get 429 at once instead of waiting for more than the next insert
    */

@@ -39,6 +39,7 @@ public final class Journal {
   private static final int INSERT_GROUP = 64;
 
   private final Pool pool;
+  private final Pool insertPool;
   private final Clock clock;
   private final Sql sql;
   private final GroupCommit<List<Insert>, Void> inserts;
@@ -51,16 +52,18 @@ public final class Journal {
   private volatile Consumer<Collection<UUID>> changes = ids -> { };
 
   public Journal(Pool pool, Clock clock) {
-    this(pool, clock, (statement, nanos) -> { }, Integer.MAX_VALUE);
+    this(pool, pool, clock, (statement, nanos) -> { }, Integer.MAX_VALUE);
   }
 
   /**
+   * @param insertPool        where new tasks are journaled ({@link JournalConnections#insertOptions})
    * @param writeTimes        told how long each grouped statement took, by statement name
    * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, {@link
    *                          #insert} fails at once with {@link JournalBusyException}
    */
-  public Journal(Pool pool, Clock clock, ObjLongConsumer<String> writeTimes, int maxWaitingInserts) {
+  public Journal(Pool pool, Pool insertPool, Clock clock, ObjLongConsumer<String> writeTimes, int maxWaitingInserts) {
     this.pool = pool;
+    this.insertPool = insertPool;
     this.clock = clock;
     this.writeTimes = writeTimes;
     this.sql = Sql.queries();
@@ -362,7 +365,7 @@ public final class Journal {
       }
     }
     int expected = total;
-    return pool.preparedQuery(sql.get("insert_tasks")).execute(insertParams(groups, now())).compose(rows -> {
+    return insertPool.preparedQuery(sql.get("insert_tasks")).execute(insertParams(groups, now())).compose(rows -> {
       if (rows.rowCount() != expected) {
         return Future.failedFuture(new IllegalStateException(
             "insert journaled " + rows.rowCount() + " of " + expected + " events"));
