@@ -1,11 +1,10 @@
 package dev.taskline.handler;
 
+import dev.taskline.IsoTime;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 
 /**
  * {@code sleep}: waits {@code ms} on a timer, reporting progress in {@code steps} even steps, and
@@ -20,9 +19,6 @@ public final class SleepHandler implements TaskHandler {
   static final long MAX_MS = 3_600_000;
   static final int MAX_STEPS = 1_000;
   static final int MAX_FAIL_TIMES = 100;
-  /** Always six fraction digits, so that the text sorts and compares as the instant does. */
-  static final DateTimeFormatter MICROS =
-      DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
 
   // The wall clock on purpose: the instant is compared with clients' clocks, not with the node's
   // injected business time.
@@ -40,7 +36,7 @@ public final class SleepHandler implements TaskHandler {
 
   @Override
   public Future<JsonObject> run(TaskContext context) {
-    String startedAt = MICROS.format(wallClock.instant());
+    String startedAt = IsoTime.micros(wallClock.instant());
     Settings settings;
     try {
       settings = settings(context.payload());

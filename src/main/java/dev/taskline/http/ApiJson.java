@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import dev.taskline.IsoTime;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Event;
 import dev.taskline.journal.Insert;
@@ -34,7 +35,7 @@ final class ApiJson {
         .put("queue", task.queue())
         .put("type", task.type())
         .put("priority", task.priority())
-        .put("runAt", insert.runAt().toString());
+        .put("runAt", IsoTime.format(insert.runAt()));
   }
 
   static JsonObject task(TaskView task) {
@@ -264,7 +265,7 @@ final class ApiJson {
   }
 
   private static String time(Instant time) {
-    return time == null ? null : time.toString();
+    return time == null ? null : IsoTime.format(time);
   }
 
   private static double round(double value) {
