@@ -434,6 +434,8 @@ public final class Journal {
     final String[] workers;
     final OffsetDateTime[] leaseUntil;
     final String[] tenants;
+    private final Memo<Instant, OffsetDateTime> runAtUtc = new Memo<>(Journal::utc);
+    private final Memo<Instant, OffsetDateTime> leaseUtc = new Memo<>(Journal::utc);
 
     InsertColumns(int n) {
       ids = new UUID[n];
@@ -457,12 +459,12 @@ public final class Journal {
       types[i] = task.type();
       payloads[i] = task.payloadJson();
       priorities[i] = task.priority();
-      runAts[i] = utc(insert.runAt());
+      runAts[i] = runAtUtc.get(insert.runAt());
       maxAttempts[i] = task.maxAttempts();
       timeouts[i] = task.timeoutMs();
       batchIds[i] = task.batchId();
       workers[i] = insert.workerId();
-      leaseUntil[i] = insert.leaseUntil() == null ? null : utc(insert.leaseUntil());
+      leaseUntil[i] = insert.leaseUntil() == null ? null : leaseUtc.get(insert.leaseUntil());
       tenants[i] = task.tenant();
     }
   }
@@ -474,12 +476,13 @@ public final class Journal {
     String[] workers = new String[n];
     OffsetDateTime[] deadlines = new OffsetDateTime[n];
     OffsetDateTime now = now();
+    Memo<Duration, OffsetDateTime> deadline = new Memo<>(now::plus);
     for (int i = 0; i < n; i++) {
       ClaimRequest request = requests.get(i);
       ids[i] = request.taskId;
       versions[i] = request.expectedVersion;
       workers[i] = request.workerId;
-      deadlines[i] = now.plus(request.leaseFor);
+      deadlines[i] = deadline.get(request.leaseFor);
     }
     return pool.preparedQuery(sql.get("claim"))
         .execute(Tuple.of(ids, versions, workers, deadlines, now))
@@ -539,8 +542,9 @@ public final class Journal {
     LeaseColumns leases = LeaseColumns.of(requests, HeartbeatRequest::lease);
     OffsetDateTime now = now();
     OffsetDateTime[] deadlines = new OffsetDateTime[requests.size()];
+    Memo<Duration, OffsetDateTime> deadline = new Memo<>(now::plus);
     for (int i = 0; i < deadlines.length; i++) {
-      deadlines[i] = now.plus(requests.get(i).leaseFor);
+      deadlines[i] = deadline.get(requests.get(i).leaseFor);
     }
     return pool.preparedQuery(sql.get("heartbeat"))
         .execute(Tuple.of(leases.ids, leases.versions, leases.workers, deadlines, now))
@@ -616,6 +620,28 @@ public final class Journal {
 
   private static OffsetDateTime utc(Instant instant) {
     return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+  }
+
+  /**
+   * The last conversion made for one column of a grouped statement: a group's rows mostly share
+   * their times (one clock reading, one lease length per queue), so most rows reuse it.
+   */
+  private static final class Memo<K, V> {
+    private final Function<K, V> convert;
+    private K key;
+    private V value;
+
+    Memo(Function<K, V> convert) {
+      this.convert = convert;
+    }
+
+    V get(K next) {
+      if (!next.equals(key)) {
+        value = convert.apply(next);
+        key = next;
+      }
+      return value;
+    }
   }
 
   /** A lease that lapsed and went back to pending. */

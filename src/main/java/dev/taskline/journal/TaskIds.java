@@ -1,5 +1,6 @@
 package dev.taskline.journal;
 
+import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Instant;
@@ -16,6 +17,11 @@ import java.util.UUID;
 public final class TaskIds {
 
   private static final SecureRandom RANDOM = new SecureRandom();
+  /**
+   * Random bits drawn a page at a time: one SecureRandom call per task id was a lock, a read of the
+   * kernel's pool and a hash per id, for 62 bits.
+   */
+  private static final ByteBuffer BITS = ByteBuffer.allocate(4096).position(4096);
   private static final int COUNTER_LIMIT = 1 << 12;
   private static long lastMillis;
   private static int counter;
@@ -40,6 +46,7 @@ public final class TaskIds {
   public static UUID next(Clock clock) {
     long millis;
     int sequence;
+    long random;
     synchronized (TaskIds.class) {
       millis = Math.max(clock.millis(), lastMillis);
       if (millis == lastMillis) {
@@ -53,9 +60,14 @@ public final class TaskIds {
       }
       lastMillis = millis;
       sequence = counter;
+      if (!BITS.hasRemaining()) {
+        RANDOM.nextBytes(BITS.array());
+        BITS.clear();
+      }
+      random = BITS.getLong();
     }
     long msb = (millis << 16) | (0x7L << 12) | sequence;
-    long lsb = (RANDOM.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+    long lsb = (random & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
     return new UUID(msb, lsb);
   }
 }
