@@ -2,6 +2,7 @@ package dev.taskline.http;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.taskline.IsoTime;
+import dev.taskline.admission.Admitted;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Event;
 import dev.taskline.journal.Insert;
@@ -36,6 +37,38 @@ final class ApiJson {
         .put("type", task.type())
         .put("priority", task.priority())
         .put("runAt", IsoTime.format(insert.runAt()));
+  }
+
+  /**
+   * A batch's 202, {@code {"batchId", "eventsUrl", "tasks": [...]}}, written as text: each task as
+   * {@link #accepted} shows it, without a map per task built only to be encoded at once. Its tasks
+   * mostly share one runAt, formatted once.
+   */
+  static String acceptedBatch(Admitted admitted, String eventsUrl) {
+    List<Insert> tasks = admitted.tasks();
+    JsonStringEncoder quote = JsonStringEncoder.getInstance();
+    StringBuilder out = new StringBuilder(96 + tasks.size() * 160)
+        .append("{\"batchId\":\"").append(admitted.batchId())
+        .append("\",\"eventsUrl\":\"").append(quote.quoteAsString(eventsUrl))
+        .append("\",\"tasks\":[");
+    Instant runAt = null;
+    String runAtText = null;
+    for (int i = 0; i < tasks.size(); i++) {
+      Insert insert = tasks.get(i);
+      Task task = insert.task();
+      if (!insert.runAt().equals(runAt)) {
+        runAt = insert.runAt();
+        runAtText = IsoTime.format(runAt);
+      }
+      out.append(i == 0 ? "{" : ",{")
+          .append("\"id\":\"").append(task.id())
+          .append("\",\"state\":\"").append((insert.claimed() ? TaskState.RUNNING : TaskState.PENDING).sql())
+          .append("\",\"queue\":\"").append(quote.quoteAsString(task.queue()))
+          .append("\",\"type\":\"").append(quote.quoteAsString(task.type()))
+          .append("\",\"priority\":").append(task.priority())
+          .append(",\"runAt\":\"").append(runAtText).append("\"}");
+    }
+    return out.append("]}").toString();
   }
 
   static JsonObject task(TaskView task) {

@@ -1,8 +1,6 @@
 package dev.taskline.http;
 
-import dev.taskline.journal.Insert;
 import dev.taskline.service.TaskService;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -37,15 +35,8 @@ final class BatchRoutes implements Routes {
         service.submitBatch(Requests.caller(ctx), SubmissionJson.batch(json), Submissions.idempotencyKey(ctx),
             Submissions.tenant(ctx)),
         admitted -> "/api/batches/" + admitted.batchId(),
-        admitted -> {
-          JsonArray tasks = new JsonArray();
-          for (Insert task : admitted.tasks()) {
-            tasks.add(ApiJson.accepted(task));
-          }
-          return new JsonObject().put("batchId", admitted.batchId().toString())
-              .put("eventsUrl", links.batch(admitted.batchId(), admitted.tasks().get(0).task().tenant()))
-              .put("tasks", tasks);
-        });
+        admitted -> ApiJson.acceptedBatch(admitted,
+            links.batch(admitted.batchId(), admitted.tasks().get(0).task().tenant())));
   }
 
   private void get(RoutingContext ctx) {

@@ -123,6 +123,10 @@ final class Requests {
   }
 
   static void json(RoutingContext ctx, int status, JsonObject body) {
-    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.encode());
+    json(ctx, status, body.encode());
+  }
+
+  static void json(RoutingContext ctx, int status, String body) {
+    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body);
   }
 }

@@ -3,7 +3,6 @@ package dev.taskline.http;
 import dev.taskline.admission.Admitted;
 import dev.taskline.metrics.TasklineMetrics;
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.util.function.Function;
 
@@ -29,9 +28,9 @@ final class Submissions {
     return Requests.header(ctx, "Taskline-Tenant");
   }
 
-  /** Answers 202 with {@code body} and a {@code Location} once admitted; times the exchange either way. */
+  /** Answers 202 with {@code body} (JSON text) and a {@code Location} once admitted; times the exchange either way. */
   void answer(RoutingContext ctx, long arrivedNanos, Future<Admitted> admitted, Function<Admitted, String> location,
-      Function<Admitted, JsonObject> body) {
+      Function<Admitted, String> body) {
     admitted
         .onSuccess(done -> {
           metrics.accepted(System.nanoTime() - arrivedNanos);

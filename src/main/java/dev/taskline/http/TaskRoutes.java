@@ -51,7 +51,8 @@ final class TaskRoutes implements Routes {
         admitted -> "/api/tasks/" + admitted.tasks().get(0).task().id(),
         admitted -> {
           Insert insert = admitted.tasks().get(0);
-          return ApiJson.accepted(insert).put("eventsUrl", links.task(insert.task().id(), insert.task().tenant()));
+          return ApiJson.accepted(insert).put("eventsUrl", links.task(insert.task().id(), insert.task().tenant()))
+              .encode();
         });
   }
 
