@@ -55,12 +55,11 @@ public final class IsoTime {
     return text.append('Z').toString();
   }
 
+  private static final int[] POWERS_OF_TEN = {1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000,
+      100_000_000, 1_000_000_000};
+
   private static int pow10(int n) {
-    int value = 1;
-    for (int i = 0; i < n; i++) {
-      value *= 10;
-    }
-    return value;
+    return POWERS_OF_TEN[n];
   }
 
   /** The last second formatted on this thread: "2026-12-01T09:00:00". */
