@@ -27,22 +27,22 @@ final class ApiJson {
   private ApiJson() {
   }
 
-  /** A task as a 202 shows it: running when it was journaled claimed (its queue was idle), else pending. */
-  static JsonObject accepted(Insert insert) {
-    Task task = insert.task();
-    return new JsonObject()
-        .put("id", task.id().toString())
-        .put("state", (insert.claimed() ? TaskState.RUNNING : TaskState.PENDING).sql())
-        .put("queue", task.queue())
-        .put("type", task.type())
-        .put("priority", task.priority())
-        .put("runAt", IsoTime.format(insert.runAt()));
+  /**
+   * A single submission's 202: the task as {@link #acceptedBatch} shows each of its tasks, plus
+   * the URL of its stream. Written as text, like the batch's, so that both answers are one code
+   * path (a fresh node compiles it once).
+   */
+  static String accepted(Insert insert, String eventsUrl) {
+    StringBuilder out = new StringBuilder(224);
+    appendAccepted(out, insert, IsoTime.format(insert.runAt()), JsonStringEncoder.getInstance(), false);
+    return out.append(",\"eventsUrl\":\"").append(JsonStringEncoder.getInstance().quoteAsString(eventsUrl))
+        .append("\"}").toString();
   }
 
   /**
-   * A batch's 202, {@code {"batchId", "eventsUrl", "tasks": [...]}}, written as text: each task as
-   * {@link #accepted} shows it, without a map per task built only to be encoded at once. Its tasks
-   * mostly share one runAt, formatted once.
+   * A batch's 202, {@code {"batchId", "eventsUrl", "tasks": [...]}}, written as text rather than
+   * as a map per task built only to be encoded at once. Its tasks mostly share one runAt,
+   * formatted once.
    */
   static String acceptedBatch(Admitted admitted, String eventsUrl) {
     List<Insert> tasks = admitted.tasks();
@@ -55,20 +55,34 @@ final class ApiJson {
     String runAtText = null;
     for (int i = 0; i < tasks.size(); i++) {
       Insert insert = tasks.get(i);
-      Task task = insert.task();
       if (!insert.runAt().equals(runAt)) {
         runAt = insert.runAt();
         runAtText = IsoTime.format(runAt);
       }
-      out.append(i == 0 ? "{" : ",{")
-          .append("\"id\":\"").append(task.id())
-          .append("\",\"state\":\"").append((insert.claimed() ? TaskState.RUNNING : TaskState.PENDING).sql())
-          .append("\",\"queue\":\"").append(quote.quoteAsString(task.queue()))
-          .append("\",\"type\":\"").append(quote.quoteAsString(task.type()))
-          .append("\",\"priority\":").append(task.priority())
-          .append(",\"runAt\":\"").append(runAtText).append("\"}");
+      if (i > 0) {
+        out.append(',');
+      }
+      appendAccepted(out, insert, runAtText, quote, true);
     }
     return out.append("]}").toString();
+  }
+
+  /**
+   * A task as a 202 shows it: running when it was journaled claimed (its queue was idle), else
+   * pending. {@code close}: end the object here, else leave it open for more fields.
+   */
+  private static void appendAccepted(StringBuilder out, Insert insert, String runAtText, JsonStringEncoder quote,
+      boolean close) {
+    Task task = insert.task();
+    out.append("{\"id\":\"").append(task.id())
+        .append("\",\"state\":\"").append((insert.claimed() ? TaskState.RUNNING : TaskState.PENDING).sql())
+        .append("\",\"queue\":\"").append(quote.quoteAsString(task.queue()))
+        .append("\",\"type\":\"").append(quote.quoteAsString(task.type()))
+        .append("\",\"priority\":").append(task.priority())
+        .append(",\"runAt\":\"").append(runAtText).append('"');
+    if (close) {
+      out.append('}');
+    }
   }
 
   static JsonObject task(TaskView task) {

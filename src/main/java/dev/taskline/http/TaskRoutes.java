@@ -51,8 +51,7 @@ final class TaskRoutes implements Routes {
         admitted -> "/api/tasks/" + admitted.tasks().get(0).task().id(),
         admitted -> {
           Insert insert = admitted.tasks().get(0);
-          return ApiJson.accepted(insert).put("eventsUrl", links.task(insert.task().id(), insert.task().tenant()))
-              .encode();
+          return ApiJson.accepted(insert, links.task(insert.task().id(), insert.task().tenant()));
         });
   }
 
