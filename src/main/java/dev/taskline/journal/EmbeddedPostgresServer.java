@@ -50,7 +50,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         // The library's defaults favour test speed; a journal must survive a power cut.
         .setServerConfig("synchronous_commit", durable ? "on" : "off")
         .setServerConfig("fsync", durable ? "on" : "off")
-        .setServerConfig("max_connections", "200")
+        // The largest pool a config allows (200), the connection that journals new tasks, and a
+        // few left for an operator's psql.
+        .setServerConfig("max_connections", "210")
         // Sized for a journal under load on a small machine: fewer checkpoints mean fewer
         // full-page images in the WAL. None of this trades durability.
         .setServerConfig("shared_buffers", "256MB")
