@@ -294,13 +294,15 @@ public final class Taskline {
       String id = deployments.get(i);
       chain = chain.compose(v -> vertx.undeploy(id)).recover(e -> Future.succeededFuture());
     }
+    // Each step whatever became of the one before: a pool that fails to close must not keep the
+    // other, or the embedded PostgreSQL, open.
     return chain
-        .compose(v -> pool.close())
-        .compose(v -> insertPool.close())
-        .compose(v -> embedded == null ? Future.<Void>succeededFuture()
+        .eventually(() -> Future.join(pool.close(), insertPool.close()))
+        .eventually(() -> embedded == null ? Future.<Void>succeededFuture()
             : vertx.executeBlocking(() -> {
               embedded.close();
               return null;
-            }, false));
+            }, false))
+        .mapEmpty();
   }
 }
