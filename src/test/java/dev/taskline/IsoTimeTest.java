@@ -44,6 +44,16 @@ class IsoTimeTest {
   }
 
   @Test
+  void formatsTheFirstAndLastSecondsOfFourDigitYears() {
+    for (String text : new String[] {"0000-01-01T00:00:00Z", "0000-01-01T00:00:00.000000001Z",
+        "9999-12-31T23:59:59Z", "9999-12-31T23:59:59.999999999Z", "1969-12-31T23:59:59.5Z", "1970-01-01T00:00:00Z"}) {
+      Instant instant = Instant.parse(text);
+      assertEquals(instant.toString(), IsoTime.format(instant));
+      assertEquals(MICROS.format(instant), IsoTime.micros(instant));
+    }
+  }
+
+  @Test
   void fallsBackOutsideFourDigitYears() {
     for (Instant instant : new Instant[] {Instant.parse("+10000-01-01T00:00:00.5Z"), Instant.parse("-0001-12-31T23:59:59Z"),
         Instant.MIN, Instant.MAX}) {

@@ -29,14 +29,14 @@ final class ApiJson {
 
   /**
    * A single submission's 202: the task as {@link #acceptedBatch} shows each of its tasks, plus
-   * the URL of its stream. Written as text, like the batch's, so that both answers are one code
-   * path (a fresh node compiles it once).
+   * the URL of its stream. Written as text by the same code as the batch's, so that the shape of
+   * a 202 is written once.
    */
   static String accepted(Insert insert, String eventsUrl) {
     StringBuilder out = new StringBuilder(224);
     appendAccepted(out, insert, IsoTime.format(insert.runAt()), JsonStringEncoder.getInstance(), false);
-    return out.append(",\"eventsUrl\":\"").append(JsonStringEncoder.getInstance().quoteAsString(eventsUrl))
-        .append("\"}").toString();
+    out.append(",\"eventsUrl\":");
+    return string(out, eventsUrl, JsonStringEncoder.getInstance()).append('}').toString();
   }
 
   /**
@@ -48,9 +48,8 @@ final class ApiJson {
     List<Insert> tasks = admitted.tasks();
     JsonStringEncoder quote = JsonStringEncoder.getInstance();
     StringBuilder out = new StringBuilder(96 + tasks.size() * 160)
-        .append("{\"batchId\":\"").append(admitted.batchId())
-        .append("\",\"eventsUrl\":\"").append(quote.quoteAsString(eventsUrl))
-        .append("\",\"tasks\":[");
+        .append("{\"batchId\":\"").append(admitted.batchId()).append("\",\"eventsUrl\":");
+    string(out, eventsUrl, quote).append(",\"tasks\":[");
     Instant runAt = null;
     String runAtText = null;
     for (int i = 0; i < tasks.size(); i++) {
@@ -76,13 +75,18 @@ final class ApiJson {
     Task task = insert.task();
     out.append("{\"id\":\"").append(task.id())
         .append("\",\"state\":\"").append((insert.claimed() ? TaskState.RUNNING : TaskState.PENDING).sql())
-        .append("\",\"queue\":\"").append(quote.quoteAsString(task.queue()))
-        .append("\",\"type\":\"").append(quote.quoteAsString(task.type()))
-        .append("\",\"priority\":").append(task.priority())
+        .append("\",\"queue\":");
+    string(out, task.queue(), quote).append(",\"type\":");
+    string(out, task.type(), quote).append(",\"priority\":").append(task.priority())
         .append(",\"runAt\":\"").append(runAtText).append('"');
     if (close) {
       out.append('}');
     }
+  }
+
+  /** A JSON string; null as JSON's null, as the maps these answers replaced wrote it. */
+  private static StringBuilder string(StringBuilder out, String value, JsonStringEncoder quote) {
+    return value == null ? out.append("null") : out.append('"').append(quote.quoteAsString(value)).append('"');
   }
 
   static JsonObject task(TaskView task) {
