@@ -201,7 +201,6 @@ public final class TaskQueue {
     return new Reservation(tenant, inserts, now, later.size(), due.size() - dispatch, dispatch);
   }
 
-
   /**
    * Room taken by {@link #reserve}, or the reason there was none. Exactly one of {@link #commit}
    * and {@link #abort} must follow a reservation that was made.
@@ -525,10 +524,7 @@ public final class TaskQueue {
       if (task != null) {
         running++;
         claiming++;
-      }
-      if (task != null && journalHasMore && occupied() <= config.capacity() / 2) {
-        journalHasMore = false;
-        listener = onRoom;
+        listener = roomSignal();
       }
     }
     if (listener != null) {
@@ -572,10 +568,7 @@ public final class TaskQueue {
       waiting.removeIf(chosen::contains);
       running += taken.size();
       claiming += taken.size();
-      if (journalHasMore && occupied() <= config.capacity() / 2) {
-        journalHasMore = false;
-        listener = onRoom;
-      }
+      listener = roomSignal();
     }
     if (listener != null) {
       listener.run();
