@@ -16,10 +16,11 @@ import java.util.UUID;
 
 /**
  * One attempt at a task: the handler's view of it, the timeout, throttled progress writes, the stop
- * signal and what its heartbeats learn (the worker beats every lease it holds in one pass). Whichever ends it first (the handler, the timeout, a lost
- * lease, a release at shutdown) settles {@link #outcome()}; the rest is ignored. All its state
- * lives on the worker's event loop; {@link #progress} and the cancel accessors may be called from
- * any thread (blocking handlers) and hop there.
+ * signal and what its heartbeats learn (the worker beats every lease it holds in one pass).
+ * Whichever ends it first (the handler, the timeout, a lost lease, a release at shutdown) settles
+ * {@link #outcome()}; the rest is ignored. All its state lives on the worker's event loop; {@link
+ * #progress} and the cancel accessors may be called from any thread (blocking handlers) and hop
+ * there.
  */
 final class Attempt implements TaskContext {
 

@@ -34,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.DoubleSupplier;
 import java.util.logging.Level;
@@ -190,7 +191,7 @@ public final class WorkerVerticle extends VerticleBase {
     List<Dispatched> left = new ArrayList<>(ready.values());
     ready.clear();
     for (Dispatched task : left) {
-      leave(task.task(), Stage.CLAIMED, journal.release(task.lease()).map(state -> (Task) null));
+      releaseBeforeStart(task);
     }
   }
 
@@ -248,7 +249,7 @@ public final class WorkerVerticle extends VerticleBase {
             meters.claimLost();
             given(task, Stage.CLAIMED, null);
           } else if (stopping) {
-            leave(task, Stage.CLAIMED, journal.release(done.result()).map(state -> (Task) null));
+            releaseBeforeStart(new Dispatched(task, done.result()));
           } else if (cancelAsked) {
             cancelBeforeStart(new Dispatched(task, done.result()));
           } else {
@@ -257,6 +258,11 @@ public final class WorkerVerticle extends VerticleBase {
           // A group's claims answer together: one pass starts them all.
           wake();
         });
+  }
+
+  /** A task leased here and not started goes back to pending for any node to take. */
+  private void releaseBeforeStart(Dispatched task) {
+    leave(task.task(), Stage.CLAIMED, journal.release(task.lease()).map(state -> (Task) null));
   }
 
   /** A task leased here and not started was asked to cancel: it ends cancelled without running. */
@@ -300,7 +306,7 @@ public final class WorkerVerticle extends VerticleBase {
     // An end still not committed a heartbeat period after it was handed over waits on a journal
     // that fell behind: keep its lease alive, or it would be fenced and its task run again. Younger
     // ends are left alone; a heartbeat that lost the race to its end would count as fenced.
-    long stuckSince = System.nanoTime() - java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(queue.config().heartbeatMs());
+    long stuckSince = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(queue.config().heartbeatMs());
     for (Finishing end : finishing.values()) {
       if (end.since() < stuckSince) {
         journal.heartbeat(end.lease(), leaseFor);
