@@ -304,9 +304,10 @@ public final class Journal {
   /** Deletes finished tasks older than {@code ttl} and expired idempotency keys, a batch at a time. */
   public Future<Integer> deleteOld(Duration finishedTtl, int limit) {
     OffsetDateTime now = now();
+    OffsetDateTime cutoff = now.minus(finishedTtl);
     return guard(pool.preparedQuery(sql.get("delete_expired_keys")).execute(Tuple.of(now, limit))
-        .compose(v -> pool.preparedQuery(sql.get("delete_finished")).execute(Tuple.of(now.minus(finishedTtl), limit,
-            TaskIds.least(now.minus(finishedTtl).toInstant())))))
+        .compose(v -> pool.preparedQuery(sql.get("delete_finished"))
+            .execute(Tuple.of(cutoff, limit, TaskIds.least(cutoff.toInstant())))))
         .map(rows -> rows.iterator().next().getLong("deleted").intValue());
   }
 
