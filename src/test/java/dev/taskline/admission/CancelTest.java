@@ -1,5 +1,6 @@
 package dev.taskline.admission;
 
+import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -63,7 +64,7 @@ class CancelTest {
     call.fail("stopped on request");
     JsonObject cancelled = node.waitForState(running, "cancelled");
     assertEquals(List.of("submitted", "claimed", "cancel_requested", "cancelled"),
-        cancelled.getJsonArray("history").stream().map(e -> ((JsonObject) e).getString("reason")).toList());
+        reasons(cancelled));
 
     HttpResponse<Buffer> again = node.post("/api/tasks/" + running + "/cancel", new JsonObject());
     assertEquals(409, again.statusCode(), "a finished task cannot be cancelled");

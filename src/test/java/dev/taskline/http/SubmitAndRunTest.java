@@ -1,5 +1,6 @@
 package dev.taskline.http;
 
+import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -159,13 +160,5 @@ class SubmitAndRunTest {
         .filter(q -> q.getString("name").equals("matching")).findFirst().orElseThrow();
     assertEquals(2, matching.getInteger("slots"));
     assertEquals(100, matching.getInteger("capacity"));
-  }
-
-  static List<String> reasons(JsonObject task) {
-    List<String> reasons = new ArrayList<>();
-    for (Object event : task.getJsonArray("history")) {
-      reasons.add(((JsonObject) event).getString("reason"));
-    }
-    return reasons;
   }
 }

@@ -1,5 +1,6 @@
 package dev.taskline.recovery;
 
+import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -77,7 +78,7 @@ class FinishKillTest extends ChildNodeTest {
         JsonObject done = second.waitForState(id, "succeeded");
         List<JsonObject> history = events(done);
         assertEquals(List.of("submitted", "claimed", "lease_expired", "claimed", "succeeded"),
-            history.stream().map(e -> e.getString("reason")).toList(), done::encode);
+            reasons(done), done::encode);
         assertTrue(history.get(1).getString("workerId").startsWith(first.nodeId() + "/"));
         assertTrue(history.get(3).getString("workerId").startsWith(second.node.nodeId() + "/"));
         assertEquals(2, done.getInteger("attempt"));

@@ -12,6 +12,7 @@ import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -171,5 +172,10 @@ public final class TestNode implements AutoCloseable {
   public static JsonObject queueIn(JsonObject queues, String name) {
     return queues.getJsonArray("queues").stream().map(q -> (JsonObject) q)
         .filter(q -> q.getString("name").equals(name)).findFirst().orElseThrow();
+  }
+
+  /** The reasons of a task's history (GET /api/tasks/{id}), in journal order. */
+  public static List<String> reasons(JsonObject task) {
+    return task.getJsonArray("history").stream().map(e -> ((JsonObject) e).getString("reason")).toList();
   }
 }

@@ -1,5 +1,6 @@
 package dev.taskline.worker;
 
+import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -91,9 +92,5 @@ class ClaimAheadTest {
 
   private static String submitGate(TestNode node) throws Exception {
     return node.post("/api/tasks", new JsonObject().put("type", "gate")).bodyAsJsonObject().getString("id");
-  }
-
-  private static List<String> reasons(JsonObject task) {
-    return task.getJsonArray("history").stream().map(e -> ((JsonObject) e).getString("reason")).toList();
   }
 }

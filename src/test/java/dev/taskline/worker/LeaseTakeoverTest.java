@@ -1,5 +1,6 @@
 package dev.taskline.worker;
 
+import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
@@ -73,7 +74,7 @@ class LeaseTakeoverTest {
 
     JsonArray history = done.getJsonArray("history");
     assertEquals(List.of("submitted", "claimed", "lease_expired", "claimed", "succeeded"),
-        history.stream().map(e -> ((JsonObject) e).getString("reason")).toList());
+        reasons(done));
     assertEquals(List.of(0L, 1L, 2L, 3L, 3L),
         history.stream().map(e -> ((JsonObject) e).getLong("leaseVersion")).toList());
     assertEquals(1, history.stream().filter(e -> ((JsonObject) e).getString("to").equals("succeeded")).count(),

@@ -1,6 +1,7 @@
 package dev.taskline.worker;
 
 import static dev.taskline.testing.TestNode.await;
+import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -97,7 +98,7 @@ class RemoteWorkerTest {
     assertEquals(new JsonObject().put("frames", 24), stored.getJsonObject("result"));
     JsonArray history = stored.getJsonArray("history");
     assertEquals(List.of("submitted", "claimed", "succeeded"),
-        history.stream().map(e -> ((JsonObject) e).getString("reason")).toList());
+        reasons(stored));
     assertEquals("w1", history.getJsonObject(1).getString("workerId"));
     JsonObject queue = TestNode.queueIn(node.getJson("/api/queues"), "remote");
     assertEquals(0, queue.getInteger("running"), "the task left the node's custody");

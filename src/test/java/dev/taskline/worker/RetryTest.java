@@ -1,5 +1,6 @@
 package dev.taskline.worker;
 
+import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -61,7 +62,7 @@ class RetryTest {
     assertEquals(3, done.getInteger("attempt"));
     JsonArray history = done.getJsonArray("history");
     assertEquals(List.of("submitted", "claimed", "retry_scheduled", "claimed", "retry_scheduled", "claimed", "succeeded"),
-        reasons(history));
+        reasons(done));
     long firstDelay = delayOf(history.getJsonObject(2));
     long secondDelay = delayOf(history.getJsonObject(4));
     assertEquals(1000, firstDelay);
@@ -83,7 +84,7 @@ class RetryTest {
     assertTrue(deadLetters.stream().anyMatch(t -> ((JsonObject) t).getString("id").equals(id)));
 
     assertEquals(202, node.post("/api/tasks/" + id + "/retry", new JsonObject()).statusCode());
-    JsonObject again = node.until("/api/tasks/" + id, t -> reasons(t.getJsonArray("history")).contains("retried")
+    JsonObject again = node.until("/api/tasks/" + id, t -> reasons(t).contains("retried")
         && t.getInteger("attempt") >= 1);
     assertTrue(again.getJsonArray("history").stream().map(e -> (JsonObject) e)
         .anyMatch(e -> e.getString("reason").equals("retried") && e.getString("from").equals("failed")));
@@ -115,7 +116,7 @@ class RetryTest {
     GateHandler.next(TestNode.WAIT).fail(new PermanentTaskException("the customer does not exist"));
     JsonObject failed = node.waitForState(id, "failed");
     assertEquals(1, failed.getInteger("attempt"));
-    assertEquals(List.of("submitted", "claimed", "failed_permanently"), reasons(failed.getJsonArray("history")));
+    assertEquals(List.of("submitted", "claimed", "failed_permanently"), reasons(failed));
   }
 
   @Test
@@ -130,7 +131,7 @@ class RetryTest {
     assertEquals(1, second.attempt(), "the snoozed attempt did not count");
     second.succeed(new JsonObject());
     JsonObject done = node.waitForState(id, "succeeded");
-    assertEquals(List.of("submitted", "claimed", "snoozed", "claimed", "succeeded"), reasons(done.getJsonArray("history")));
+    assertEquals(List.of("submitted", "claimed", "snoozed", "claimed", "succeeded"), reasons(done));
   }
 
   @Test
@@ -164,9 +165,5 @@ class RetryTest {
     Instant at = Instant.parse(retryEvent.getString("at"));
     Instant runAt = java.time.OffsetDateTime.parse(retryEvent.getJsonObject("detail").getString("runAt")).toInstant();
     return Duration.between(at, runAt).toMillis();
-  }
-
-  static List<String> reasons(JsonArray history) {
-    return history.stream().map(e -> ((JsonObject) e).getString("reason")).toList();
   }
 }

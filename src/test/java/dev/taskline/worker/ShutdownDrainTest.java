@@ -1,5 +1,6 @@
 package dev.taskline.worker;
 
+import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
@@ -50,8 +51,7 @@ class ShutdownDrainTest {
       assertEquals("pending", released.getString("state"));
       assertEquals(0, released.getInteger("attempt"), "a release does not spend an attempt");
       assertEquals(2, released.getLong("leaseVersion"), "the release fenced the old holder");
-      assertEquals(List.of("submitted", "claimed", "released"), released.getJsonArray("history").stream()
-          .map(e -> ((JsonObject) e).getString("reason")).toList());
+      assertEquals(List.of("submitted", "claimed", "released"), reasons(released));
       slowCall.succeed(new JsonObject().put("late", true)); // too late: fenced
     }
     // Same clock: no lease could have lapsed, yet the next node starts the task at once.
