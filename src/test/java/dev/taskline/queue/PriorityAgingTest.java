@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.config.QueueConfig;
 import dev.taskline.journal.Task;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -82,6 +85,27 @@ class PriorityAgingTest {
     for (int round = 1; round <= 3_000; round++) {
       q.offer(List.of(task(100, round * 100L)));
       assertTrue(q.poll() != low);
+    }
+  }
+
+  @Test
+  void the_written_out_order_sorts_as_the_composed_definition_does() {
+    // The order as first defined, from Comparator's combinators; TaskQueue.order writes it out.
+    for (double aging : new double[] {0, 0.5, 3}) {
+      Comparator<Task> definition = Comparator.comparingDouble((Task t) -> TaskQueue.agingKey(t, aging)).reversed()
+          .thenComparingLong(Task::dueAtMillis).thenComparing(Task::id);
+      Random random = new Random(42);
+      List<Task> tasks = new ArrayList<>();
+      for (int i = 0; i < 2_000; i++) {
+        // Few distinct values of each key, so that every tie-break is reached.
+        tasks.add(Task.builder(new UUID(random.nextInt(3), random.nextInt(50)), "q", "sleep")
+            .priority(random.nextInt(5) - 2).dueAtMillis(1_000L * random.nextInt(4) + random.nextInt(2)).build());
+      }
+      List<Task> expected = new ArrayList<>(tasks);
+      expected.sort(definition);
+      List<Task> actual = new ArrayList<>(tasks);
+      actual.sort(TaskQueue.order(aging));
+      assertEquals(expected, actual, "aging " + aging);
     }
   }
 }
