@@ -5,12 +5,15 @@ import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.flow.FlowVerticle;
+import dev.taskline.flow.QueuePauses;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.http.Authentication;
 import dev.taskline.http.HttpVerticle;
 import dev.taskline.journal.EmbeddedPostgresServer;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalConnections;
+import dev.taskline.journal.JournalFlow;
 import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.Migrator;
@@ -62,6 +65,7 @@ public final class Taskline {
   private final TasklineMetrics metrics;
   private final Recovery recovery;
   private final Promoter promoter;
+  private final QueuePauses pauses;
   private final Clock clock;
   private final TasklineConfig config;
   private final List<String> deployments = new ArrayList<>();
@@ -77,6 +81,8 @@ public final class Taskline {
   private static final long CATCH_UP_MS = 2_000;
   /** How often a node reads the keys issued through the API: a revocation reaches it within this. */
   private static final long KEYS_REFRESH_MS = 1_000;
+  /** How often a node reads the queues' switches: a pause made through another node holds here within this. */
+  private static final long FLOW_REFRESH_MS = 500;
   private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
 
   private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
@@ -106,6 +112,7 @@ public final class Taskline {
     this.recovery = new Recovery(journal, queues, metrics, config.recovery().batchSize(),
         Duration.ofMillis(config.retention().finishedTaskTtlMs()));
     this.promoter = new Promoter(queues, clock);
+    this.pauses = new QueuePauses(new JournalFlow(pool, clock), queues);
     this.clock = clock;
     this.config = config;
   }
@@ -151,9 +158,12 @@ public final class Taskline {
     remote = new RemoteWorkers(queues.all().stream().filter(q -> q.config().remote()).toList(), journal, reads,
         metrics, clock, () -> jitter.getAsDouble(), hub::progress, config.recovery().intervalMs());
     service = new TaskService(admission, control, reads, queues, metrics, hub, remote, clock,
-        config.http().maxStreams(), keys, new JournalKeys(pool, clock));
+        config.http().maxStreams(), keys, new JournalKeys(pool, clock), pauses);
     return Migrator.migrate(vertx, pool)
-        .compose(applied -> deployWorkers(handlers, config))
+        // A queue paused before this node started must not start anything on it, even once.
+        .compose(applied -> pauses.runOnce())
+        .compose(v -> deployWorkers(handlers, config))
+        .compose(v -> track(vertx.deployVerticle(new FlowVerticle(pauses, FLOW_REFRESH_MS))))
         .compose(v -> track(vertx.deployVerticle(promoter)))
         .compose(v -> track(vertx.deployVerticle(new CatchUpVerticle(hub, CATCH_UP_MS))))
         .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
@@ -231,6 +241,11 @@ public final class Taskline {
 
   public Promoter promoter() {
     return promoter;
+  }
+
+  /** The queues' pause switches; tests run its read of the journal by hand. */
+  public QueuePauses pauses() {
+    return pauses;
   }
 
   /** The remote queues' claims and leases; tests run its reconciling pass by hand. */

@@ -6,6 +6,7 @@ import dev.taskline.admission.Admitted;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Event;
 import dev.taskline.journal.Insert;
+import dev.taskline.journal.JournalFlow.QueueControl;
 import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskSnapshot;
 import dev.taskline.journal.TaskState;
@@ -187,12 +188,23 @@ final class ApiJson {
         .put("fencedWrites", queue.fencedWrites())
         .put("leaseTakeovers", queue.leaseTakeovers())
         .put("lagSeconds", queue.lagSeconds())
-        .put("rates", rates(queue.rates()));
+        .put("rates", rates(queue.rates()))
+        .put("paused", queue.control().paused());
+    if (queue.control().paused()) {
+      json.put("pausedAt", time(queue.control().changedAt())).put("pausedBy", queue.control().changedBy());
+    }
     if (queue.claimedAhead() != null) {
       // Of the waiting, those leased here ahead of a free slot; of the running, those whose end is being journaled.
       json.put("claimedAhead", queue.claimedAhead()).put("finishing", queue.finishing());
     }
     return json;
+  }
+
+  /** A queue's pause switch, as a pause or resume answers it. */
+  static JsonObject pause(QueueControl control) {
+    return new JsonObject().put("queue", control.queue()).put("paused", control.paused())
+        .put("changedAt", time(control.changedAt()))
+        .put("changedBy", control.changedBy());
   }
 
   static JsonObject stats(Stats stats) {

@@ -8,7 +8,7 @@ import io.vertx.ext.web.RoutingContext;
 
 /**
  * {@code /api/queues} and {@code /api/stats}: this node's queues, one by one and added up (for a
- * tenant's key, its own tasks).
+ * tenant's key, its own tasks); an admin pauses and resumes them.
  */
 final class QueueRoutes implements Routes {
 
@@ -22,6 +22,14 @@ final class QueueRoutes implements Routes {
   public void mount(Router router) {
     router.get("/api/queues").handler(this::queues);
     router.get("/api/stats").handler(this::stats);
+    router.post("/api/queues/:queue/pause").handler(ctx -> pause(ctx, true));
+    router.post("/api/queues/:queue/resume").handler(ctx -> pause(ctx, false));
+  }
+
+  private void pause(RoutingContext ctx, boolean paused) {
+    service.pause(Requests.caller(ctx), ctx.pathParam("queue"), paused)
+        .onSuccess(control -> Requests.json(ctx, 200, ApiJson.pause(control)))
+        .onFailure(ctx::fail);
   }
 
   private void queues(RoutingContext ctx) {

@@ -25,7 +25,8 @@ final class Sql {
   }
 
   private static final class Queries {
-    static final Sql SQL = load("/sql/queries/tasks.sql", "/sql/queries/events.sql", "/sql/queries/keys.sql");
+    static final Sql SQL = load("/sql/queries/tasks.sql", "/sql/queries/events.sql", "/sql/queries/keys.sql",
+        "/sql/queries/flow.sql");
   }
 
   /** Reads packaged files; called once at start-up, before any event loop needs them. */

@@ -62,6 +62,8 @@ public final class QueueMeters {
         .description("Tasks taken by a worker on this node").register(registry);
     Gauge.builder("taskline.queue.scheduled", queue, q -> q.counts().scheduled()).tag("queue", name)
         .description("Tasks held until due: delayed, or waiting out a retry's backoff").register(registry);
+    Gauge.builder("taskline.queue.paused", queue, q -> q.paused() ? 1 : 0).tag("queue", name)
+        .description("1 while an operator has the queue paused: it takes tasks but starts none").register(registry);
     Gauge.builder("taskline.queue.slots", queue, q -> q.config().slots()).tag("queue", name)
         .description("Tasks of this queue that may run at once on this node").register(registry);
     Gauge.builder("taskline.queue.capacity", queue, q -> q.config().capacity()).tag("queue", name)

@@ -60,6 +60,9 @@ public final class TaskQueue {
   private Runnable onRoom = () -> { };
   private Runnable onScheduled = () -> { };
   private boolean journalHasMore;
+  // Paused by an operator (see flow.QueuePauses): nothing is handed to a worker, at admission or
+  // from waiting. What runs goes on, and submissions are still taken within capacity.
+  private boolean paused;
   // Custody counts: a task enters this node's custody when it is admitted here or read back from
   // the journal, and leaves it when it ends here or is handed back. Kept under the same lock as
   // the queues, so that accepted - finished = waiting + scheduled + running holds at every read.
@@ -145,6 +148,26 @@ public final class TaskQueue {
     this.onScheduled = listener;
   }
 
+  /**
+   * Pauses or resumes the queue. Either way its worker is told: on a pause, to hand back the tasks
+   * it holds leased and has not started; on a resume, to start again.
+   */
+  public void paused(boolean pause) {
+    Runnable listener;
+    synchronized (this) {
+      if (paused == pause) {
+        return;
+      }
+      paused = pause;
+      listener = onAvailable;
+    }
+    listener.run();
+  }
+
+  public synchronized boolean paused() {
+    return paused;
+  }
+
   /** Recovery found more waiting tasks in the journal than this queue had room for. */
   public synchronized void journalHasMore(boolean more) {
     this.journalHasMore = more;
@@ -178,7 +201,7 @@ public final class TaskQueue {
       if (!later.isEmpty() && scheduled.size() + reservedScheduled + later.size() > config.scheduledCapacity()) {
         return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
-      if (!due.isEmpty() && workerId != null && waiting.isEmpty()) {
+      if (!due.isEmpty() && workerId != null && waiting.isEmpty() && !paused) {
         int room = Math.max(0, claimRoom());
         // A local worker takes what fits (the best first) and the rest wait behind it; a remote
         // waiter takes the whole submission or none of it.
@@ -460,7 +483,7 @@ public final class TaskQueue {
     List<Task> taken = new ArrayList<>();
     Runnable listener = null;
     synchronized (this) {
-      int want = Math.min(max, claimRoom());
+      int want = paused ? 0 : Math.min(max, claimRoom());
       while (taken.size() < want && !waiting.isEmpty()) {
         taken.add(waiting.poll());
       }
@@ -534,7 +557,7 @@ public final class TaskQueue {
     Task task;
     Runnable listener = null;
     synchronized (this) {
-      task = claimed + running + dispatching < config.slots() ? waiting.poll() : null;
+      task = !paused && claimed + running + dispatching < config.slots() ? waiting.poll() : null;
       if (task != null) {
         running++;
         claiming++;
@@ -558,7 +581,7 @@ public final class TaskQueue {
     Runnable listener = null;
     synchronized (this) {
       int want = Math.min(max, config.slots() - claimed - running - dispatching);
-      if (want <= 0 || waiting.isEmpty()) {
+      if (paused || want <= 0 || waiting.isEmpty()) {
         return List.of();
       }
       // One pass over the heap keeps the best few that match (the worst of them on top), instead
@@ -592,7 +615,7 @@ public final class TaskQueue {
 
   /** Whether {@link #poll} could hand out a task now: one waits and a slot is free. */
   public synchronized boolean canPoll() {
-    return !waiting.isEmpty() && claimed + running + dispatching < config.slots();
+    return !paused && !waiting.isEmpty() && claimed + running + dispatching < config.slots();
   }
 
   /**

@@ -12,8 +12,10 @@ import dev.taskline.config.QueueConfig;
 import dev.taskline.events.EventHub;
 import dev.taskline.events.StreamSink;
 import dev.taskline.events.TaskStream;
+import dev.taskline.flow.QueuePauses;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalFlow.QueueControl;
 import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.TaskState;
@@ -71,9 +73,12 @@ public final class TaskService {
   private final Clock clock;
   private final int maxStreams;
 
+  private final QueuePauses pauses;
+
   public TaskService(Admission admission, Control control, JournalReads reads, QueueRegistry queues,
       TasklineMetrics metrics, EventHub hub, RemoteWorkers remote, Clock clock, int maxStreams, ApiKeys keys,
-      JournalKeys journalKeys) {
+      JournalKeys journalKeys, QueuePauses pauses) {
+    this.pauses = pauses;
     this.keys = keys;
     this.journalKeys = journalKeys;
     this.remote = remote;
@@ -155,6 +160,19 @@ public final class TaskService {
         : reads.tenantCounts(caller.tenant(), clock.instant()).map(this::tenantQueues));
   }
 
+  /**
+   * Pauses ({@code paused}) or resumes a queue on every node: an admin's call. The answer comes once
+   * this node applies it; the others follow within a second.
+   */
+  public Future<QueueControl> pause(Caller caller, String queue, boolean paused) {
+    return permitted(() -> {
+      caller.require(Scope.ADMIN);
+      if (queues.get(queue) == null) {
+        throw NotFoundException.queue(queue);
+      }
+    }).compose(v -> pauses.set(queue, paused, caller.keyId()));
+  }
+
   private List<QueueView> tenantQueues(List<TenantCounts> counts) {
     java.util.Map<String, TenantCounts> byQueue = new java.util.HashMap<>();
     counts.forEach(c -> byQueue.put(c.queue(), c));
@@ -163,7 +181,8 @@ public final class TaskService {
       TenantCounts c = byQueue.getOrDefault(queue.name(), new TenantCounts(queue.name(), 0, 0, 0, 0, 0));
       list.add(new QueueView(queue.name(), c.waiting(), c.running(), c.scheduled(), queue.config().slots(),
           queue.config().capacity(), queue.config().scheduledCapacity(), queue.config().tenantLimit(), c.accepted(),
-          c.finished(), c.waiting() + c.scheduled() + c.running(), null, null, null, null, null, null, null));
+          c.finished(), c.waiting() + c.scheduled() + c.running(), null, null, null, null, null, null, null,
+          pauses.control(queue.name())));
     }
     return list;
   }
@@ -178,7 +197,8 @@ public final class TaskService {
           queue.config().slots(), queue.config().capacity(), queue.config().scheduledCapacity(),
           queue.config().tenantLimit(), counts.accepted(), counts.finished(), counts.unfinished(),
           meters.rejectedCount(), meters.fencedCount(), meters.takeoverCount(),
-          queue.oldestWaitingAgeMs(now) / 1000.0, meters.rates(), counts.claimedAhead(), counts.finishing()));
+          queue.oldestWaitingAgeMs(now) / 1000.0, meters.rates(), counts.claimedAhead(), counts.finishing(),
+          pauses.control(queue.name())));
     }
     return list;
   }

@@ -1,5 +1,6 @@
 package dev.taskline.service;
 
+import dev.taskline.journal.JournalFlow.QueueControl;
 import dev.taskline.journal.TaskState;
 import dev.taskline.journal.TaskView;
 import dev.taskline.metrics.QueueMeters;
@@ -28,11 +29,11 @@ public final class Views {
   public record BatchCancellation(UUID batchId, int cancelled, int cancelling, int alreadyFinished) {
   }
 
-  /** One queue on this node: its limits, its custody counts, what it refused and fenced, its rates. */
+  /** One queue on this node: its limits, its custody counts, what it refused and fenced, its rates, its switches. */
   public record QueueView(String name, long waiting, long running, long scheduled, int slots, int capacity,
       int scheduledCapacity, int tenantLimit, long accepted, long finished, long unfinished, Long rejected,
       Long fencedWrites, Long leaseTakeovers, Double lagSeconds, QueueMeters.Rates rates, Integer claimedAhead,
-      Integer finishing) {
+      Integer finishing, QueueControl control) {
   }
 
   /**

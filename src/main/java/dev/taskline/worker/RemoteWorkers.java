@@ -635,6 +635,15 @@ public final class RemoteWorkers extends VerticleBase {
 
   private void servePass(TaskQueue queue) {
     absorbDispatched(queue);
+    if (queue.paused()) {
+      // Claims wait out a pause (the queue hands out nothing). Tasks journaled claimed for a waiting
+      // claim just before it are handed back rather than answered.
+      List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE, Want.ANY);
+      if (!left.isEmpty()) {
+        handBack(left);
+      }
+      return;
+    }
     // Claims that want the same often wait together: the queue is searched once for each.
     Set<Want> foundNothing = new HashSet<>();
     for (Iterator<Waiter> line = picky.get(queue.name()).iterator(); line.hasNext()

@@ -187,12 +187,17 @@ public final class WorkerVerticle extends VerticleBase {
    * journaled as running: hand them back at once rather than leave them to a lapsing lease.
    */
   private void releaseReady() {
+    for (Dispatched task : takeReady()) {
+      releaseBeforeStart(task);
+    }
+  }
+
+  /** Every task leased here and not started, taken out of the worker's hands. */
+  private List<Dispatched> takeReady() {
     takeDispatched();
     List<Dispatched> left = new ArrayList<>(ready.values());
     ready.clear();
-    for (Dispatched task : left) {
-      releaseBeforeStart(task);
-    }
+    return left;
   }
 
   private void takeDispatched() {
@@ -217,6 +222,14 @@ public final class WorkerVerticle extends VerticleBase {
   private void drain() {
     if (stopping) {
       releaseReady();
+      return;
+    }
+    if (queue.paused()) {
+      // Nothing starts in a paused queue: what is leased here goes back to pending, and waits in
+      // line here for the resume. (The queue hands out nothing new meanwhile.)
+      for (Dispatched task : takeReady()) {
+        holdBack(task);
+      }
       return;
     }
     takeDispatched();
@@ -263,6 +276,21 @@ public final class WorkerVerticle extends VerticleBase {
   /** A task leased here and not started goes back to pending for any node to take. */
   private void releaseBeforeStart(Dispatched task) {
     leave(task.task(), Stage.CLAIMED, journal.release(task.lease()).map(state -> (Task) null));
+  }
+
+  /**
+   * A task leased here and not started, in a queue that was paused: pending again in the journal
+   * (its attempt given back, its version bumped), and held here again for when the queue resumes.
+   */
+  private void holdBack(Dispatched task) {
+    Lease lease = task.lease();
+    leave(task.task(), Stage.CLAIMED, journal.release(lease).map(state -> {
+      if (state != TaskState.PENDING) {
+        counted(state, false); // a cancel asked for meanwhile ended it; null: the lease was lost
+        return null;
+      }
+      return task.task().pendingAgain(lease.version() + 1, lease.attempt() - 1, task.task().dueAtMillis());
+    }));
   }
 
   /** A task leased here and not started was asked to cancel: it ends cancelled without running. */

@@ -65,6 +65,8 @@ class AuthTest {
       Map.entry("POST /api/tasks/{id}/complete", "work"),
       Map.entry("POST /api/tasks/{id}/fail", "work"),
       Map.entry("GET /api/workers", "admin"),
+      Map.entry("POST /api/queues/{queue}/pause", "admin"),
+      Map.entry("POST /api/queues/{queue}/resume", "admin"),
       Map.entry("POST /api/keys", "admin"),
       Map.entry("GET /api/keys", "admin"),
       Map.entry("DELETE /api/keys/{id}", "admin"),

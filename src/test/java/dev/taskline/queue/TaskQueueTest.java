@@ -489,4 +489,31 @@ class TaskQueueTest {
     assertEquals(1, queue.waiting(), "the low crop still waits");
     assertEquals(3, queue.counts().running());
   }
+
+  @Test
+  void a_paused_queue_takes_tasks_but_hands_none_out_until_it_resumes() {
+    TaskQueue queue = queue(10);
+    AtomicInteger told = new AtomicInteger();
+    queue.onAvailable(told::incrementAndGet);
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    queue.claimAhead(5);
+    queue.paused(true);
+    assertEquals(1, told.get(), "the worker is told, to hand back what it holds leased");
+    queue.paused(true);
+    assertEquals(1, told.get(), "pausing a paused queue is no news");
+    Reservation admitted = reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID()), null);
+    assertRoom(null, admitted, "a paused queue still takes tasks within capacity");
+    assertFalse(admitted.inserts().stream().anyMatch(Insert::claimed), "none is journaled claimed for the worker");
+    admitted.commit();
+    assertEquals(2, queue.counts().waiting());
+    assertNull(queue.poll());
+    assertEquals(List.of(), queue.pollAhead(10));
+    assertEquals(List.of(), queue.poll(10, t -> true));
+    assertFalse(queue.canPoll());
+
+    int before = told.get();
+    queue.paused(false);
+    assertEquals(before + 1, told.get(), "the resume wakes the worker");
+    assertEquals(2, queue.pollAhead(10).size());
+  }
 }
