@@ -128,6 +128,31 @@ async function dashboardScenario() {
       }
     });
 
+    await check('a queue is paused and resumed from its row, and a task waits out the pause', async () => {
+      const row = page.locator('#queue-table tbody tr[data-queue="matching"]');
+      const badge = row.locator('td.flow .badge');
+      const toggle = row.locator('td.flow button.pause-toggle');
+      assert.equal((await badge.textContent()).trim(), 'running');
+      await toggle.click();
+      await row.locator('td.flow .badge[data-state="paused"]').waitFor();
+      assert.equal((await toggle.textContent()).trim(), 'Resume');
+      const queues = await http('GET', '/api/queues');
+      const matching = queues.json.queues.find((q) => q.name === 'matching');
+      assert.equal(matching.paused, true, 'the server has it paused');
+      const task = await http('POST', '/api/tasks', { type: 'sleep', queue: 'matching', payload: { ms: 0 } });
+      assert.equal(task.status, 202);
+      // The page's own refresh shows it waiting, and still paused.
+      await until('the paused queue shows its task waiting', async () =>
+        (await row.locator('td').nth(0).textContent()).trim() === '1'
+        && (await badge.textContent()).trim() === 'paused');
+      assert.equal((await http('GET', `/api/tasks/${task.json.id}`)).json.state, 'pending');
+      await toggle.click();
+      await row.locator('td.flow .badge[data-state="running"]').waitFor();
+      assert.equal((await toggle.textContent()).trim(), 'Pause');
+      await until('the task runs once resumed', async () =>
+        (await http('GET', `/api/tasks/${task.json.id}`)).json.state === 'succeeded');
+    });
+
     await check('the chart samples every second', async () => {
       await page.waitForFunction(() => document.querySelector('#legend-backlog').textContent !== '–');
       const size = await page.locator('#throughput-chart').evaluate((c) => [c.width, c.height]);

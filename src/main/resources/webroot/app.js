@@ -75,7 +75,8 @@ function renderQueues(queues) {
   reconcileRows(queueBody, queues, (q) => q.name,
     (q) => h('tr', { dataset: { queue: q.name } },
       h('th', { scope: 'row' }, q.name),
-      ...Array.from({ length: 10 }, () => h('td.num'))),
+      ...Array.from({ length: 10 }, () => h('td.num')),
+      h('td.flow', null, h('span.badge'), h('button.pause-toggle', { type: 'button' }))),
     (row, q) => {
       const c = row.cells;
       const rates = q.rates || {};
@@ -91,6 +92,7 @@ function renderQueues(queues) {
       c[9].textContent = num(rates.arrival10s);
       c[10].textContent = num(rates.completion10s);
       row.title = `backlog trend ${num(rates.backlogTrend10s)}/s · oldest waiting ${num(q.lagSeconds)} s`;
+      showPause(row, q.name, q.paused, q.pausedAt);
     });
   const names = queues.map((q) => q.name);
   if (names.join('\n') !== queueNames.join('\n')) {
@@ -98,6 +100,44 @@ function renderQueues(queues) {
     fillQueueSelects(names);
   }
 }
+
+// A paused queue takes tasks and starts none, on every node; the switch is an admin's.
+function showPause(row, name, paused, since) {
+  row.dataset.paused = String(Boolean(paused));
+  const cell = row.cells[11];
+  const badge = cell.querySelector('.badge');
+  badge.textContent = paused ? 'paused' : 'running';
+  badge.dataset.state = paused ? 'paused' : 'running';
+  badge.title = paused && since ? `paused since ${time(since)}` : '';
+  const button = cell.querySelector('button');
+  if (button.dataset.busy !== 'true') {
+    button.textContent = paused ? 'Resume' : 'Pause';
+    button.setAttribute('aria-label', `${paused ? 'Resume' : 'Pause'} queue ${name}`);
+  }
+}
+
+queueBody.addEventListener('click', async (event) => {
+  const button = event.target.closest('button.pause-toggle');
+  if (!button) {
+    return;
+  }
+  const row = button.closest('tr');
+  const name = row.dataset.queue;
+  const pause = row.dataset.paused !== 'true';
+  button.dataset.busy = 'true';
+  button.disabled = true;
+  try {
+    const answer = await api.post(`/api/queues/${encodeURIComponent(name)}/${pause ? 'pause' : 'resume'}`, {});
+    button.dataset.busy = 'false';
+    showPause(row, name, answer.paused, answer.changedAt);
+    notify(answer.paused ? `Queue “${name}” paused on every node: it takes tasks and starts none.` : `Queue “${name}” resumed.`);
+  } catch (e) {
+    notify(`${pause ? 'Pause' : 'Resume'} failed: ${e.message}`, 'error');
+  } finally {
+    button.dataset.busy = 'false';
+    button.disabled = false;
+  }
+});
 
 const chart = new LiveChart($('#throughput-chart'), [
   { key: 'arrival', label: 'arrivals/s', color: '#2563eb', axis: 'left' },
