@@ -17,7 +17,9 @@
 -- $1 ids, $2 queues, $3 types, $4 payloads (JSON text), $5 priorities, $6 run_at, $7 max_attempts,
 -- $8 timeout_ms, $9 batch ids (null for single tasks), $10 now, $11 batch ids, $12 batch sizes,
 -- $13 worker ids, $14 lease deadlines, $15 and $16 each batch's smallest and largest task id (the
--- range in which its tasks are found), $17 tenants (null for a task without one). A task with a
+-- range in which its tasks are found), $17 tenants (null for a task without one), $18 concurrency
+-- keys (null for none; a keyed task is never inserted claimed: its key's room is decided by the
+-- claim, see claim_keyed). A task with a
 -- worker id is dispatched at once: its worker had a free slot and nothing waited, so it is inserted
 -- claimed (lease version 1, attempt 1) and both transitions are journaled here, which spares the
 -- claim statement and its round trip. Nothing is returned: the command's row count (events
@@ -29,16 +31,16 @@ WITH new_batches AS (
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
                      batch_id, created_at, updated_at, worker_id, lease_version, attempt,
-                     lease_expires_at, started_at, tenant)
+                     lease_expires_at, started_at, tenant, concurrency_key)
   SELECT r.id, r.queue, r.type, CASE WHEN r.worker_id IS NULL THEN 'pending' ELSE 'running' END,
          r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, r.batch_id, $10, $10,
          r.worker_id, CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END, r.lease_expires_at,
-         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END, r.tenant
+         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END, r.tenant, r.concurrency_key
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[],
-              $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[], $17::text[])
+              $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[], $17::text[], $18::text[])
        AS r(id, queue, type, payload, priority, run_at, max_attempts, timeout_ms, batch_id, worker_id,
-            lease_expires_at, tenant)
+            lease_expires_at, tenant, concurrency_key)
   RETURNING id, worker_id
 )
 INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
@@ -68,6 +70,54 @@ WITH req AS MATERIALIZED (
   SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, $5 FROM claimed
 )
 SELECT id, lease_version, attempt FROM claimed;
+
+-- name: claim_keys_lock
+-- $1 the keys of a keyed claim, as "queue/key" texts. Taken in the claim's transaction, before the
+-- claim itself, in one order for every node (so that two claims cannot deadlock): a second claim
+-- of the same key waits for the first to commit, and its own statement then sees the tasks the
+-- first started. (Within one statement a READ COMMITTED snapshot is older than a lock it waited
+-- for, which is why the lock is a statement of its own.) Finishes take no lock: they only free room.
+SELECT pg_advisory_xact_lock(h)::text AS locked
+  FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS u(k) ORDER BY 1) AS keys;
+
+-- name: claim_keyed
+-- $1 ids, $2 expected lease versions, $3 worker ids, $4 lease deadlines, $5 now, $6 queues,
+-- $7 concurrency keys, $8 each key's limit. As claim, for tasks with a concurrency key: a task is
+-- taken only while fewer than its key's limit of that key's tasks run (on any node), counting the
+-- ones taken before it in this statement, in the order asked; the others are returned with
+-- key_full set, still pending, for the node to hold until the key has room. Runs after
+-- claim_keys_lock, in its transaction.
+WITH req AS MATERIALIZED (
+  SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
+    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[])
+         WITH ORDINALITY AS r(id, expected_version, worker_id, lease_expires_at, queue, concurrency_key, key_limit, ord)
+), claimable AS (
+  SELECT req.*, row_number() OVER (PARTITION BY req.queue, req.concurrency_key ORDER BY req.ord) AS place
+    FROM req JOIN tasks t ON t.id = req.id
+   WHERE t.state = req.held_state AND t.lease_version = req.expected_version AND t.run_at <= req.at
+), running AS (
+  SELECT k.queue, k.concurrency_key,
+         (SELECT count(*) FROM tasks t
+           WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key AND t.state = 'running') AS n
+    FROM (SELECT DISTINCT queue, concurrency_key FROM claimable) AS k
+), allowed AS (
+  SELECT c.* FROM claimable c JOIN running r ON r.queue = c.queue AND r.concurrency_key = c.concurrency_key
+   WHERE c.place <= c.key_limit - r.n
+), claimed AS (
+  UPDATE tasks t
+     SET state = 'running', lease_version = t.lease_version + 1, worker_id = req.worker_id,
+         lease_expires_at = req.lease_expires_at, attempt = t.attempt + 1,
+         started_at = COALESCE(t.started_at, $5), updated_at = $5
+    FROM allowed req
+   WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
+  RETURNING t.id, t.lease_version, t.attempt, t.worker_id
+), ev AS (
+  INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
+  SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, $5 FROM claimed
+)
+SELECT id, lease_version, attempt, false AS key_full FROM claimed
+UNION ALL
+SELECT c.id, NULL, NULL, true FROM claimable c WHERE NOT EXISTS (SELECT 1 FROM allowed a WHERE a.id = c.id);
 
 -- name: finish
 -- $1 ids, $2 lease versions, $3 worker ids, $4 target states, $5 results (JSON text),
@@ -178,7 +228,7 @@ SELECT count(*) AS pending FROM tasks WHERE state = 'pending' AND queue = $1 AND
 -- (priority points per second of waiting). The same order as the in-memory queue: effective
 -- priority = priority + rate * seconds waited, which ranks like priority - rate * run_at.
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, run_at, tenant
+       timeout_ms, run_at, tenant, concurrency_key
   FROM tasks
  WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
  ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id
@@ -232,7 +282,7 @@ WITH target AS (
     FROM target
    WHERE t.id = target.id
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
-            t.max_attempts, t.timeout_ms, t.run_at, t.tenant
+            t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
   SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, $2, $3::jsonb

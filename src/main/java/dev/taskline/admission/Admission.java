@@ -309,6 +309,7 @@ public final class Admission {
           .timeoutMs(timeoutMs)
           .batch(batchId)
           .tenant(tenant)
+          .concurrencyKey(s.concurrencyKey())
           .build(), runAt));
     }
     return tasks;

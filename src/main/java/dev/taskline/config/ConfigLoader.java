@@ -115,7 +115,8 @@ public final class ConfigLoader {
       String name = names.next();
       Node q = queuesNode.object(name);
       q.only("slots", "capacity", "leaseMs", "heartbeatMs", "maxAttempts", "backoffBaseMs", "backoffCapMs",
-          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types", "push", "claimAhead");
+          "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types", "push", "claimAhead",
+          "keyConcurrency", "keyLimits");
       int slots = q.integer("slots", QueueConfig.DEFAULT_SLOTS);
       long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
       long backoffCapMs = q.longValue("backoffCapMs", QueueConfig.DEFAULT_BACKOFF_CAP_MS);
@@ -134,7 +135,8 @@ public final class ConfigLoader {
           q.bool("remote", false),
           q.texts("types"),
           q.node.hasNonNull("push") ? push(q.object("push")) : null,
-          q.integer("claimAhead", QueueConfig.defaultClaimAhead(slots))));
+          q.integer("claimAhead", QueueConfig.defaultClaimAhead(slots)),
+          keyLimits(q)));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 
@@ -183,6 +185,21 @@ public final class ConfigLoader {
     }
     return new AuthConfig(keys, auth.bool("allowAnonymous", false), auth.bool("openMetrics", false),
         auth.integer("maxFailuresPerMinute", 20));
+  }
+
+  /** {@code keyConcurrency} (a bound for every key) and {@code keyLimits} (some keys' own). */
+  private static QueueConfig.KeyLimits keyLimits(Node q) {
+    if (q.node.has("keyConcurrency") && q.integer("keyConcurrency", 0) < 1) {
+      throw new ConfigException(q.key("keyConcurrency") + " must be from 1 to 100000, got "
+          + q.node.get("keyConcurrency"));
+    }
+    Node limits = q.object("keyLimits");
+    Map<String, Integer> overrides = new LinkedHashMap<>();
+    for (Iterator<String> keys = limits.node.fieldNames(); keys.hasNext(); ) {
+      String key = keys.next();
+      overrides.put(key, limits.integer(key, 0));
+    }
+    return new QueueConfig.KeyLimits(q.integer("keyConcurrency", 0), overrides);
   }
 
   private static PushTarget push(Node push) {

@@ -1,6 +1,7 @@
 package dev.taskline.config;
 
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -21,10 +22,40 @@ import java.util.regex.Pattern;
  * @param claimAhead        most tasks a local worker holds leased beyond its free slots, so that a slot that
  *                          frees starts its next task without waiting for a claim; the worker holds fewer when
  *                          its handlers are slow (see {@code WorkerVerticle}); 0: none
+ * @param keyLimits         how many tasks of one concurrency key may run at once, across every node
  */
 public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
     long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
-    int tenantLimit, boolean remote, List<String> types, PushTarget push, int claimAhead) {
+    int tenantLimit, boolean remote, List<String> types, PushTarget push, int claimAhead, KeyLimits keyLimits) {
+
+  /** The longest concurrency key a task may carry. */
+  public static final int MAX_KEY_LENGTH = 128;
+
+  /**
+   * Keyed concurrency: at most {@code perKey} tasks of one key run at once (0: no bound unless the
+   * key has its own), and {@code overrides} sets some keys' bounds apart.
+   */
+  public record KeyLimits(int perKey, Map<String, Integer> overrides) {
+
+    public static final KeyLimits NONE = new KeyLimits(0, Map.of());
+
+    public KeyLimits {
+      overrides = Map.copyOf(overrides);
+    }
+
+    /** How many tasks of {@code key} may run at once; 0 when nothing bounds them (or there is no key). */
+    public int limit(String key) {
+      if (key == null) {
+        return 0;
+      }
+      Integer own = overrides.get(key);
+      return own != null ? own : perKey;
+    }
+
+    public boolean any() {
+      return perKey > 0 || !overrides.isEmpty();
+    }
+  }
 
   /** What a task type of a remote or push queue may be called: any name a worker in any language can match. */
   public static final Pattern EXTERNAL_TYPE = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
@@ -92,6 +123,20 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
     if (claimAhead < 0 || claimAhead > 100_000) {
       throw new ConfigException(key + ".claimAhead must be from 0 to 100000, got " + claimAhead);
     }
+    keyLimits = keyLimits == null ? KeyLimits.NONE : keyLimits;
+    if (keyLimits.perKey() < 0 || keyLimits.perKey() > 100_000) {
+      throw new ConfigException(key + ".keyConcurrency must be from 1 to 100000, got " + keyLimits.perKey());
+    }
+    for (Map.Entry<String, Integer> limit : keyLimits.overrides().entrySet()) {
+      if (limit.getKey().isEmpty() || limit.getKey().length() > MAX_KEY_LENGTH) {
+        throw new ConfigException(key + ".keyLimits: a key must be 1-" + MAX_KEY_LENGTH + " characters, got '"
+            + limit.getKey() + "'");
+      }
+      if (limit.getValue() < 1 || limit.getValue() > 100_000) {
+        throw new ConfigException(key + ".keyLimits." + limit.getKey() + " must be from 1 to 100000, got "
+            + limit.getValue());
+      }
+    }
     types = types == null ? List.of() : List.copyOf(types);
     if (!types.isEmpty() && !remote && push == null) {
       throw new ConfigException(key + ".types is for remote and push queues; the types of a local one are its handlers'");
@@ -112,7 +157,7 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       int tenantLimit) {
     this(name, slots, capacity, leaseMs, heartbeatMs, maxAttempts, backoffBaseMs, backoffCapMs, timeoutMs,
         agingPerSecond, scheduledCapacity, tenantLimit, false, List.of(), null,
-        defaultClaimAhead(slots));
+        defaultClaimAhead(slots), KeyLimits.NONE);
   }
 
   /** Whether this queue's tasks are run by something other than this node's handlers. */

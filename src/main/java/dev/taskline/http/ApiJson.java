@@ -115,6 +115,9 @@ final class ApiJson {
     if (task.tenant() != null) {
       json.put("tenant", task.tenant());
     }
+    if (task.concurrencyKey() != null) {
+      json.put("concurrencyKey", task.concurrencyKey());
+    }
     if (task.timeoutMs() != null) {
       json.put("timeoutMs", task.timeoutMs());
     }
@@ -192,6 +195,14 @@ final class ApiJson {
         .put("paused", queue.control().paused());
     if (queue.control().paused()) {
       json.put("pausedAt", time(queue.control().changedAt())).put("pausedBy", queue.control().changedBy());
+    }
+    if (queue.keyLimits().any()) {
+      json.put("keyConcurrency", queue.keyLimits().perKey()).put("keyLimits", new JsonObject(
+          new java.util.LinkedHashMap<>(queue.keyLimits().overrides())));
+      if (queue.heldByKeys() != null) {
+        // Of the waiting, those held back because their key is at its bound.
+        json.put("heldByKeys", queue.heldByKeys());
+      }
     }
     if (queue.claimedAhead() != null) {
       // Of the waiting, those leased here ahead of a free slot; of the running, those whose end is being journaled.

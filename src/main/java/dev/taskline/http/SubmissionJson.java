@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import dev.taskline.admission.Submission;
+import dev.taskline.config.QueueConfig;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -15,7 +16,7 @@ import java.util.Set;
 final class SubmissionJson {
 
   private static final Set<String> TASK_FIELDS = Set.of("type", "payload", "queue", "priority", "maxAttempts", "timeoutMs",
-      "delayMs", "runAt");
+      "delayMs", "runAt", "concurrencyKey");
   private static final Set<String> BATCH_FIELDS = Set.of("tasks");
 
   private SubmissionJson() {
@@ -63,6 +64,12 @@ final class SubmissionJson {
     if (text.indexOf('\0') >= 0 || (queue != null && ((String) queue).indexOf('\0') >= 0)) {
       throw ApiException.unprocessable(where + "type and queue must not contain the NUL character");
     }
+    Object key = body.getValue("concurrencyKey");
+    if (key != null && (!(key instanceof String keyText) || keyText.isEmpty()
+        || keyText.length() > QueueConfig.MAX_KEY_LENGTH || keyText.indexOf('\0') >= 0)) {
+      throw ApiException.unprocessable(where + "concurrencyKey must be a string of 1 to " + QueueConfig.MAX_KEY_LENGTH
+          + " characters, without the NUL character");
+    }
     Object runAt = body.getValue("runAt");
     java.time.Instant runAtTime = null;
     if (runAt != null) {
@@ -77,7 +84,7 @@ final class SubmissionJson {
     }
     return new Submission(text, payload == null ? new JsonObject() : (JsonObject) payload, (String) queue,
         intOrNull(body, "priority", where), intOrNull(body, "maxAttempts", where), longOrNull(body, "timeoutMs", where),
-        longOrNull(body, "delayMs", where), runAtTime);
+        longOrNull(body, "delayMs", where), runAtTime, (String) key);
   }
 
   static boolean containsNul(Object value) {

@@ -44,6 +44,7 @@ public final class Journal {
   private final Sql sql;
   private final GroupCommit<List<Insert>, Void> inserts;
   private final GroupCommit<ClaimRequest, Lease> claims;
+  private final GroupCommit<KeyedClaimRequest, KeyedClaim> keyedClaims;
   private final GroupCommit<FinishRequest, TaskState> finishes;
   private final GroupCommit<HeartbeatRequest, Heartbeat> heartbeats;
   private final GroupCommit<ProgressRequest, Boolean> progresses;
@@ -69,6 +70,7 @@ public final class Journal {
     this.sql = Sql.queries();
     this.inserts = new GroupCommit<>(INSERT_GROUP, maxWaitingInserts, timed("insert_tasks", this::flushInserts));
     this.claims = new GroupCommit<>(MAX_GROUP, timed("claim", this::flushClaims));
+    this.keyedClaims = new GroupCommit<>(MAX_GROUP, timed("claim_keyed", this::flushKeyedClaims));
     this.finishes = new GroupCommit<>(MAX_GROUP, timed("finish", this::flushFinishes));
     this.heartbeats = new GroupCommit<>(MAX_GROUP, timed("heartbeat", this::flushHeartbeats));
     this.progresses = new GroupCommit<>(MAX_GROUP, timed("progress", this::flushProgress));
@@ -157,6 +159,22 @@ public final class Journal {
   /** Claims a waiting task seen at {@code expectedVersion}; null when someone else got it first. */
   public Future<Lease> claim(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {
     return guard(claims.submit(new ClaimRequest(taskId, expectedVersion, workerId, leaseFor)));
+  }
+
+  /**
+   * Claims a waiting task of concurrency key {@code key} in {@code queue}, only while fewer than
+   * {@code keyLimit} of that key's tasks run, on any node: the count and the claim are decided under
+   * the key's lock, in one transaction. {@link KeyedClaim#keyFull} when the key had no room (the
+   * task is still pending); a null lease otherwise when someone else got it first.
+   */
+  public Future<KeyedClaim> claimKeyed(UUID taskId, long expectedVersion, String workerId, Duration leaseFor,
+      String queue, String key, int keyLimit) {
+    return guard(keyedClaims.submit(new KeyedClaimRequest(new ClaimRequest(taskId, expectedVersion, workerId, leaseFor),
+        queue, key, keyLimit)));
+  }
+
+  /** What a keyed claim got: a lease, or no room in its key, or neither (the task was taken or ended). */
+  public record KeyedClaim(Lease lease, boolean keyFull) {
   }
 
   /**
@@ -349,6 +367,7 @@ public final class Journal {
           .maxAttempts(row.getInteger("max_attempts"))
           .timeoutMs(row.getLong("timeout_ms"))
           .tenant(row.getString("tenant"))
+          .concurrencyKey(row.getString("concurrency_key"))
           .runAt(row.getOffsetDateTime("run_at").toInstant())
           .leased(row.getLong("lease_version"), row.getInteger("attempt"))
           .build());
@@ -416,9 +435,9 @@ public final class Journal {
       firsts[b] = batchRanges.get(batches[b])[0];
       lasts[b] = batchRanges.get(batches[b])[1];
     }
-    // The order of insert_tasks' parameters ($1 to $17), as its comment in sql/ lists them.
+    // The order of insert_tasks' parameters ($1 to $18), as its comment in sql/ lists them.
     return Tuple.wrap(new Object[] {c.ids, c.queues, c.types, c.payloads, c.priorities, c.runAts, c.maxAttempts,
-        c.timeouts, c.batchIds, now, batches, sizes, c.workers, c.leaseUntil, firsts, lasts, c.tenants});
+        c.timeouts, c.batchIds, now, batches, sizes, c.workers, c.leaseUntil, firsts, lasts, c.tenants, c.keys});
   }
 
   /** The per-task columns of {@code insert_tasks}, one array a column. */
@@ -435,6 +454,7 @@ public final class Journal {
     final String[] workers;
     final OffsetDateTime[] leaseUntil;
     final String[] tenants;
+    final String[] keys;
     private final Memo<Instant, OffsetDateTime> runAtUtc = new Memo<>(Journal::utc);
     private final Memo<Instant, OffsetDateTime> leaseUtc = new Memo<>(Journal::utc);
 
@@ -451,6 +471,7 @@ public final class Journal {
       workers = new String[n];
       leaseUntil = new OffsetDateTime[n];
       tenants = new String[n];
+      keys = new String[n];
     }
 
     void set(int i, Insert insert) {
@@ -467,6 +488,7 @@ public final class Journal {
       workers[i] = insert.workerId();
       leaseUntil[i] = insert.leaseUntil() == null ? null : leaseUtc.get(insert.leaseUntil());
       tenants[i] = task.tenant();
+      keys[i] = task.concurrencyKey();
     }
   }
 
@@ -499,6 +521,58 @@ public final class Journal {
             Row row = claimed.remove(request.taskId);
             answers.add(row == null ? null
                 : new Lease(request.taskId, request.workerId, row.getLong("lease_version"), row.getInteger("attempt")));
+          }
+          return answers;
+        });
+  }
+
+  private Future<List<KeyedClaim>> flushKeyedClaims(List<KeyedClaimRequest> requests) {
+    int n = requests.size();
+    UUID[] ids = new UUID[n];
+    Long[] versions = new Long[n];
+    String[] workers = new String[n];
+    OffsetDateTime[] deadlines = new OffsetDateTime[n];
+    String[] queues = new String[n];
+    String[] keys = new String[n];
+    Integer[] limits = new Integer[n];
+    String[] locks = new String[n];
+    OffsetDateTime now = now();
+    Memo<Duration, OffsetDateTime> deadline = new Memo<>(now::plus);
+    for (int i = 0; i < n; i++) {
+      KeyedClaimRequest request = requests.get(i);
+      ids[i] = request.claim.taskId;
+      versions[i] = request.claim.expectedVersion;
+      workers[i] = request.claim.workerId;
+      deadlines[i] = deadline.get(request.claim.leaseFor);
+      queues[i] = request.queue;
+      keys[i] = request.key;
+      limits[i] = request.keyLimit;
+      locks[i] = request.queue + "/" + request.key;
+    }
+    return pool.withTransaction(conn -> conn.preparedQuery(sql.get("claim_keys_lock")).execute(Tuple.of((Object) locks))
+            .compose(locked -> conn.preparedQuery(sql.get("claim_keyed"))
+                .execute(Tuple.wrap(new Object[] {ids, versions, workers, deadlines, now, queues, keys, limits}))))
+        .map(rows -> {
+          Map<UUID, Row> answered = new HashMap<>();
+          List<UUID> claimed = new ArrayList<>();
+          for (Row row : rows) {
+            answered.put(row.getUUID("id"), row);
+            if (!row.getBoolean("key_full")) {
+              claimed.add(row.getUUID("id"));
+            }
+          }
+          changed(claimed);
+          List<KeyedClaim> answers = new ArrayList<>(n);
+          for (KeyedClaimRequest request : requests) {
+            Row row = answered.remove(request.claim.taskId);
+            if (row == null) {
+              answers.add(new KeyedClaim(null, false));
+            } else if (row.getBoolean("key_full")) {
+              answers.add(new KeyedClaim(null, true));
+            } else {
+              answers.add(new KeyedClaim(new Lease(request.claim.taskId, request.claim.workerId,
+                  row.getLong("lease_version"), row.getInteger("attempt")), false));
+            }
           }
           return answers;
         });
@@ -650,6 +724,9 @@ public final class Journal {
   }
 
   private record ClaimRequest(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {
+  }
+
+  private record KeyedClaimRequest(ClaimRequest claim, String queue, String key, int keyLimit) {
   }
 
   private record FinishRequest(Lease lease, TaskState to, JsonObject result, JsonObject error, Reason reason,

@@ -14,13 +14,13 @@ import java.util.UUID;
  * (parsed once, when an attempt starts), the due time is epoch milliseconds, and the queue and
  * type names, the same few for every task, are shared instances rather than one copy per task
  * ({@link Builder#build} interns them; {@link #pendingAgain} keeps the instances it has).
- * {@code batchId} and {@code tenant} are null for a task submitted without them; {@code
+ * {@code batchId}, {@code tenant} and {@code concurrencyKey} are null for a task submitted without them; {@code
  * leaseVersion} is the version the journal had when the task was read or written, which a claim
  * must still find; {@code attempt} is the number of attempts already made.
  */
 public record Task(
     UUID id, String queue, String type, String payloadJson, int priority, int maxAttempts, Long timeoutMs,
-    UUID batchId, String tenant, long dueAtMillis, long leaseVersion, int attempt) {
+    UUID batchId, String tenant, long dueAtMillis, long leaseVersion, int attempt, String concurrencyKey) {
 
   /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
   public static Builder builder(UUID id, String queue, String type) {
@@ -34,7 +34,7 @@ public record Task(
   /** The same task after an attempt ended and it went back to pending, due at {@code dueAtMillis}. */
   public Task pendingAgain(long leaseVersion, int attempt, long dueAtMillis) {
     return new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
-        leaseVersion, attempt);
+        leaseVersion, attempt, concurrencyKey);
   }
 
   /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
@@ -51,6 +51,7 @@ public record Task(
     private long dueAtMillis;
     private long leaseVersion;
     private int attempt;
+    private String concurrencyKey;
 
     private Builder(UUID id, String queue, String type) {
       this.id = id;
@@ -89,6 +90,12 @@ public record Task(
       return this;
     }
 
+    /** Tasks of one key run at most the queue's limit for it at once, across nodes (null: no key). */
+    public Builder concurrencyKey(String key) {
+      this.concurrencyKey = key;
+      return this;
+    }
+
     public Builder runAt(Instant runAt) {
       this.dueAtMillis = runAt.toEpochMilli();
       return this;
@@ -108,7 +115,7 @@ public record Task(
 
     public Task build() {
       return new Task(id, queue.intern(), type.intern(), payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
-          leaseVersion, attempt);
+          leaseVersion, attempt, concurrencyKey);
     }
   }
 }

@@ -15,5 +15,6 @@ public record TaskView(
     UUID id, String queue, String type, TaskState state, int priority, int attempt, int maxAttempts,
     long leaseVersion, Object payload, Object result, Object error, int progressPercent, String progressMessage,
     Instant runAt, Instant createdAt, Instant updatedAt, Instant startedAt, Instant finishedAt,
-    UUID batchId, String tenant, Long timeoutMs, String workerId, Instant leaseExpiresAt, List<Event> history) {
+    UUID batchId, String tenant, Long timeoutMs, String workerId, Instant leaseExpiresAt, List<Event> history,
+    String concurrencyKey) {
 }

@@ -27,6 +27,7 @@ public final class QueueMeters {
   private final Counter retried;
   private final Counter fenced;
   private final Counter claimsLost;
+  private final Counter keysFull;
   private final Counter takeovers;
   private final Timer waitTime;
   private final Timer runTime;
@@ -50,6 +51,8 @@ public final class QueueMeters {
     retried = counter(registry, "taskline.tasks.retried", name, "Failed attempts put back for another try");
     fenced = counter(registry, "taskline.tasks.fenced.writes", name, "Writes refused because their lease was lost");
     claimsLost = counter(registry, "taskline.tasks.claims.lost", name, "Claims that found the task already taken");
+    keysFull = counter(registry, "taskline.tasks.key.full", name,
+        "Claims refused because the task's concurrency key had no room (its tasks running on other nodes)");
     takeovers = counter(registry, "taskline.tasks.lease.takeovers", name, "Lapsed leases put back to pending");
     waitTime = Timer.builder("taskline.task.wait").tag("queue", name)
         .description("From due (accepted, or its delay over) to started").publishPercentileHistogram()
@@ -153,6 +156,10 @@ public final class QueueMeters {
 
   public void fenced() {
     fenced.increment();
+  }
+
+  public void keyFull() {
+    keysFull.increment();
   }
 
   public void claimLost() {

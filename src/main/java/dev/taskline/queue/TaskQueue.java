@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +64,17 @@ public final class TaskQueue {
   // Paused by an operator (see flow.QueuePauses): nothing is handed to a worker, at admission or
   // from waiting. What runs goes on, and submissions are still taken within capacity.
   private boolean paused;
+  // Keyed concurrency (QueueConfig.KeyLimits). A task whose key is at its bound here waits aside, in
+  // its key's own line, so that it holds up no other key and no task without one. keyOut counts a
+  // key's tasks taken out of waiting (being claimed, claimed, running, finishing), keyInLine those in
+  // waiting; the two together never pass the bound. The journal decides across nodes: a key it
+  // finds full (other nodes run its tasks) is blocked here until the worker tries it again.
+  private final Map<String, PriorityQueue<Task>> keyAside = new HashMap<>();
+  private final Map<String, Integer> keyInLine = new HashMap<>();
+  private final Map<String, Integer> keyOut = new HashMap<>();
+  private final Map<UUID, String> outKeyed = new HashMap<>();
+  private final Set<String> keyBlocked = new HashSet<>();
+  private int aside;
   // Custody counts: a task enters this node's custody when it is admitted here or read back from
   // the journal, and leaves it when it ends here or is handed back. Kept under the same lock as
   // the queues, so that accepted - finished = waiting + scheduled + running holds at every read.
@@ -191,6 +203,17 @@ public final class TaskQueue {
     for (Insert task : tasks) {
       (task.runAt().isAfter(now) ? later : due).add(task);
     }
+    // A task of a bounded key is never journaled claimed at admission: its key's room across nodes
+    // is decided by the claim (claim_keyed), so it waits in line for one.
+    List<Insert> dispatchable = due;
+    if (config.keyLimits().any()) {
+      dispatchable = new ArrayList<>(due.size());
+      for (Insert task : due) {
+        if (limitedKey(task.task()) == null) {
+          dispatchable.add(task);
+        }
+      }
+    }
     int dispatch = 0;
     String worker;
     Duration lease;
@@ -205,12 +228,14 @@ public final class TaskQueue {
         int room = Math.max(0, claimRoom());
         // A local worker takes what fits (the best first) and the rest wait behind it; a remote
         // waiter takes the whole submission or none of it.
-        dispatch = config.remote() ? (due.size() <= room ? due.size() : 0) : Math.min(due.size(), room);
+        dispatch = config.remote() ? (dispatchable.size() == due.size() && due.size() <= room ? due.size() : 0)
+            : Math.min(dispatchable.size(), room);
       }
       // Tasks dispatched beyond the free slots are claimed ahead: they take waiting room as those
       // that wait do.
       int beyondSlots = Math.max(0, claimed + running + dispatching + dispatch - config.slots());
-      if (!due.isEmpty() && waiting.size() + reserved + (due.size() - dispatch) + beyondSlots > config.capacity()) {
+      if (!due.isEmpty() && waiting.size() + aside + reserved + (due.size() - dispatch) + beyondSlots
+          > config.capacity()) {
         return new Reservation(Refusal.QUEUE_FULL, tenant, due.size());
       }
       reservedScheduled += later.size();
@@ -224,11 +249,11 @@ public final class TaskQueue {
     }
     // Outside the lock, which the worker takes for every task it starts and ends.
     Set<Insert> toWorker = Collections.newSetFromMap(new IdentityHashMap<>());
-    if (dispatch == due.size()) {
-      toWorker.addAll(due);
+    if (dispatch == dispatchable.size()) {
+      toWorker.addAll(dispatchable);
     } else if (dispatch > 0) {
-      due.sort(Comparator.comparing(Insert::task, waitingOrder));
-      toWorker.addAll(due.subList(0, dispatch));
+      dispatchable.sort(Comparator.comparing(Insert::task, waitingOrder));
+      toWorker.addAll(dispatchable.subList(0, dispatch));
     }
     List<Insert> inserts = new ArrayList<>(tasks.size());
     Instant leaseUntil = dispatch > 0 ? now.plus(lease) : null;
@@ -330,7 +355,7 @@ public final class TaskQueue {
             if (insert.runAt().isAfter(now)) {
               scheduled.add(insert.task());
             } else {
-              waiting.add(insert.task());
+              line(insert.task());
             }
           }
         }
@@ -395,18 +420,27 @@ public final class TaskQueue {
   /** As {@link #reschedule(Task)}, for a task that left a local worker at {@code stage}. */
   public boolean reschedule(Task task, Stage stage) {
     Runnable listener;
+    Runnable available;
+    boolean held;
     synchronized (this) {
       leave(stage);
-      if (scheduled.size() + reservedScheduled >= config.scheduledCapacity()) {
+      available = back(task.id()) ? onAvailable : null;
+      held = scheduled.size() + reservedScheduled < config.scheduledCapacity();
+      if (held) {
+        scheduled.add(task);
+      } else {
         finished++;
         release(task.id());
-        return false;
       }
-      scheduled.add(task);
-      listener = onScheduled;
+      listener = held ? onScheduled : null;
     }
-    listener.run();
-    return true;
+    if (available != null) {
+      available.run();
+    }
+    if (listener != null) {
+      listener.run();
+    }
+    return held;
   }
 
   /** A task this node ran left its custody: it ended, or the journal says it is someone else's. */
@@ -421,7 +455,8 @@ public final class TaskQueue {
       leave(stage);
       finished++;
       release(id);
-      listener = stage == Stage.CLAIMED ? roomSignal() : null;
+      boolean refilled = back(id);
+      listener = refilled ? onAvailable : stage == Stage.CLAIMED ? roomSignal() : null;
     }
     if (listener != null) {
       listener.run();
@@ -485,7 +520,7 @@ public final class TaskQueue {
     synchronized (this) {
       int want = paused ? 0 : Math.min(max, claimRoom());
       while (taken.size() < want && !waiting.isEmpty()) {
-        taken.add(waiting.poll());
+        taken.add(out(waiting.poll()));
       }
       claimed += taken.size();
       claiming += taken.size();
@@ -507,7 +542,7 @@ public final class TaskQueue {
     synchronized (this) {
       while (!scheduled.isEmpty() && scheduled.peek().dueAtMillis() <= nowMillis
           && occupied() < config.capacity()) {
-        waiting.add(scheduled.poll());
+        line(scheduled.poll());
         moved++;
       }
       listener = onAvailable;
@@ -536,7 +571,7 @@ public final class TaskQueue {
           break;
         }
         if (hold(task.id(), task.tenant())) {
-          waiting.add(task);
+          line(task);
           added++;
         }
       }
@@ -557,7 +592,7 @@ public final class TaskQueue {
     Task task;
     Runnable listener = null;
     synchronized (this) {
-      task = !paused && claimed + running + dispatching < config.slots() ? waiting.poll() : null;
+      task = !paused && claimed + running + dispatching < config.slots() ? out(waiting.poll()) : null;
       if (task != null) {
         running++;
         claiming++;
@@ -603,6 +638,7 @@ public final class TaskQueue {
       Set<Task> chosen = Collections.newSetFromMap(new IdentityHashMap<>());
       chosen.addAll(taken);
       waiting.removeIf(chosen::contains);
+      taken.forEach(this::out);
       running += taken.size();
       claiming += taken.size();
       listener = roomSignal();
@@ -623,7 +659,19 @@ public final class TaskQueue {
    * already running is not affected.
    */
   public synchronized boolean remove(UUID id) {
-    boolean removed = waiting.removeIf(t -> t.id().equals(id)) || scheduled.removeIf(t -> t.id().equals(id));
+    Task found = null;
+    for (Task task : waiting) {
+      if (task.id().equals(id)) {
+        found = task;
+        break;
+      }
+    }
+    boolean removed = found != null && waiting.remove(found);
+    if (removed && limitedKey(found) != null) {
+      count(keyInLine, found.concurrencyKey(), -1);
+      refill(found.concurrencyKey());
+    }
+    removed = removed || scheduled.removeIf(t -> t.id().equals(id)) || removeAside(id);
     if (removed) {
       release(id);
       finished++;
@@ -633,8 +681,8 @@ public final class TaskQueue {
 
   /** One consistent reading of the custody counts. */
   public synchronized Counts counts() {
-    return new Counts(accepted, finished, waiting.size() + claimed, scheduled.size(), running + finishing, claimed,
-        finishing);
+    return new Counts(accepted, finished, waiting.size() + aside + claimed, scheduled.size(), running + finishing,
+        claimed, finishing);
   }
 
   /**
@@ -652,7 +700,12 @@ public final class TaskQueue {
   }
 
   public synchronized int waiting() {
-    return waiting.size();
+    return waiting.size() + aside;
+  }
+
+  /** Tasks waiting aside because their concurrency key is at its bound (here, or on other nodes). */
+  public synchronized int heldByKeys() {
+    return aside;
   }
 
   public synchronized int scheduled() {
@@ -670,7 +723,7 @@ public final class TaskQueue {
    * never lets more tasks in than slots plus capacity.
    */
   private int occupied() {
-    return waiting.size() + reserved + aheadOfSlots();
+    return waiting.size() + aside + reserved + aheadOfSlots();
   }
 
   /**
@@ -686,6 +739,121 @@ public final class TaskQueue {
 
   private int aheadOfSlots() {
     return Math.max(0, claimed + running + dispatching - config.slots());
+  }
+
+  /**
+   * The worker's claim of {@code task} found its key full in the journal (other nodes run as many of
+   * its tasks as the bound allows): the task is pending still and waits aside, and its key takes no
+   * more claims until {@link #retryKey}. True when it is held; false when it had left custody.
+   */
+  public synchronized boolean keyFull(Task task, Stage stage) {
+    leave(stage);
+    String key = outKeyed.remove(task.id());
+    if (key == null) {
+      return false;
+    }
+    count(keyOut, key, -1);
+    keyBlocked.add(key);
+    keyAside.computeIfAbsent(key, k -> new PriorityQueue<>(waitingOrder)).add(task);
+    aside++;
+    return true;
+  }
+
+  /** A key found full in the journal may be tried again: its best tasks go back in line. */
+  public void retryKey(String key) {
+    Runnable listener;
+    synchronized (this) {
+      keyBlocked.remove(key);
+      listener = refill(key) ? onAvailable : null;
+    }
+    if (listener != null) {
+      listener.run();
+    }
+  }
+
+  /** How many tasks of {@code key} may run at once; 0: not bounded. */
+  public int keyLimit(String key) {
+    return config.keyLimits().limit(key);
+  }
+
+  /** The task's key when its queue bounds it, else null: unkeyed and unbounded tasks skip all of this. */
+  private String limitedKey(Task task) {
+    String key = task.concurrencyKey();
+    return key != null && config.keyLimits().limit(key) > 0 ? key : null;
+  }
+
+  /** Puts a due task in line, or aside when its key is at its bound here or blocked. */
+  private void line(Task task) {
+    String key = limitedKey(task);
+    if (key == null) {
+      waiting.add(task);
+    } else if (!keyBlocked.contains(key) && get(keyOut, key) + get(keyInLine, key) < config.keyLimits().limit(key)) {
+      waiting.add(task);
+      count(keyInLine, key, 1);
+    } else {
+      keyAside.computeIfAbsent(key, k -> new PriorityQueue<>(waitingOrder)).add(task);
+      aside++;
+    }
+  }
+
+  /** A task taken out of waiting for a worker (null: none was): its key counts it until it comes back. */
+  private Task out(Task task) {
+    String key = task == null ? null : limitedKey(task);
+    if (key != null) {
+      count(keyInLine, key, -1);
+      count(keyOut, key, 1);
+      outKeyed.put(task.id(), key);
+    }
+    return task;
+  }
+
+  /** A keyed task taken out of waiting came back or left: its key has room again. True when that put a task in line. */
+  private boolean back(UUID id) {
+    String key = outKeyed.remove(id);
+    if (key == null) {
+      return false;
+    }
+    count(keyOut, key, -1);
+    return refill(key);
+  }
+
+  /** Moves the best tasks aside of {@code key} into line as far as its bound allows; true when any moved. */
+  private boolean refill(String key) {
+    PriorityQueue<Task> side = keyAside.get(key);
+    int limit = config.keyLimits().limit(key);
+    boolean moved = false;
+    while (side != null && !side.isEmpty() && !keyBlocked.contains(key)
+        && get(keyOut, key) + get(keyInLine, key) < limit) {
+      waiting.add(side.poll());
+      aside--;
+      count(keyInLine, key, 1);
+      moved = true;
+    }
+    if (side != null && side.isEmpty()) {
+      keyAside.remove(key);
+    }
+    return moved;
+  }
+
+  private boolean removeAside(UUID id) {
+    for (Map.Entry<String, PriorityQueue<Task>> side : keyAside.entrySet()) {
+      if (side.getValue().removeIf(t -> t.id().equals(id))) {
+        aside--;
+        if (side.getValue().isEmpty()) {
+          keyAside.remove(side.getKey());
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static int get(Map<String, Integer> counts, String key) {
+    return counts.getOrDefault(key, 0);
+  }
+
+  private static void count(Map<String, Integer> counts, String key, int by) {
+    counts.merge(key, by, (a, b) -> a + b == 0 ? null : a + b);
   }
 
   /** Every id this node holds, for page-in to skip. */
@@ -738,7 +906,7 @@ public final class TaskQueue {
    * scheduled and due, being claimed, or being inserted.
    */
   public synchronized int heldPending(long nowMillis) {
-    int pending = waiting.size() + claiming + reserved;
+    int pending = waiting.size() + aside + claiming + reserved;
     for (Task task : scheduled) {
       if (task.dueAtMillis() <= nowMillis) {
         pending++;
@@ -752,6 +920,11 @@ public final class TaskQueue {
     long oldest = Long.MAX_VALUE;
     for (Task task : waiting) {
       oldest = Math.min(oldest, task.dueAtMillis());
+    }
+    for (PriorityQueue<Task> side : keyAside.values()) {
+      for (Task task : side) {
+        oldest = Math.min(oldest, task.dueAtMillis());
+      }
     }
     return oldest == Long.MAX_VALUE ? 0 : Math.max(0, nowMillis - oldest);
   }

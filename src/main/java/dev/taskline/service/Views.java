@@ -1,5 +1,6 @@
 package dev.taskline.service;
 
+import dev.taskline.config.QueueConfig;
 import dev.taskline.journal.JournalFlow.QueueControl;
 import dev.taskline.journal.TaskState;
 import dev.taskline.journal.TaskView;
@@ -33,7 +34,7 @@ public final class Views {
   public record QueueView(String name, long waiting, long running, long scheduled, int slots, int capacity,
       int scheduledCapacity, int tenantLimit, long accepted, long finished, long unfinished, Long rejected,
       Long fencedWrites, Long leaseTakeovers, Double lagSeconds, QueueMeters.Rates rates, Integer claimedAhead,
-      Integer finishing, QueueControl control) {
+      Integer finishing, QueueControl control, QueueConfig.KeyLimits keyLimits, Integer heldByKeys) {
   }
 
   /**

@@ -80,6 +80,7 @@ public final class WorkerVerticle extends VerticleBase {
   /** Tasks whose claim is in flight, and those of them asked to cancel meanwhile. */
   private final Set<UUID> claiming = new HashSet<>();
   private final Set<UUID> cancelledWhileClaiming = new HashSet<>();
+  private KeyRetries keyRetries;
   private final RunTime runTime = new RunTime();
   private MessageConsumer<JsonArray> cancels;
   /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
@@ -111,6 +112,7 @@ public final class WorkerVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    keyRetries = new KeyRetries(vertx);
     cancels = vertx.eventBus().consumer(Control.CANCEL_ADDRESS, message -> {
       // A task dispatched at admission may not be in ready yet.
       takeDispatched();
@@ -249,28 +251,67 @@ public final class WorkerVerticle extends VerticleBase {
 
   private void claim(Task task) {
     claiming.add(task.id());
+    int keyLimit = queue.keyLimit(task.concurrencyKey());
+    if (keyLimit > 0) {
+      claimKeyed(task, keyLimit);
+      return;
+    }
     journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor)
         .onComplete(done -> queue.claimReturned())
+        .onComplete(done -> claimed(task, done.failed() ? null : done.result(), done.cause()));
+  }
+
+  /**
+   * A task of a bounded concurrency key: the journal takes it only while its key has room across
+   * nodes. When it has none, the task waits aside in the queue and the key is tried again shortly.
+   */
+  private void claimKeyed(Task task, int keyLimit) {
+    String key = task.concurrencyKey();
+    journal.claimKeyed(task.id(), task.leaseVersion(), workerId, leaseFor, queue.name(), key, keyLimit)
+        .onComplete(done -> queue.claimReturned())
         .onComplete(done -> {
-          claiming.remove(task.id());
-          boolean cancelAsked = cancelledWhileClaiming.remove(task.id());
-          if (done.failed()) {
-            LOG.log(Level.WARNING, "task " + task.id() + " could not be claimed", done.cause());
-            given(task, Stage.CLAIMED, null);
-          } else if (done.result() == null) {
-            // Cancelled, finished or claimed by another node since it was queued: nothing to do.
-            meters.claimLost();
-            given(task, Stage.CLAIMED, null);
-          } else if (stopping) {
-            releaseBeforeStart(new Dispatched(task, done.result()));
-          } else if (cancelAsked) {
-            cancelBeforeStart(new Dispatched(task, done.result()));
+          if (done.succeeded() && done.result().keyFull()) {
+            claiming.remove(task.id());
+            cancelledWhileClaiming.remove(task.id());
+            meters.keyFull();
+            inCustody--;
+            if (!queue.keyFull(task, Stage.CLAIMED)) {
+              LOG.warning("task " + task.id() + " found its key full but had left the queue");
+            }
+            keyRetries.full(queue, key);
+            if (inCustody == 0 && idle != null) {
+              idle.tryComplete();
+            }
+            wake();
           } else {
-            ready.put(task.id(), new Dispatched(task, done.result()));
+            if (done.succeeded() && done.result().lease() != null) {
+              keyRetries.landed(queue, key);
+            }
+            claimed(task, done.failed() ? null : done.result().lease(), done.cause());
           }
-          // A group's claims answer together: one pass starts them all.
-          wake();
         });
+  }
+
+  /** The journal answered a claim: {@code lease} null when the task was taken or ended meanwhile. */
+  private void claimed(Task task, Lease lease, Throwable failure) {
+    claiming.remove(task.id());
+    boolean cancelAsked = cancelledWhileClaiming.remove(task.id());
+    if (failure != null) {
+      LOG.log(Level.WARNING, "task " + task.id() + " could not be claimed", failure);
+      given(task, Stage.CLAIMED, null);
+    } else if (lease == null) {
+      // Cancelled, finished or claimed by another node since it was queued: nothing to do.
+      meters.claimLost();
+      given(task, Stage.CLAIMED, null);
+    } else if (stopping) {
+      releaseBeforeStart(new Dispatched(task, lease));
+    } else if (cancelAsked) {
+      cancelBeforeStart(new Dispatched(task, lease));
+    } else {
+      ready.put(task.id(), new Dispatched(task, lease));
+    }
+    // A group's claims answer together: one pass starts them all.
+    wake();
   }
 
   /** A task leased here and not started goes back to pending for any node to take. */

@@ -62,6 +62,16 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void key_limits_read_a_bound_for_every_key_and_some_keys_own() {
+    TasklineConfig config = ConfigLoader.fromJson(
+        "{\"queues\":{\"default\":{\"keyConcurrency\":2,\"keyLimits\":{\"model-b\":8}},\"free\":{}}}", Map.of());
+    assertEquals(2, config.queue("default").keyLimits().limit("model-a"));
+    assertEquals(8, config.queue("default").keyLimits().limit("model-b"));
+    assertEquals(0, config.queue("default").keyLimits().limit(null), "a task without a key is not bounded");
+    assertEquals(0, config.queue("free").keyLimits().limit("model-a"));
+  }
+
+  @Test
   void a_queue_with_only_a_lease_gets_a_heartbeat_a_third_of_it() {
     TasklineConfig config = ConfigLoader.fromJson("{\"queues\":{\"default\":{\"leaseMs\":9000}}}", Map.of());
     assertEquals(3000, config.queue("default").heartbeatMs());
@@ -131,6 +141,16 @@ class ConfigLoaderTest {
             "queues.default.tenantLimit"),
         Arguments.of("claimAhead -1", "{\"queues\":{\"default\":{\"claimAhead\":-1}}}", Map.of(),
             "queues.default.claimAhead"),
+        Arguments.of("keyConcurrency 0", "{\"queues\":{\"default\":{\"keyConcurrency\":0}}}", Map.of(),
+            "queues.default.keyConcurrency"),
+        Arguments.of("keyConcurrency -2", "{\"queues\":{\"default\":{\"keyConcurrency\":-2}}}", Map.of(),
+            "queues.default.keyConcurrency"),
+        Arguments.of("keyLimits 0", "{\"queues\":{\"default\":{\"keyLimits\":{\"m\":0}}}}", Map.of(),
+            "queues.default.keyLimits.m"),
+        Arguments.of("keyLimits not a number", "{\"queues\":{\"default\":{\"keyLimits\":{\"m\":\"two\"}}}}",
+            Map.of(), "queues.default.keyLimits.m"),
+        Arguments.of("keyLimits key too long", "{\"queues\":{\"default\":{\"keyLimits\":{\"" + "k".repeat(129)
+            + "\":2}}}}", Map.of(), "queues.default.keyLimits"),
         Arguments.of("heartbeat over half the lease",
             "{\"queues\":{\"default\":{\"leaseMs\":1000,\"heartbeatMs\":501}}}", Map.of(),
             "queues.default.heartbeatMs"),

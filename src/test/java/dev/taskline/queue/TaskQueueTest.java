@@ -516,4 +516,71 @@ class TaskQueueTest {
     assertEquals(before + 1, told.get(), "the resume wakes the worker");
     assertEquals(2, queue.pollAhead(10).size());
   }
+
+  private static TaskQueue keyed(int slots, int perKey, java.util.Map<String, Integer> own) {
+    return new TaskQueue(new QueueConfig("q", slots, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 0,
+        false, List.of(), null, 100, new QueueConfig.KeyLimits(perKey, own)));
+  }
+
+  private static Task keyedTask(String key, int priority, long dueAtMillis) {
+    return Task.builder(UUID.randomUUID(), "q", "sleep").priority(priority).dueAtMillis(dueAtMillis)
+        .concurrencyKey(key).build();
+  }
+
+  @Test
+  void a_key_at_its_bound_waits_aside_and_holds_up_no_other_task() {
+    TaskQueue queue = keyed(10, 2, java.util.Map.of("solo", 1));
+    List<Task> a = List.of(keyedTask("a", 9, 1), keyedTask("a", 9, 2), keyedTask("a", 9, 3), keyedTask("a", 9, 4));
+    Task plain = task(0, 5);
+    Task solo1 = keyedTask("solo", 0, 6);
+    Task solo2 = keyedTask("solo", 0, 7);
+    List<Task> all = new ArrayList<>(a);
+    all.addAll(List.of(plain, solo1, solo2));
+    assertEquals(7, queue.offer(all));
+    assertEquals(3, queue.heldByKeys(), "two of a and one of solo wait aside");
+    assertEquals(7, queue.counts().waiting(), "aside is still waiting, for the counts");
+    List<Task> taken = queue.pollAhead(10);
+    assertEquals(List.of(a.get(0).id(), a.get(1).id(), plain.id(), solo1.id()), ids(taken),
+        "the best two of a, then what is not held back, in order");
+    assertEquals(List.of(), queue.pollAhead(10));
+
+    queue.done(a.get(0).id(), TaskQueue.Stage.CLAIMED);
+    assertEquals(List.of(a.get(2).id()), ids(queue.pollAhead(10)), "a's room went to its next task");
+    assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
+  }
+
+  @Test
+  void a_key_found_full_in_the_journal_takes_no_claims_until_it_is_tried_again() {
+    TaskQueue queue = keyed(10, 2, java.util.Map.of());
+    AtomicInteger told = new AtomicInteger();
+    queue.onAvailable(told::incrementAndGet);
+    Task first = keyedTask("a", 0, 1);
+    Task second = keyedTask("a", 0, 2);
+    queue.offer(List.of(first, second));
+    assertEquals(2, queue.pollAhead(10).size());
+    assertTrue(queue.keyFull(first, TaskQueue.Stage.CLAIMED), "other nodes run a's tasks");
+    queue.done(second.id(), TaskQueue.Stage.CLAIMED);
+    assertEquals(List.of(), queue.pollAhead(10), "blocked: room here, none in the journal");
+    assertEquals(1, queue.heldByKeys());
+    int before = told.get();
+    queue.retryKey("a");
+    assertEquals(before + 1, told.get(), "the worker is woken to claim again");
+    assertEquals(List.of(first.id()), ids(queue.pollAhead(10)));
+  }
+
+  @Test
+  void a_task_of_a_bounded_key_is_never_dispatched_at_admission_and_can_be_cancelled_aside() {
+    TaskQueue queue = keyed(3, 1, java.util.Map.of());
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    Reservation mixed = reserveTasks(queue, List.of(keyedTask("a", 0, 1), task(0, 2)), null);
+    assertEquals(List.of(false, true), mixed.inserts().stream().map(Insert::claimed).toList(),
+        "the keyed task waits for a claim, which decides its key's room across nodes");
+    mixed.commit();
+    Task aside = keyedTask("a", 0, 3);
+    queue.offer(List.of(aside));
+    assertEquals(1, queue.heldByKeys());
+    assertTrue(queue.remove(aside.id()));
+    assertEquals(0, queue.heldByKeys());
+    assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
+  }
 }
