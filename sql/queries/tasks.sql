@@ -86,7 +86,8 @@ SELECT pg_advisory_xact_lock(h)::text AS locked
 -- taken only while fewer than its key's limit of that key's tasks run (on any node), counting the
 -- ones taken before it in this statement, in the order asked; the others are returned with
 -- key_full set, still pending, for the node to hold until the key has room. Runs after
--- claim_keys_lock, in its transaction.
+-- claim_keys_lock, in its transaction. The claim's time is $5 or the key's latest write, whichever
+-- is later (see migration 000011), so that the key's history never shows an overlap that was not.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[])
@@ -98,22 +99,24 @@ WITH req AS MATERIALIZED (
 ), running AS (
   SELECT k.queue, k.concurrency_key,
          (SELECT count(*) FROM tasks t
-           WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key AND t.state = 'running') AS n
+           WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key AND t.state = 'running') AS n,
+         GREATEST($5::timestamptz, (SELECT max(t.updated_at) FROM tasks t
+                                     WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key)) AS claim_at
     FROM (SELECT DISTINCT queue, concurrency_key FROM claimable) AS k
 ), allowed AS (
-  SELECT c.* FROM claimable c JOIN running r ON r.queue = c.queue AND r.concurrency_key = c.concurrency_key
+  SELECT c.*, r.claim_at FROM claimable c JOIN running r ON r.queue = c.queue AND r.concurrency_key = c.concurrency_key
    WHERE c.place <= c.key_limit - r.n
 ), claimed AS (
   UPDATE tasks t
      SET state = 'running', lease_version = t.lease_version + 1, worker_id = req.worker_id,
          lease_expires_at = req.lease_expires_at, attempt = t.attempt + 1,
-         started_at = COALESCE(t.started_at, $5), updated_at = $5
+         started_at = COALESCE(t.started_at, req.claim_at), updated_at = req.claim_at
     FROM allowed req
    WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
-  RETURNING t.id, t.lease_version, t.attempt, t.worker_id
+  RETURNING t.id, t.lease_version, t.attempt, t.worker_id, req.claim_at
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
-  SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, $5 FROM claimed
+  SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, claim_at FROM claimed
 )
 SELECT id, lease_version, attempt, false AS key_full FROM claimed
 UNION ALL

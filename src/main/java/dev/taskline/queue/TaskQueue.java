@@ -74,6 +74,8 @@ public final class TaskQueue {
   private final Map<String, Integer> keyOut = new HashMap<>();
   private final Map<UUID, String> outKeyed = new HashMap<>();
   private final Set<String> keyBlocked = new HashSet<>();
+  /** The most keyed tasks one claim-ahead pass looks past, looking for tasks it may claim ahead. */
+  private static final int MAX_PASSED_OVER = 256;
   private int aside;
   // Custody counts: a task enters this node's custody when it is admitted here or read back from
   // the journal, and leaves it when it ends here or is handed back. Kept under the same lock as
@@ -519,8 +521,27 @@ public final class TaskQueue {
     Runnable listener = null;
     synchronized (this) {
       int want = paused ? 0 : Math.min(max, claimRoom());
+      // A task of a bounded key is claimed only into a free slot, never ahead: its key's room is
+      // shared by every node, and a task leased here while it waits for a slot would hold that room
+      // from a node that could run it now.
+      int free = config.slots() - claimed - running - dispatching;
+      List<Task> notAhead = null;
       while (taken.size() < want && !waiting.isEmpty()) {
-        taken.add(out(waiting.poll()));
+        Task next = waiting.poll();
+        if (taken.size() >= free && limitedKey(next) != null) {
+          if (notAhead == null) {
+            notAhead = new ArrayList<>();
+          }
+          notAhead.add(next);
+          if (notAhead.size() >= MAX_PASSED_OVER) {
+            break; // a line of nothing but keyed tasks: what is left can wait for a free slot
+          }
+          continue;
+        }
+        taken.add(out(next));
+      }
+      if (notAhead != null) {
+        waiting.addAll(notAhead);
       }
       claimed += taken.size();
       claiming += taken.size();

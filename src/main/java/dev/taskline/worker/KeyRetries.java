@@ -13,8 +13,8 @@ import java.util.Map;
  */
 final class KeyRetries {
 
-  static final long FIRST_MS = 50;
-  static final long MOST_MS = 1_000;
+  static final long FIRST_MS = 25;
+  static final long MOST_MS = 200;
 
   private final Vertx vertx;
   /** Per queue and key: the delay of the retry set, for those with one set. */

@@ -583,4 +583,21 @@ class TaskQueueTest {
     assertEquals(0, queue.heldByKeys());
     assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
   }
+
+  @Test
+  void a_task_of_a_bounded_key_is_claimed_into_a_free_slot_but_never_ahead() {
+    TaskQueue queue = keyed(1, 2, java.util.Map.of());
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    queue.claimAhead(5);
+    Task first = keyedTask("a", 5, 1);
+    Task second = keyedTask("a", 5, 2);
+    Task plain = task(0, 3);
+    queue.offer(List.of(first, second, plain));
+    assertEquals(List.of(first.id(), plain.id()), ids(queue.pollAhead(10)),
+        "the free slot takes the best; ahead of it, only the task without a key");
+    queue.started();
+    queue.returned();
+    queue.done(first.id(), TaskQueue.Stage.FINISHING);
+    assertEquals(List.of(), queue.pollAhead(10), "the slot is the one claimed ahead's");
+  }
 }
