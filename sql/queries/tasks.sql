@@ -86,8 +86,10 @@ SELECT pg_advisory_xact_lock(h)::text AS locked
 -- taken only while fewer than its key's limit of that key's tasks run (on any node), counting the
 -- ones taken before it in this statement, in the order asked; the others are returned with
 -- key_full set, still pending, for the node to hold until the key has room. Runs after
--- claim_keys_lock, in its transaction. The claim's time is $5 or the key's latest write, whichever
--- is later (see migration 000011), so that the key's history never shows an overlap that was not.
+-- claim_keys_lock, in its transaction, with $5 taken once the lock is held. The claim's time is $5
+-- or the key's latest end, whichever is later (migrations 000011 and 000012): every write's time is
+-- its node's clock when the statement was sent, not when it committed, and a claim that saw an end
+-- must not carry an earlier time than it, or the key's history would show an overlap that was not.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[])
@@ -100,7 +102,7 @@ WITH req AS MATERIALIZED (
   SELECT k.queue, k.concurrency_key,
          (SELECT count(*) FROM tasks t
            WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key AND t.state = 'running') AS n,
-         GREATEST($5::timestamptz, (SELECT max(t.updated_at) FROM tasks t
+         GREATEST($5::timestamptz, (SELECT max(t.finished_at) FROM tasks t
                                      WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key)) AS claim_at
     FROM (SELECT DISTINCT queue, concurrency_key FROM claimable) AS k
 ), allowed AS (

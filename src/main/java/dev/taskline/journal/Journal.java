@@ -536,22 +536,28 @@ public final class Journal {
     String[] keys = new String[n];
     Integer[] limits = new Integer[n];
     String[] locks = new String[n];
-    OffsetDateTime now = now();
-    Memo<Duration, OffsetDateTime> deadline = new Memo<>(now::plus);
     for (int i = 0; i < n; i++) {
       KeyedClaimRequest request = requests.get(i);
       ids[i] = request.claim.taskId;
       versions[i] = request.claim.expectedVersion;
       workers[i] = request.claim.workerId;
-      deadlines[i] = deadline.get(request.claim.leaseFor);
       queues[i] = request.queue;
       keys[i] = request.key;
       limits[i] = request.keyLimit;
       locks[i] = request.queue + "/" + request.key;
     }
     return pool.withTransaction(conn -> conn.preparedQuery(sql.get("claim_keys_lock")).execute(Tuple.of((Object) locks))
-            .compose(locked -> conn.preparedQuery(sql.get("claim_keyed"))
-                .execute(Tuple.wrap(new Object[] {ids, versions, workers, deadlines, now, queues, keys, limits}))))
+            .compose(locked -> {
+              // The claim's time is read once its keys are locked: ends that committed while it
+              // waited for them were stamped before it (see claim_keyed).
+              OffsetDateTime now = now();
+              Memo<Duration, OffsetDateTime> deadline = new Memo<>(now::plus);
+              for (int i = 0; i < n; i++) {
+                deadlines[i] = deadline.get(requests.get(i).claim.leaseFor);
+              }
+              return conn.preparedQuery(sql.get("claim_keyed"))
+                  .execute(Tuple.wrap(new Object[] {ids, versions, workers, deadlines, now, queues, keys, limits}));
+            }))
         .map(rows -> {
           Map<UUID, Row> answered = new HashMap<>();
           List<UUID> claimed = new ArrayList<>();
