@@ -116,7 +116,7 @@ public final class ConfigLoader {
       Node q = queuesNode.object(name);
       q.only("slots", "capacity", "leaseMs", "heartbeatMs", "maxAttempts", "backoffBaseMs", "backoffCapMs",
           "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types", "push", "claimAhead",
-          "keyConcurrency", "keyLimits");
+          "keyConcurrency", "keyLimits", "fairTenants", "tenantWeights");
       int slots = q.integer("slots", QueueConfig.DEFAULT_SLOTS);
       long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
       long backoffCapMs = q.longValue("backoffCapMs", QueueConfig.DEFAULT_BACKOFF_CAP_MS);
@@ -136,7 +136,8 @@ public final class ConfigLoader {
           q.texts("types"),
           q.node.hasNonNull("push") ? push(q.object("push")) : null,
           q.integer("claimAhead", QueueConfig.defaultClaimAhead(slots)),
-          keyLimits(q)));
+          keyLimits(q),
+          new QueueConfig.Fairness(q.bool("fairTenants", true), weights(q))));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 
@@ -185,6 +186,17 @@ public final class ConfigLoader {
     }
     return new AuthConfig(keys, auth.bool("allowAnonymous", false), auth.bool("openMetrics", false),
         auth.integer("maxFailuresPerMinute", 20));
+  }
+
+  /** {@code tenantWeights}: how many tasks a tenant starts in its turn, for tenants not of weight 1. */
+  private static Map<String, Integer> weights(Node q) {
+    Node weights = q.object("tenantWeights");
+    Map<String, Integer> found = new LinkedHashMap<>();
+    for (Iterator<String> tenants = weights.node.fieldNames(); tenants.hasNext(); ) {
+      String tenant = tenants.next();
+      found.put(tenant, weights.integer(tenant, 1));
+    }
+    return found;
   }
 
   /** {@code keyConcurrency} (a bound for every key) and {@code keyLimits} (some keys' own). */

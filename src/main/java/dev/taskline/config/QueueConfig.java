@@ -23,10 +23,30 @@ import java.util.regex.Pattern;
  *                          frees starts its next task without waiting for a claim; the worker holds fewer when
  *                          its handlers are slow (see {@code WorkerVerticle}); 0: none
  * @param keyLimits         how many tasks of one concurrency key may run at once, across every node
+ * @param fairness          whether tenants take turns at the queue's slots, and with what weights
  */
 public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
     long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
-    int tenantLimit, boolean remote, List<String> types, PushTarget push, int claimAhead, KeyLimits keyLimits) {
+    int tenantLimit, boolean remote, List<String> types, PushTarget push, int claimAhead, KeyLimits keyLimits,
+    Fairness fairness) {
+
+  /**
+   * Tenants take turns ({@code tenants}), each starting as many of its tasks in its turn as its
+   * weight (1 unless {@code weights} says; tasks without a tenant take turns as one more, of weight
+   * 1); off, the queue's order alone decides, whoever submitted.
+   */
+  public record Fairness(boolean tenants, Map<String, Integer> weights) {
+
+    public static final Fairness TENANTS = new Fairness(true, Map.of());
+
+    public Fairness {
+      weights = Map.copyOf(weights);
+    }
+
+    public int weight(String tenant) {
+      return weights.getOrDefault(tenant, 1);
+    }
+  }
 
   /** The longest concurrency key a task may carry. */
   public static final int MAX_KEY_LENGTH = 128;
@@ -124,6 +144,12 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       throw new ConfigException(key + ".claimAhead must be from 0 to 100000, got " + claimAhead);
     }
     keyLimits = keyLimits == null ? KeyLimits.NONE : keyLimits;
+    fairness = fairness == null ? Fairness.TENANTS : fairness;
+    for (Map.Entry<String, Integer> w : fairness.weights().entrySet()) {
+      if (w.getValue() < 1 || w.getValue() > 1_000) {
+        throw new ConfigException(key + ".tenantWeights." + w.getKey() + " must be from 1 to 1000, got " + w.getValue());
+      }
+    }
     if (keyLimits.perKey() < 0 || keyLimits.perKey() > 100_000) {
       throw new ConfigException(key + ".keyConcurrency must be from 1 to 100000, got " + keyLimits.perKey());
     }
@@ -157,7 +183,7 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       int tenantLimit) {
     this(name, slots, capacity, leaseMs, heartbeatMs, maxAttempts, backoffBaseMs, backoffCapMs, timeoutMs,
         agingPerSecond, scheduledCapacity, tenantLimit, false, List.of(), null,
-        defaultClaimAhead(slots), KeyLimits.NONE);
+        defaultClaimAhead(slots), KeyLimits.NONE, Fairness.TENANTS);
   }
 
   /** Whether this queue's tasks are run by something other than this node's handlers. */

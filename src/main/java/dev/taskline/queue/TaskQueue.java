@@ -42,7 +42,7 @@ public final class TaskQueue {
 
   private final QueueConfig config;
   private final Comparator<Task> waitingOrder;
-  private final PriorityQueue<Task> waiting;
+  private final WaitingLine waiting;
   private final PriorityQueue<Task> scheduled = new PriorityQueue<>(TaskQueue::dueFirst);
   /** Stands for "no tenant" in {@link #held}; compared by identity, so no tenant's name can be it. */
   @SuppressWarnings("StringOperationCanBeSimplified")
@@ -99,7 +99,7 @@ public final class TaskQueue {
   public TaskQueue(QueueConfig config) {
     this.config = config;
     this.waitingOrder = order(config.agingPerSecond());
-    this.waiting = new PriorityQueue<>(waitingOrder);
+    this.waiting = new WaitingLine(waitingOrder, config.fairness().tenants(), config.fairness()::weight);
   }
 
   /**

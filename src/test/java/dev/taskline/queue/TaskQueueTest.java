@@ -519,7 +519,7 @@ class TaskQueueTest {
 
   private static TaskQueue keyed(int slots, int perKey, java.util.Map<String, Integer> own) {
     return new TaskQueue(new QueueConfig("q", slots, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 0,
-        false, List.of(), null, 100, new QueueConfig.KeyLimits(perKey, own)));
+        false, List.of(), null, 100, new QueueConfig.KeyLimits(perKey, own), QueueConfig.Fairness.TENANTS));
   }
 
   private static Task keyedTask(String key, int priority, long dueAtMillis) {

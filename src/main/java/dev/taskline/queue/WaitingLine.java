@@ -1,0 +1,193 @@
+package dev.taskline.queue;
+
+import dev.taskline.journal.Task;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.PriorityQueue;
+import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
+
+/**
+ * The tasks of a queue that wait for a slot, in the order they are to start. Fair: tenants take
+ * turns, a tenant's weight being how many of its tasks start in its turn, and tasks without a
+ * tenant take their turns as one more tenant; within a tenant, the queue's order (priority with
+ * aging, then due time, then id). So a tenant with a deep backlog delays another's next task by at
+ * most one turn of each tenant waiting, not by the backlog. Not fair: the queue's order alone, as
+ * one heap. Not thread-safe: {@link TaskQueue} holds its lock around every call.
+ */
+final class WaitingLine implements Iterable<Task> {
+
+  /** The group of the tasks without a tenant; no tenant's name is empty. */
+  private static final String NO_TENANT = "";
+
+  private final Comparator<Task> order;
+  private final ToIntFunction<String> weight;
+  /** Not fair: every task is here. */
+  private final PriorityQueue<Task> all;
+  /** Fair: each tenant's waiting tasks, for tenants that have some. */
+  private final Map<String, PriorityQueue<Task>> byTenant = new HashMap<>();
+  /** Fair: the tenants with waiting tasks in turn order, the one whose turn it is first. */
+  private final ArrayDeque<String> turns = new ArrayDeque<>();
+  /** Fair: how many more of its tasks the first in turn may start before the next one's turn. */
+  private int credit;
+  private int size;
+
+  /**
+   * @param fair   whether tenants take turns
+   * @param weight a tenant's weight (at least 1); called with the empty name for tasks without one
+   */
+  WaitingLine(Comparator<Task> order, boolean fair, ToIntFunction<String> weight) {
+    this.order = order;
+    this.weight = weight;
+    this.all = fair ? null : new PriorityQueue<>(order);
+  }
+
+  private static String group(Task task) {
+    return task.tenant() == null ? NO_TENANT : task.tenant();
+  }
+
+  void add(Task task) {
+    size++;
+    if (all != null) {
+      all.add(task);
+      return;
+    }
+    String tenant = group(task);
+    PriorityQueue<Task> line = byTenant.get(tenant);
+    if (line == null) {
+      line = new PriorityQueue<>(order);
+      byTenant.put(tenant, line);
+      // A tenant that had nothing waiting takes its turn after those that have.
+      turns.addLast(tenant);
+      if (turns.size() == 1) {
+        credit = weight.applyAsInt(tenant);
+      }
+    }
+    line.add(task);
+  }
+
+  void addAll(Collection<Task> tasks) {
+    tasks.forEach(this::add);
+  }
+
+  /** The next task to start, or null. */
+  Task poll() {
+    if (size == 0) {
+      return null;
+    }
+    size--;
+    if (all != null) {
+      return all.poll();
+    }
+    String tenant = turns.peekFirst();
+    PriorityQueue<Task> line = byTenant.get(tenant);
+    Task task = line.poll();
+    if (line.isEmpty()) {
+      byTenant.remove(tenant);
+      turns.pollFirst();
+      credit = turns.isEmpty() ? 0 : weight.applyAsInt(turns.peekFirst());
+    } else if (--credit <= 0) {
+      if (turns.size() > 1) {
+        turns.addLast(turns.pollFirst());
+      }
+      credit = weight.applyAsInt(turns.peekFirst());
+    }
+    return task;
+  }
+
+  int size() {
+    return size;
+  }
+
+  boolean isEmpty() {
+    return size == 0;
+  }
+
+  boolean remove(Task task) {
+    if (all != null) {
+      boolean removed = all.remove(task);
+      size -= removed ? 1 : 0;
+      return removed;
+    }
+    String tenant = group(task);
+    PriorityQueue<Task> line = byTenant.get(tenant);
+    if (line == null || !line.remove(task)) {
+      return false;
+    }
+    size--;
+    if (line.isEmpty()) {
+      drop(tenant);
+    }
+    return true;
+  }
+
+  boolean removeIf(Predicate<Task> which) {
+    if (all != null) {
+      int before = all.size();
+      boolean removed = all.removeIf(which);
+      size -= before - all.size();
+      return removed;
+    }
+    boolean removed = false;
+    for (Iterator<Map.Entry<String, PriorityQueue<Task>>> lines = byTenant.entrySet().iterator(); lines.hasNext(); ) {
+      Map.Entry<String, PriorityQueue<Task>> line = lines.next();
+      int before = line.getValue().size();
+      if (line.getValue().removeIf(which)) {
+        removed = true;
+        size -= before - line.getValue().size();
+        if (line.getValue().isEmpty()) {
+          lines.remove();
+          leaveTurns(line.getKey());
+        }
+      }
+    }
+    return removed;
+  }
+
+  /** A tenant whose last waiting task left other than by {@link #poll}. */
+  private void drop(String tenant) {
+    byTenant.remove(tenant);
+    leaveTurns(tenant);
+  }
+
+  private void leaveTurns(String tenant) {
+    boolean first = tenant.equals(turns.peekFirst());
+    turns.remove(tenant);
+    if (first) {
+      credit = turns.isEmpty() ? 0 : weight.applyAsInt(turns.peekFirst());
+    }
+  }
+
+  /** Every waiting task, in no particular order. */
+  @Override
+  public Iterator<Task> iterator() {
+    if (all != null) {
+      return all.iterator();
+    }
+    Iterator<PriorityQueue<Task>> lines = byTenant.values().iterator();
+    return new Iterator<>() {
+      private Iterator<Task> current = java.util.Collections.emptyIterator();
+
+      @Override
+      public boolean hasNext() {
+        while (!current.hasNext() && lines.hasNext()) {
+          current = lines.next().iterator();
+        }
+        return current.hasNext();
+      }
+
+      @Override
+      public Task next() {
+        if (!hasNext()) {
+          throw new NoSuchElementException();
+        }
+        return current.next();
+      }
+    };
+  }
+}
