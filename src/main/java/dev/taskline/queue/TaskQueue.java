@@ -765,14 +765,16 @@ public final class TaskQueue {
   /**
    * The worker's claim of {@code task} found its key full in the journal (other nodes run as many of
    * its tasks as the bound allows): the task is pending still and waits aside, and its key takes no
-   * more claims until {@link #retryKey}. True when it is held; false when it had left custody.
+   * more claims until {@link #retryKey}. False, and nothing changed, when the queue did not hand
+   * it out as a task of a bounded key (its bound was taken off meanwhile): the caller gives it back
+   * as a lost claim.
    */
   public synchronized boolean keyFull(Task task, Stage stage) {
-    leave(stage);
     String key = outKeyed.remove(task.id());
     if (key == null) {
       return false;
     }
+    leave(stage);
     count(keyOut, key, -1);
     keyBlocked.add(key);
     keyAside.computeIfAbsent(key, k -> new PriorityQueue<>(waitingOrder)).add(task);

@@ -568,8 +568,11 @@ public final class RemoteWorkers extends VerticleBase {
             if (answer.keyFull()) {
               // The key's room is taken on other nodes: the task waits aside here, the key is tried again soon.
               meters.keyFull();
-              queue.keyFull(task, TaskQueue.Stage.RUNNING);
-              keyRetries.full(queue, task.concurrencyKey());
+              if (queue.keyFull(task, TaskQueue.Stage.RUNNING)) {
+                keyRetries.full(queue, task.concurrencyKey());
+              } else {
+                release(queue, task.id(), null);
+              }
               return null;
             }
             Lease lease = answer.lease();

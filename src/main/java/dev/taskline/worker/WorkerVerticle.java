@@ -274,15 +274,13 @@ public final class WorkerVerticle extends VerticleBase {
             claiming.remove(task.id());
             cancelledWhileClaiming.remove(task.id());
             meters.keyFull();
-            inCustody--;
             if (!queue.keyFull(task, Stage.CLAIMED)) {
-              LOG.warning("task " + task.id() + " found its key full but had left the queue");
+              given(task, Stage.CLAIMED, null);
+              return;
             }
+            // Still in the queue's custody: it waits aside for its key.
             keyRetries.full(queue, key);
-            if (inCustody == 0 && idle != null) {
-              idle.tryComplete();
-            }
-            wake();
+            outOfHands();
           } else {
             if (done.succeeded() && done.result().lease() != null) {
               keyRetries.landed(queue, key);
@@ -354,7 +352,6 @@ public final class WorkerVerticle extends VerticleBase {
 
   /** Out of this worker's custody: done here, or held for its next try when {@code again} is set. */
   private void given(Task task, Stage stage, Task again) {
-    inCustody--;
     if (stage == Stage.FINISHING) {
       finishing.remove(task.id());
     }
@@ -364,6 +361,12 @@ public final class WorkerVerticle extends VerticleBase {
     } else {
       queue.done(task.id(), stage);
     }
+    outOfHands();
+  }
+
+  /** A task left this worker's hands (its queue may still hold it): a drain may be over, a slot free. */
+  private void outOfHands() {
+    inCustody--;
     if (inCustody == 0 && idle != null) {
       idle.tryComplete();
     }
