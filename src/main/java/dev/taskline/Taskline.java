@@ -5,7 +5,6 @@ import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
-import dev.taskline.flow.FlowVerticle;
 import dev.taskline.flow.QueuePauses;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.http.Authentication;
@@ -32,7 +31,6 @@ import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import dev.taskline.admission.Control;
-import dev.taskline.events.CatchUpVerticle;
 import dev.taskline.events.EventHub;
 import dev.taskline.queue.Promoter;
 import java.time.Clock;
@@ -163,9 +161,12 @@ public final class Taskline {
         // A queue paused before this node started must not start anything on it, even once.
         .compose(applied -> pauses.runOnce())
         .compose(v -> deployWorkers(handlers, config))
-        .compose(v -> track(vertx.deployVerticle(new FlowVerticle(pauses, FLOW_REFRESH_MS))))
+        // A journal that does not answer leaves the switches as last read.
+        .compose(v -> track(vertx.deployVerticle(new Periodic("reading the queue switches", FLOW_REFRESH_MS,
+            pauses::runOnce))))
         .compose(v -> track(vertx.deployVerticle(promoter)))
-        .compose(v -> track(vertx.deployVerticle(new CatchUpVerticle(hub, CATCH_UP_MS))))
+        .compose(v -> track(vertx.deployVerticle(new Periodic("catching streams up with other nodes' writes",
+            CATCH_UP_MS, hub::catchUp))))
         .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
         .compose(v -> service.refreshKeys())
         .compose(v -> {

@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Pause and resume, cluster-wide. The switch lives in the journal, so it holds on every node that
  * shares it and outlives restarts; each node reads it on start (before its workers run) and then
- * about twice a second ({@link FlowVerticle}), and applies it to its own queues. A pause stops
+ * about twice a second (on a {@code Periodic} timer), and applies it to its own queues. A pause stops
  * starts, not the tasks already running; a paused queue still takes submissions within capacity.
  */
 public final class QueuePauses {
