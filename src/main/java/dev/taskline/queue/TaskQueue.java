@@ -74,8 +74,6 @@ public final class TaskQueue {
   private final Map<String, Integer> keyOut = new HashMap<>();
   private final Map<UUID, String> outKeyed = new HashMap<>();
   private final Set<String> keyBlocked = new HashSet<>();
-  /** The most keyed tasks one claim-ahead pass looks past, looking for tasks it may claim ahead. */
-  private static final int MAX_PASSED_OVER = 256;
   private int aside;
   // Custody counts: a task enters this node's custody when it is admitted here or read back from
   // the journal, and leaves it when it ends here or is handed back. Kept under the same lock as
@@ -452,13 +450,17 @@ public final class TaskQueue {
 
   /** As {@link #done(UUID)}, for a task that left a local worker at {@code stage}. */
   public void done(UUID id, Stage stage) {
+    Runnable available;
     Runnable listener;
     synchronized (this) {
       leave(stage);
       finished++;
       release(id);
-      boolean refilled = back(id);
-      listener = refilled ? onAvailable : stage == Stage.CLAIMED ? roomSignal() : null;
+      available = back(id) ? onAvailable : null;
+      listener = stage == Stage.CLAIMED ? roomSignal() : null;
+    }
+    if (available != null) {
+      available.run();
     }
     if (listener != null) {
       listener.run();
@@ -523,25 +525,14 @@ public final class TaskQueue {
       int want = paused ? 0 : Math.min(max, claimRoom());
       // A task of a bounded key is claimed only into a free slot, never ahead: its key's room is
       // shared by every node, and a task leased here while it waits for a slot would hold that room
-      // from a node that could run it now.
+      // from a node that could run it now. Nothing is claimed ahead of it either, or a steady stream
+      // of other tasks would keep the slots it waits for always spoken for.
       int free = config.slots() - claimed - running - dispatching;
-      List<Task> notAhead = null;
       while (taken.size() < want && !waiting.isEmpty()) {
-        Task next = waiting.poll();
-        if (taken.size() >= free && limitedKey(next) != null) {
-          if (notAhead == null) {
-            notAhead = new ArrayList<>();
-          }
-          notAhead.add(next);
-          if (notAhead.size() >= MAX_PASSED_OVER) {
-            break; // a line of nothing but keyed tasks: what is left can wait for a free slot
-          }
-          continue;
+        if (taken.size() >= free && limitedKey(waiting.peek()) != null) {
+          break;
         }
-        taken.add(out(next));
-      }
-      if (notAhead != null) {
-        waiting.addAll(notAhead);
+        taken.add(out(waiting.poll()));
       }
       claimed += taken.size();
       claiming += taken.size();
@@ -679,23 +670,31 @@ public final class TaskQueue {
    * Drops a task from waiting or scheduled (it was cancelled). True when it was there; a task
    * already running is not affected.
    */
-  public synchronized boolean remove(UUID id) {
-    Task found = null;
-    for (Task task : waiting) {
-      if (task.id().equals(id)) {
-        found = task;
-        break;
+  public boolean remove(UUID id) {
+    boolean removed;
+    Runnable available = null;
+    synchronized (this) {
+      Task found = null;
+      for (Task task : waiting) {
+        if (task.id().equals(id)) {
+          found = task;
+          break;
+        }
+      }
+      removed = found != null && waiting.remove(found);
+      // Its key's next task takes its place in line: the worker is told, to claim it.
+      if (removed && limitedKey(found) != null) {
+        count(keyInLine, found.concurrencyKey(), -1);
+        available = refill(found.concurrencyKey()) ? onAvailable : null;
+      }
+      removed = removed || scheduled.removeIf(t -> t.id().equals(id)) || removeAside(id);
+      if (removed) {
+        release(id);
+        finished++;
       }
     }
-    boolean removed = found != null && waiting.remove(found);
-    if (removed && limitedKey(found) != null) {
-      count(keyInLine, found.concurrencyKey(), -1);
-      refill(found.concurrencyKey());
-    }
-    removed = removed || scheduled.removeIf(t -> t.id().equals(id)) || removeAside(id);
-    if (removed) {
-      release(id);
-      finished++;
+    if (available != null) {
+      available.run();
     }
     return removed;
   }

@@ -100,6 +100,14 @@ final class WaitingLine implements Iterable<Task> {
     return task;
   }
 
+  /** The task {@link #poll} would return, left in line and its tenant's turn untouched; null when none waits. */
+  Task peek() {
+    if (size == 0) {
+      return null;
+    }
+    return all != null ? all.peek() : byTenant.get(turns.peekFirst()).peek();
+  }
+
   int size() {
     return size;
   }

@@ -593,11 +593,33 @@ class TaskQueueTest {
     Task second = keyedTask("a", 5, 2);
     Task plain = task(0, 3);
     queue.offer(List.of(first, second, plain));
-    assertEquals(List.of(first.id(), plain.id()), ids(queue.pollAhead(10)),
-        "the free slot takes the best; ahead of it, only the task without a key");
+    assertEquals(List.of(first.id()), ids(queue.pollAhead(10)),
+        "the free slot takes the best; the next is keyed and waits for a slot, nothing is claimed ahead of it");
     queue.started();
     queue.returned();
     queue.done(first.id(), TaskQueue.Stage.FINISHING);
-    assertEquals(List.of(), queue.pollAhead(10), "the slot is the one claimed ahead's");
+    assertEquals(List.of(second.id(), plain.id()), ids(queue.pollAhead(10)),
+        "the keyed one into the freed slot, the one without a key ahead behind it");
+  }
+
+  @Test
+  void a_keyed_task_first_in_line_stops_claims_ahead_so_that_a_slot_frees_for_it() {
+    TaskQueue queue = keyed(1, 2, java.util.Map.of());
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    queue.claimAhead(5);
+    Task first = task(9, 1);
+    Task keyedTask = keyedTask("a", 5, 2);
+    List<Task> after = List.of(task(0, 3), task(0, 4), task(0, 5));
+    List<Task> all = new ArrayList<>(List.of(first, keyedTask));
+    all.addAll(after);
+    queue.offer(all);
+    assertEquals(List.of(first.id()), ids(queue.pollAhead(10)),
+        "the keyed task is next: nothing is claimed ahead of it, though claims ahead are allowed");
+    queue.started();
+    queue.returned();
+    queue.done(first.id(), TaskQueue.Stage.FINISHING);
+    List<Task> next = queue.pollAhead(10);
+    assertEquals(keyedTask.id(), next.get(0).id(), "it takes the slot that freed");
+    assertEquals(4, next.size(), "and claims ahead go on behind it");
   }
 }
