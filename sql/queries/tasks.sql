@@ -71,6 +71,13 @@ WITH req AS MATERIALIZED (
 )
 SELECT id, lease_version, attempt FROM claimed;
 
+-- name: read_committed
+-- The first statement of a keyed claim's transaction: the bound rests on each of its statements
+-- seeing what committed before that statement began (see claim_keys_lock), whatever isolation the
+-- server defaults to. (Under REPEATABLE READ the snapshot would be taken at the lock, before the
+-- claim that held it committed, and a key would run one task too many.)
+SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+
 -- name: claim_keys_lock
 -- $1 the keys of a keyed claim, as "queue/key" texts. Taken in the claim's transaction, before the
 -- claim itself, in one order for every node (so that two claims cannot deadlock): a second claim

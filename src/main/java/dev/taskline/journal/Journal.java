@@ -546,7 +546,8 @@ public final class Journal {
       limits[i] = request.keyLimit;
       locks[i] = request.queue + "/" + request.key;
     }
-    return pool.withTransaction(conn -> conn.preparedQuery(sql.get("claim_keys_lock")).execute(Tuple.of((Object) locks))
+    return pool.withTransaction(conn -> conn.query(sql.get("read_committed")).execute()
+            .compose(isolated -> conn.preparedQuery(sql.get("claim_keys_lock")).execute(Tuple.of((Object) locks)))
             .compose(locked -> {
               // The claim's time is read once its keys are locked: ends that committed while it
               // waited for them were stamped before it (see claim_keyed).
