@@ -181,7 +181,8 @@ public final class RemoteWorkers extends VerticleBase {
       TaskQueue queue = queues.get(queueName);
       saw(worker, queueName);
       absorbDispatched(queue);
-      List<Claimed> ready = takePrepared(queue, max, want);
+      // A paused queue hands out nothing, not even what admissions journaled claimed just before.
+      List<Claimed> ready = queue.paused() ? List.of() : takePrepared(queue, max, want);
       List<Task> tasks = take(queue, max - ready.size(), want);
       if (!ready.isEmpty() || waitMs <= 0) {
         return claimAll(queue, tasks, worker)
@@ -710,7 +711,14 @@ public final class RemoteWorkers extends VerticleBase {
 
   /** Claims {@code tasks} for a claim that may wait; it answers with those that landed. */
   private void handOver(TaskQueue queue, Waiter waiter, List<Task> tasks) {
-    claimAll(queue, tasks, waiter.worker).onComplete(done -> {
+    claimAll(queue, tasks, waiter.worker).map(claimed -> {
+      if (!claimed.isEmpty() && queue.paused()) {
+        // Paused while these claims were in flight: nothing starts, they go back to pending.
+        handBack(claimed);
+        return List.<Claimed>of();
+      }
+      return claimed;
+    }).onComplete(done -> {
       long left = (waiter.deadlineNanos - System.nanoTime()) / 1_000_000;
       if (done.succeeded() && done.result().isEmpty() && left > 0 && !waiter.gone && !stopping) {
         // Every task it was handed had been cancelled or taken elsewhere: it waits on, in front.
