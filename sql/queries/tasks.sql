@@ -97,6 +97,10 @@ SELECT pg_advisory_xact_lock(h)::text AS locked
 -- or the key's latest end, whichever is later (migrations 000011 and 000012): every write's time is
 -- its node's clock when the statement was sent, not when it committed, and a claim that saw an end
 -- must not carry an earlier time than it, or the key's history would show an overlap that was not.
+-- Ends back to pending (a retry, a release, a lapsed lease) leave finished_at null and are covered
+-- by the order alone: $5 is read once the lock is held and the statement goes out at once, so an end
+-- stamped after it would have to commit, fsync included, before this statement's snapshot, within
+-- the microseconds between.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[])
