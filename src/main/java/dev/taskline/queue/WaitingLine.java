@@ -2,10 +2,12 @@ package dev.taskline.queue;
 
 import dev.taskline.journal.Task;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.PriorityQueue;
@@ -36,6 +38,10 @@ final class WaitingLine implements Iterable<Task> {
   /** Fair: how many more of its tasks the first in turn may start before the next one's turn. */
   private int credit;
   private int size;
+  // The line last added to, kept because most adds follow one of the same tenant (a batch, or a
+  // queue nobody names a tenant for): it saves the map lookup. Null once that line is dropped.
+  private String lastTenant;
+  private PriorityQueue<Task> lastLine;
 
   /**
    * @param fair   whether tenants take turns
@@ -58,16 +64,20 @@ final class WaitingLine implements Iterable<Task> {
       return;
     }
     String tenant = group(task);
-    PriorityQueue<Task> line = byTenant.get(tenant);
+    PriorityQueue<Task> line = tenant.equals(lastTenant) ? lastLine : byTenant.get(tenant);
     if (line == null) {
       line = new PriorityQueue<>(order);
       byTenant.put(tenant, line);
+    }
+    if (line.isEmpty()) {
       // A tenant that had nothing waiting takes its turn after those that have.
       turns.addLast(tenant);
       if (turns.size() == 1) {
         credit = weight.applyAsInt(tenant);
       }
     }
+    lastTenant = tenant;
+    lastLine = line;
     line.add(task);
   }
 
@@ -85,16 +95,15 @@ final class WaitingLine implements Iterable<Task> {
       return all.poll();
     }
     String tenant = turns.peekFirst();
-    PriorityQueue<Task> line = byTenant.get(tenant);
+    PriorityQueue<Task> line = tenant.equals(lastTenant) ? lastLine : byTenant.get(tenant);
     Task task = line.poll();
     if (line.isEmpty()) {
-      byTenant.remove(tenant);
+      release(tenant);
       turns.pollFirst();
       credit = turns.isEmpty() ? 0 : weight.applyAsInt(turns.peekFirst());
-    } else if (--credit <= 0) {
-      if (turns.size() > 1) {
-        turns.addLast(turns.pollFirst());
-      }
+    } else if (turns.size() > 1 && --credit <= 0) {
+      // One tenant alone keeps its turn; with others waiting, its turn ends after its weight.
+      turns.addLast(turns.pollFirst());
       credit = weight.applyAsInt(turns.peekFirst());
     }
     return task;
@@ -142,25 +151,41 @@ final class WaitingLine implements Iterable<Task> {
       return removed;
     }
     boolean removed = false;
-    for (Iterator<Map.Entry<String, PriorityQueue<Task>>> lines = byTenant.entrySet().iterator(); lines.hasNext(); ) {
-      Map.Entry<String, PriorityQueue<Task>> line = lines.next();
+    List<String> emptied = new ArrayList<>();
+    for (Map.Entry<String, PriorityQueue<Task>> line : byTenant.entrySet()) {
       int before = line.getValue().size();
       if (line.getValue().removeIf(which)) {
         removed = true;
         size -= before - line.getValue().size();
         if (line.getValue().isEmpty()) {
-          lines.remove();
-          leaveTurns(line.getKey());
+          emptied.add(line.getKey());
         }
       }
     }
+    emptied.forEach(this::drop);
     return removed;
   }
 
   /** A tenant whose last waiting task left other than by {@link #poll}. */
   private void drop(String tenant) {
-    byTenant.remove(tenant);
+    release(tenant);
     leaveTurns(tenant);
+  }
+
+  /**
+   * A tenant's line emptied: dropped, so that tenants come and go without the map growing, but for
+   * the line of tasks without a tenant, which a queue that names none empties and refills all the
+   * time: a new heap each time, grown again from its first size.
+   */
+  private void release(String tenant) {
+    if (tenant.equals(NO_TENANT)) {
+      return;
+    }
+    byTenant.remove(tenant);
+    if (tenant.equals(lastTenant)) {
+      lastTenant = null;
+      lastLine = null;
+    }
   }
 
   private void leaveTurns(String tenant) {
