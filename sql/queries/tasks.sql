@@ -251,6 +251,26 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
  LIMIT $4
    FOR UPDATE SKIP LOCKED;
 
+-- name: page_in_fair
+-- As page_in, for a queue whose tenants take turns: each tenant's best task first, then each one's
+-- second, and so on (tasks without a tenant as one more), so that a tenant with a deep backlog in
+-- the journal does not fill the node's room ahead of another's tasks. (Weights are the node's
+-- business, once the tasks are in memory.) The window needs a level of its own: FOR UPDATE is not
+-- allowed beside one.
+SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt, t.max_attempts,
+       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key
+  FROM tasks t
+  JOIN (SELECT id, row_number() OVER (PARTITION BY tenant
+                                      ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id) AS turn,
+               priority - $5 * extract(epoch FROM run_at) AS effective
+          FROM tasks
+         WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
+         ORDER BY turn, effective DESC, id
+         LIMIT $4) AS picked ON picked.id = t.id
+ WHERE t.state = 'pending'
+ ORDER BY picked.turn, picked.effective DESC, t.id
+   FOR UPDATE OF t SKIP LOCKED;
+
 -- name: cancel
 -- $1 task ids, $2 batch id (or null), $3 now, $4 the events' detail: {"by": the key that asked}
 -- (or null: auth off). A pending task is cancelled at once (and its version bumped, so that any

@@ -350,9 +350,13 @@ public final class Journal {
         .map(rows -> rows.iterator().next().getLong("pending"));
   }
 
-  /** Waiting tasks of a queue that are due and not in {@code exclude}, in the order they must run. */
-  public Future<List<Task>> pageIn(String queue, Collection<UUID> exclude, int limit, double agingPerSecond) {
-    return guard(pool.preparedQuery(sql.get("page_in"))
+  /**
+   * Waiting tasks of a queue that are due and not in {@code exclude}, in the order they must run:
+   * with {@code tenantsInTurn}, each tenant's best first, then each one's next.
+   */
+  public Future<List<Task>> pageIn(String queue, Collection<UUID> exclude, int limit, double agingPerSecond,
+      boolean tenantsInTurn) {
+    return guard(pool.preparedQuery(sql.get(tenantsInTurn ? "page_in_fair" : "page_in"))
         .execute(Tuple.of(queue, now(), exclude.toArray(new UUID[0]), limit, agingPerSecond)))
         .map(Journal::tasks);
   }

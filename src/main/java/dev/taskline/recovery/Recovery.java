@@ -97,7 +97,8 @@ public final class Recovery {
   }
 
   private Future<Integer> pageInQueue(TaskQueue queue, int room) {
-    return journal.pageIn(queue.name(), queue.heldIds(), room, queue.config().agingPerSecond()).compose(found -> {
+    return journal.pageIn(queue.name(), queue.heldIds(), room, queue.config().agingPerSecond(),
+        queue.config().fairness().tenants()).compose(found -> {
       // A full page means the journal may hold more than fitted; the queue calls back for more
       // once it has drained to half, so waiting work follows freed room without a timer.
       queue.journalHasMore(found.size() == room);

@@ -149,7 +149,7 @@ class JournalFencingTest {
         Insert.waiting(Task.builder(low, queue, "sleep").priority(0).runAt(clock.instant()).build()),
         Insert.waiting(Task.builder(high, queue, "sleep").priority(5).runAt(clock.instant()).build()),
         Insert.waiting(Task.builder(held, queue, "sleep").priority(9).runAt(clock.instant()).build()))));
-    List<Task> page = await(journal.pageIn(queue, List.of(held), 10, 0.0));
+    List<Task> page = await(journal.pageIn(queue, List.of(held), 10, 0.0, false));
     assertEquals(List.of(high, low), page.stream().map(Task::id).toList());
   }
 }
