@@ -116,6 +116,45 @@ class KeyedConcurrencyTest {
   }
 
   @Test
+  void a_key_held_by_a_node_whose_lease_lapsed_frees_and_the_bound_holds_through_the_takeover() throws Exception {
+    GateHandler.reset();
+    String db = TestPostgres.newDatabase();
+    String config = """
+        {"queues": {"default": {"slots": 2, "keyConcurrency": 1, "leaseMs": 1000, "heartbeatMs": 200}}}
+        """;
+    try (TestNode a = TestNode.start(db, config, new MutableClock());
+        TestNode b = TestNode.start(db, config, new MutableClock())) {
+      String held = submit(a, "gate", "model-a");
+      GateHandler.Call onA = GateHandler.next(TestNode.WAIT);
+      String waiting = submit(b, "gate", "model-a");
+      b.until(() -> b.metric("taskline_tasks_key_full_total{queue=\"default\"}") >= 1, () -> "b's claim refused");
+
+      // a stops renewing (its clock stands still, b's moves past the lease): b takes its task over.
+      b.clock.advance(Duration.ofSeconds(10));
+      TestNode.await(b.node.recovery().runOnce());
+      // Either of the two may take the key's place that the lapse freed; the other waits for it.
+      GateHandler.Call onB = GateHandler.next(TestNode.WAIT);
+      String first = onB.taskId().toString();
+      String second = first.equals(held) ? waiting : held;
+      assertTrue(Set.of(held, waiting).contains(first));
+      b.until(() -> "pending".equals(b.getJson("/api/tasks/" + second).getString("state")),
+          () -> "the other task back to pending or still waiting");
+      assertEquals(1, runningOfKey(b, "model-a"), "the bound holds through the takeover");
+
+      onA.succeed(new JsonObject().put("by", "a"));
+      a.until("/api/queues", q -> queueIn(q, "default").getInteger("fencedWrites") >= 1);
+      onB.succeed(new JsonObject().put("by", "b"));
+      b.waitForState(first, "succeeded");
+      GateHandler.Call next = GateHandler.next(TestNode.WAIT);
+      assertEquals(second, next.taskId().toString(), "then the key's place goes to the other");
+      next.succeed(new JsonObject().put("by", "b"));
+      assertEquals("b", b.waitForState(held, "succeeded").getJsonObject("result").getString("by"),
+          "a's late result did not land");
+      b.waitForState(waiting, "succeeded");
+    }
+  }
+
+  @Test
   void remote_workers_on_two_nodes_get_no_more_of_a_key_than_its_bound() throws Exception {
     String db = TestPostgres.newDatabase();
     String config = """
