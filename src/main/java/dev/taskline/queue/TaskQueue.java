@@ -421,18 +421,18 @@ public final class TaskQueue {
   public boolean reschedule(Task task, Stage stage) {
     Runnable listener;
     Runnable available;
-    boolean held;
+    boolean kept;
     synchronized (this) {
       leave(stage);
       available = back(task.id()) ? onAvailable : null;
-      held = scheduled.size() + reservedScheduled < config.scheduledCapacity();
-      if (held) {
+      kept = scheduled.size() + reservedScheduled < config.scheduledCapacity();
+      if (kept) {
         scheduled.add(task);
       } else {
         finished++;
         release(task.id());
       }
-      listener = held ? onScheduled : null;
+      listener = kept ? onScheduled : null;
     }
     if (available != null) {
       available.run();
@@ -440,7 +440,7 @@ public final class TaskQueue {
     if (listener != null) {
       listener.run();
     }
-    return held;
+    return kept;
   }
 
   /** A task this node ran left its custody: it ended, or the journal says it is someone else's. */
@@ -527,7 +527,7 @@ public final class TaskQueue {
       // shared by every node, and a task leased here while it waits for a slot would hold that room
       // from a node that could run it now. Nothing is claimed ahead of it either, or a steady stream
       // of other tasks would keep the slots it waits for always spoken for.
-      int free = config.slots() - claimed - running - dispatching;
+      int free = freeSlots();
       while (taken.size() < want && !waiting.isEmpty()) {
         if (taken.size() >= free && limitedKey(waiting.peek()) != null) {
           break;
@@ -604,7 +604,7 @@ public final class TaskQueue {
     Task task;
     Runnable listener = null;
     synchronized (this) {
-      task = !paused && claimed + running + dispatching < config.slots() ? out(waiting.poll()) : null;
+      task = !paused && freeSlots() > 0 ? out(waiting.poll()) : null;
       if (task != null) {
         running++;
         claiming++;
@@ -627,7 +627,7 @@ public final class TaskQueue {
     List<Task> taken;
     Runnable listener = null;
     synchronized (this) {
-      int want = Math.min(max, config.slots() - claimed - running - dispatching);
+      int want = Math.min(max, freeSlots());
       if (paused || want <= 0 || waiting.isEmpty()) {
         return List.of();
       }
@@ -663,7 +663,7 @@ public final class TaskQueue {
 
   /** Whether {@link #poll} could hand out a task now: one waits and a slot is free. */
   public synchronized boolean canPoll() {
-    return !paused && !waiting.isEmpty() && claimed + running + dispatching < config.slots();
+    return !paused && !waiting.isEmpty() && freeSlots() > 0;
   }
 
   /**
@@ -758,7 +758,12 @@ public final class TaskQueue {
   }
 
   private int aheadOfSlots() {
-    return Math.max(0, claimed + running + dispatching - config.slots());
+    return Math.max(0, -freeSlots());
+  }
+
+  /** Slots no task holds: negative by as many as are claimed ahead of them. */
+  private int freeSlots() {
+    return config.slots() - claimed - running - dispatching;
   }
 
   /**
@@ -776,8 +781,7 @@ public final class TaskQueue {
     leave(stage);
     count(keyOut, key, -1);
     keyBlocked.add(key);
-    keyAside.computeIfAbsent(key, k -> new PriorityQueue<>(waitingOrder)).add(task);
-    aside++;
+    putAside(key, task);
     return true;
   }
 
@@ -809,13 +813,22 @@ public final class TaskQueue {
     String key = limitedKey(task);
     if (key == null) {
       waiting.add(task);
-    } else if (!keyBlocked.contains(key) && get(keyOut, key) + get(keyInLine, key) < config.keyLimits().limit(key)) {
+    } else if (keyHasRoom(key)) {
       waiting.add(task);
       count(keyInLine, key, 1);
     } else {
-      keyAside.computeIfAbsent(key, k -> new PriorityQueue<>(waitingOrder)).add(task);
-      aside++;
+      putAside(key, task);
     }
+  }
+
+  /** Whether one more task of {@code key} may go in line: not blocked, and in line and out short of its bound. */
+  private boolean keyHasRoom(String key) {
+    return !keyBlocked.contains(key) && get(keyOut, key) + get(keyInLine, key) < config.keyLimits().limit(key);
+  }
+
+  private void putAside(String key, Task task) {
+    keyAside.computeIfAbsent(key, k -> new PriorityQueue<>(waitingOrder)).add(task);
+    aside++;
   }
 
   /** A task taken out of waiting for a worker (null: none was): its key counts it until it comes back. */
@@ -842,10 +855,8 @@ public final class TaskQueue {
   /** Moves the best tasks aside of {@code key} into line as far as its bound allows; true when any moved. */
   private boolean refill(String key) {
     PriorityQueue<Task> side = keyAside.get(key);
-    int limit = config.keyLimits().limit(key);
     boolean moved = false;
-    while (side != null && !side.isEmpty() && !keyBlocked.contains(key)
-        && get(keyOut, key) + get(keyInLine, key) < limit) {
+    while (side != null && !side.isEmpty() && keyHasRoom(key)) {
       waiting.add(side.poll());
       aside--;
       count(keyInLine, key, 1);
