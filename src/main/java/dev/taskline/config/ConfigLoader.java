@@ -137,7 +137,7 @@ public final class ConfigLoader {
           q.node.hasNonNull("push") ? push(q.object("push")) : null,
           q.integer("claimAhead", QueueConfig.defaultClaimAhead(slots)),
           keyLimits(q),
-          new QueueConfig.Fairness(q.bool("fairTenants", true), weights(q))));
+          new QueueConfig.Fairness(q.bool("fairTenants", true), q.integers("tenantWeights", 1))));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 
@@ -188,30 +188,13 @@ public final class ConfigLoader {
         auth.integer("maxFailuresPerMinute", 20));
   }
 
-  /** {@code tenantWeights}: how many tasks a tenant starts in its turn, for tenants not of weight 1. */
-  private static Map<String, Integer> weights(Node q) {
-    Node weights = q.object("tenantWeights");
-    Map<String, Integer> found = new LinkedHashMap<>();
-    for (Iterator<String> tenants = weights.node.fieldNames(); tenants.hasNext(); ) {
-      String tenant = tenants.next();
-      found.put(tenant, weights.integer(tenant, 1));
-    }
-    return found;
-  }
-
   /** {@code keyConcurrency} (a bound for every key) and {@code keyLimits} (some keys' own). */
   private static QueueConfig.KeyLimits keyLimits(Node q) {
     if (q.node.has("keyConcurrency") && q.integer("keyConcurrency", 0) < 1) {
       throw new ConfigException(q.key("keyConcurrency") + " must be from 1 to 100000, got "
           + q.node.get("keyConcurrency"));
     }
-    Node limits = q.object("keyLimits");
-    Map<String, Integer> overrides = new LinkedHashMap<>();
-    for (Iterator<String> keys = limits.node.fieldNames(); keys.hasNext(); ) {
-      String key = keys.next();
-      overrides.put(key, limits.integer(key, 0));
-    }
-    return new QueueConfig.KeyLimits(q.integer("keyConcurrency", 0), overrides);
+    return new QueueConfig.KeyLimits(q.integer("keyConcurrency", 0), q.integers("keyLimits", 0));
   }
 
   private static PushTarget push(Node push) {
@@ -338,6 +321,17 @@ public final class ConfigLoader {
         list.add(item.asText());
       }
       return list;
+    }
+
+    /** An object of integers ({@code {"name": 2, ...}}), in its order, {@code fallback} for a null; empty when absent. */
+    Map<String, Integer> integers(String field, int fallback) {
+      Node object = object(field);
+      Map<String, Integer> found = new LinkedHashMap<>();
+      for (Iterator<String> names = object.node.fieldNames(); names.hasNext(); ) {
+        String name = names.next();
+        found.put(name, object.integer(name, fallback));
+      }
+      return found;
     }
 
     int integer(String field, int fallback) {
