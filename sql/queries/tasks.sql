@@ -19,7 +19,7 @@
 -- $13 worker ids, $14 lease deadlines, $15 and $16 each batch's smallest and largest task id (the
 -- range in which its tasks are found), $17 tenants (null for a task without one), $18 concurrency
 -- keys (null for none; a keyed task is never inserted claimed: its key's room is decided by the
--- claim, see claim_keyed). A task with a
+-- claim, see claim_gated). A task with a
 -- worker id is dispatched at once: its worker had a free slot and nothing waited, so it is inserted
 -- claimed (lease version 1, attempt 1) and both transitions are journaled here, which spares the
 -- claim statement and its round trip. Nothing is returned: the command's row count (events
@@ -72,14 +72,14 @@ WITH req AS MATERIALIZED (
 SELECT id, lease_version, attempt FROM claimed;
 
 -- name: read_committed
--- The first statement of a keyed claim's transaction: the bound rests on each of its statements
+-- The first statement of a gated claim's transaction: the bound rests on each of its statements
 -- seeing what committed before that statement began (see claim_keys_lock), whatever isolation the
 -- server defaults to. (Under REPEATABLE READ the snapshot would be taken at the lock, before the
 -- claim that held it committed, and a key would run one task too many.)
 SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 
 -- name: claim_keys_lock
--- $1 the keys of a keyed claim, as "queue/key" texts. Taken in the claim's transaction, before the
+-- $1 the keys and rate budgets of a gated claim, as texts ("queue/key", "rate:queue/budget"). Taken in the claim's transaction, before the
 -- claim itself, in one order for every node (so that two claims cannot deadlock): a second claim
 -- of the same key waits for the first to commit, and its own statement then sees the tasks the
 -- first started. (Within one statement a READ COMMITTED snapshot is older than a lock it waited
@@ -87,38 +87,64 @@ SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 SELECT pg_advisory_xact_lock(h)::text AS locked
   FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS u(k) ORDER BY 1) AS keys;
 
--- name: claim_keyed
+-- name: claim_gated
 -- $1 ids, $2 expected lease versions, $3 worker ids, $4 lease deadlines, $5 now, $6 queues,
--- $7 concurrency keys, $8 each key's limit. As claim, for tasks with a concurrency key: a task is
--- taken only while fewer than its key's limit of that key's tasks run (on any node), counting the
--- ones taken before it in this statement, in the order asked; the others are returned with
--- key_full set, still pending, for the node to hold until the key has room. Runs after
--- claim_keys_lock, in its transaction, with $5 taken once the lock is held. The claim's time is $5
--- or the key's latest end, whichever is later (migrations 000011 and 000012): every write's time is
--- its node's clock when the statement was sent, not when it committed, and a claim that saw an end
--- must not carry an earlier time than it, or the key's history would show an overlap that was not.
--- Ends back to pending (a retry, a release, a lapsed lease) leave finished_at null and are covered
--- by the order alone: $5 is read once the lock is held and the statement goes out at once, so an end
--- stamped after it would have to commit, fsync included, before this statement's snapshot, within
--- the microseconds between.
+-- $7 concurrency keys, $8 each key's limit (0: the key is not bounded), $9 rate budgets (null: no
+-- rate limit; '' the queue's own, else the key's: see migration 000013), $10 starts a budget allows
+-- per window, $11 its window in ms. As claim, for tasks their queue gates. Runs after
+-- claim_keys_lock (every key and budget of the request locked), in its transaction, with $5 taken
+-- once the locks are held. Tasks are taken in the order asked, each only while
+--  * fewer than its key's limit of that key's tasks run (on any node), counting the ones taken before
+--    it here; the others are returned refused 'key_full';
+--  * and, of those, while its budget's starts journaled within the window before $5 and the ones
+--    taken before it here are fewer than the limit; the others are returned refused 'rate_full',
+--    with retry_at: when the start that filled the window leaves it, the first instant the budget
+--    can start one more.
+-- Refused tasks stay pending, their attempts untouched. The starts taken are journaled at $5 and
+-- the budget's entries that left the window are deleted.
+-- The claim's time is $5 or its key's latest end, whichever is later (migrations 000011 and
+-- 000012): every write's time is its node's clock when the statement was sent, not when it
+-- committed, and a claim that saw an end must not carry an earlier time than it, or the key's
+-- history would show an overlap that was not. Ends back to pending (a retry, a release, a lapsed
+-- lease) leave finished_at null and are covered by the order alone: $5 is read once the lock is held
+-- and the statement goes out at once, so an end stamped after it would have to commit, fsync
+-- included, before this statement's snapshot, within the microseconds between. A budget counts its
+-- starts at $5 (the key's later time, when a queue has both, differs by the few microseconds since
+-- the key's latest end).
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
-    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[])
-         WITH ORDINALITY AS r(id, expected_version, worker_id, lease_expires_at, queue, concurrency_key, key_limit, ord)
+    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[],
+                $9::text[], $10::int[], $11::bigint[])
+         WITH ORDINALITY AS r(id, expected_version, worker_id, lease_expires_at, queue, concurrency_key, key_limit,
+                              bucket, rate_tasks, rate_per_ms, ord)
 ), claimable AS (
-  SELECT req.*, row_number() OVER (PARTITION BY req.queue, req.concurrency_key ORDER BY req.ord) AS place
+  SELECT req.*, row_number() OVER (PARTITION BY req.queue, req.concurrency_key ORDER BY req.ord) AS key_place
     FROM req JOIN tasks t ON t.id = req.id
    WHERE t.state = req.held_state AND t.lease_version = req.expected_version AND t.run_at <= req.at
-), running AS (
+), keys AS (
   SELECT k.queue, k.concurrency_key,
          (SELECT count(*) FROM tasks t
            WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key AND t.state = 'running') AS n,
          GREATEST($5::timestamptz, (SELECT max(t.finished_at) FROM tasks t
                                      WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key)) AS claim_at
-    FROM (SELECT DISTINCT queue, concurrency_key FROM claimable) AS k
+    FROM (SELECT DISTINCT queue, concurrency_key FROM claimable WHERE key_limit > 0) AS k
+), key_ok AS (
+  SELECT c.*, COALESCE(k.claim_at, $5::timestamptz) AS claim_at,
+         row_number() OVER (PARTITION BY c.queue, c.bucket ORDER BY c.ord) AS rate_place
+    FROM claimable c
+    LEFT JOIN keys k ON c.key_limit > 0 AND k.queue = c.queue AND k.concurrency_key = c.concurrency_key
+   WHERE c.key_limit = 0 OR c.key_place <= c.key_limit - k.n
+), budgets AS (
+  SELECT b.*, $5::timestamptz - b.rate_per_ms * interval '1 millisecond' AS window_start
+    FROM (SELECT DISTINCT queue, bucket, rate_tasks, rate_per_ms FROM claimable WHERE bucket IS NOT NULL) AS b
+), rooms AS (
+  SELECT b.queue, b.bucket,
+         b.rate_tasks - COALESCE((SELECT sum(s.n) FROM rate_starts s
+                                   WHERE s.queue = b.queue AND s.bucket = b.bucket AND s.at > b.window_start), 0) AS room
+    FROM budgets b
 ), allowed AS (
-  SELECT c.*, r.claim_at FROM claimable c JOIN running r ON r.queue = c.queue AND r.concurrency_key = c.concurrency_key
-   WHERE c.place <= c.key_limit - r.n
+  SELECT o.* FROM key_ok o LEFT JOIN rooms r ON r.queue = o.queue AND r.bucket = o.bucket
+   WHERE o.bucket IS NULL OR o.rate_place <= r.room
 ), claimed AS (
   UPDATE tasks t
      SET state = 'running', lease_version = t.lease_version + 1, worker_id = req.worker_id,
@@ -126,14 +152,38 @@ WITH req AS MATERIALIZED (
          started_at = COALESCE(t.started_at, req.claim_at), updated_at = req.claim_at
     FROM allowed req
    WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
-  RETURNING t.id, t.lease_version, t.attempt, t.worker_id, req.claim_at
+  RETURNING t.id, t.lease_version, t.attempt, t.worker_id, req.claim_at, req.queue, req.bucket
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
   SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, claim_at FROM claimed
+), started AS (
+  SELECT queue, bucket, count(*)::int AS n FROM claimed WHERE bucket IS NOT NULL GROUP BY queue, bucket
+), logged AS (
+  INSERT INTO rate_starts (queue, bucket, at, n) SELECT queue, bucket, $5, n FROM started
+), pruned AS (
+  DELETE FROM rate_starts s USING budgets b
+   WHERE s.queue = b.queue AND s.bucket = b.bucket AND s.at <= b.window_start
+), window_starts AS (
+  -- The window's starts after this claim, newest first, each with the sum of it and those newer:
+  -- the newest whose sum reaches the limit is the one that filled the window.
+  SELECT e.queue, e.bucket, e.at, b.rate_tasks, b.rate_per_ms,
+         sum(e.n) OVER (PARTITION BY e.queue, e.bucket ORDER BY e.at DESC ROWS UNBOUNDED PRECEDING) AS newer
+    FROM (SELECT s.queue, s.bucket, s.at, s.n FROM rate_starts s JOIN budgets b USING (queue, bucket)
+           WHERE s.at > b.window_start
+          UNION ALL
+          SELECT queue, bucket, $5::timestamptz, n FROM started) AS e
+    JOIN budgets b USING (queue, bucket)
+), next_room AS (
+  SELECT queue, bucket, max(at) + max(rate_per_ms) * interval '1 millisecond' AS retry_at
+    FROM window_starts WHERE newer >= rate_tasks GROUP BY queue, bucket
 )
-SELECT id, lease_version, attempt, false AS key_full FROM claimed
+SELECT id, lease_version, attempt, NULL::text AS refused, NULL::timestamptz AS retry_at FROM claimed
 UNION ALL
-SELECT c.id, NULL, NULL, true FROM claimable c WHERE NOT EXISTS (SELECT 1 FROM allowed a WHERE a.id = c.id);
+SELECT c.id, NULL, NULL, CASE WHEN k.id IS NULL THEN 'key_full' ELSE 'rate_full' END, n.retry_at
+  FROM claimable c
+  LEFT JOIN key_ok k ON k.id = c.id
+  LEFT JOIN next_room n ON n.queue = c.queue AND n.bucket = c.bucket
+ WHERE NOT EXISTS (SELECT 1 FROM allowed a WHERE a.id = c.id);
 
 -- name: finish
 -- $1 ids, $2 lease versions, $3 worker ids, $4 target states, $5 results (JSON text),

@@ -116,7 +116,7 @@ public final class ConfigLoader {
       Node q = queuesNode.object(name);
       q.only("slots", "capacity", "leaseMs", "heartbeatMs", "maxAttempts", "backoffBaseMs", "backoffCapMs",
           "timeoutMs", "agingPerSecond", "scheduledCapacity", "tenantLimit", "remote", "types", "push", "claimAhead",
-          "keyConcurrency", "keyLimits", "fairTenants", "tenantWeights");
+          "keyConcurrency", "keyLimits", "fairTenants", "tenantWeights", "rateLimit");
       int slots = q.integer("slots", QueueConfig.DEFAULT_SLOTS);
       long leaseMs = q.longValue("leaseMs", QueueConfig.DEFAULT_LEASE_MS);
       long backoffCapMs = q.longValue("backoffCapMs", QueueConfig.DEFAULT_BACKOFF_CAP_MS);
@@ -137,7 +137,8 @@ public final class ConfigLoader {
           q.node.hasNonNull("push") ? push(q.object("push")) : null,
           q.integer("claimAhead", QueueConfig.defaultClaimAhead(slots)),
           keyLimits(q),
-          new QueueConfig.Fairness(q.bool("fairTenants", true), q.integers("tenantWeights", 1))));
+          new QueueConfig.Fairness(q.bool("fairTenants", true), q.integers("tenantWeights", 1)),
+          rateLimit(q)));
     }
     queues.putIfAbsent(TasklineConfig.DEFAULT_QUEUE, QueueConfig.defaults(TasklineConfig.DEFAULT_QUEUE));
 
@@ -195,6 +196,21 @@ public final class ConfigLoader {
           + q.node.get("keyConcurrency"));
     }
     return new QueueConfig.KeyLimits(q.integer("keyConcurrency", 0), q.integers("keyLimits", 0));
+  }
+
+  /** {@code rateLimit: {tasks, perMs, perKey?}}; both numbers are required, so that a typo cannot mean "no limit". */
+  private static QueueConfig.RateLimit rateLimit(Node q) {
+    if (!q.node.hasNonNull("rateLimit")) {
+      return null;
+    }
+    Node rate = q.object("rateLimit");
+    rate.only("tasks", "perMs", "perKey");
+    for (String field : List.of("tasks", "perMs")) {
+      if (!rate.node.hasNonNull(field)) {
+        throw new ConfigException(rate.key(field) + " is required");
+      }
+    }
+    return new QueueConfig.RateLimit(rate.integer("tasks", 0), rate.longValue("perMs", 0), rate.bool("perKey", false));
   }
 
   private static PushTarget push(Node push) {

@@ -24,11 +24,29 @@ import java.util.regex.Pattern;
  *                          its handlers are slow (see {@code WorkerVerticle}); 0: none
  * @param keyLimits         how many tasks of one concurrency key may run at once, across every node
  * @param fairness          whether tenants take turns at the queue's slots, and with what weights
+ * @param rateLimit         how many tasks may start per window, across every node; null: no limit
  */
 public record QueueConfig(String name, int slots, int capacity, long leaseMs, long heartbeatMs, int maxAttempts,
     long backoffBaseMs, long backoffCapMs, long timeoutMs, double agingPerSecond, int scheduledCapacity,
     int tenantLimit, boolean remote, List<String> types, PushTarget push, int claimAhead, KeyLimits keyLimits,
-    Fairness fairness) {
+    Fairness fairness, RateLimit rateLimit) {
+
+  /**
+   * At most {@code tasks} starts in any {@code perMs} milliseconds, counted across every node; with
+   * {@code perKey}, that many for each concurrency key, and as many again for the tasks without one.
+   */
+  public record RateLimit(int tasks, long perMs, boolean perKey) {
+
+    /** The shortest window: below it the claims' own round trips are the window, and the count means little. */
+    public static final long LEAST_PER_MS = 10;
+    public static final int MOST_TASKS = 1_000_000;
+    public static final long MOST_PER_MS = 24L * 3600 * 1000;
+
+    /** Starts per second that the limit allows at most, on average. */
+    public double perSecond() {
+      return tasks * 1000.0 / perMs;
+    }
+  }
 
   /**
    * Tenants take turns ({@code tenants}), each starting as many of its tasks in its turn as its
@@ -163,6 +181,14 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
             + limit.getValue());
       }
     }
+    if (rateLimit != null && (rateLimit.tasks() < 1 || rateLimit.tasks() > RateLimit.MOST_TASKS)) {
+      throw new ConfigException(key + ".rateLimit.tasks must be from 1 to " + RateLimit.MOST_TASKS + ", got "
+          + rateLimit.tasks());
+    }
+    if (rateLimit != null && (rateLimit.perMs() < RateLimit.LEAST_PER_MS || rateLimit.perMs() > RateLimit.MOST_PER_MS)) {
+      throw new ConfigException(key + ".rateLimit.perMs must be from " + RateLimit.LEAST_PER_MS + " to "
+          + RateLimit.MOST_PER_MS + " (a day), got " + rateLimit.perMs());
+    }
     types = types == null ? List.of() : List.copyOf(types);
     if (!types.isEmpty() && !remote && push == null) {
       throw new ConfigException(key + ".types is for remote and push queues; the types of a local one are its handlers'");
@@ -183,7 +209,7 @@ public record QueueConfig(String name, int slots, int capacity, long leaseMs, lo
       int tenantLimit) {
     this(name, slots, capacity, leaseMs, heartbeatMs, maxAttempts, backoffBaseMs, backoffCapMs, timeoutMs,
         agingPerSecond, scheduledCapacity, tenantLimit, false, List.of(), null,
-        defaultClaimAhead(slots), KeyLimits.NONE, Fairness.TENANTS);
+        defaultClaimAhead(slots), KeyLimits.NONE, Fairness.TENANTS, null);
   }
 
   /** Whether this queue's tasks are run by something other than this node's handlers. */

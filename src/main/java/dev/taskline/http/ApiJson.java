@@ -204,6 +204,14 @@ final class ApiJson {
         json.put("heldByKeys", queue.heldByKeys());
       }
     }
+    if (queue.rateLimit() != null) {
+      json.put("rateLimit", new JsonObject().put("tasks", queue.rateLimit().tasks())
+          .put("perMs", queue.rateLimit().perMs()).put("perKey", queue.rateLimit().perKey()));
+      if (queue.heldByRate() != null) {
+        // Of the waiting, those held back because the limit has no start left in its window.
+        json.put("heldByRate", queue.heldByRate());
+      }
+    }
     if (queue.claimedAhead() != null) {
       // Of the waiting, those leased here ahead of a free slot; of the running, those whose end is being journaled.
       json.put("claimedAhead", queue.claimedAhead()).put("finishing", queue.finishing());

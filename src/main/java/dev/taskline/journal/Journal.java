@@ -44,7 +44,7 @@ public final class Journal {
   private final Sql sql;
   private final GroupCommit<List<Insert>, Void> inserts;
   private final GroupCommit<ClaimRequest, Lease> claims;
-  private final GroupCommit<KeyedClaimRequest, KeyedClaim> keyedClaims;
+  private final GroupCommit<GatedClaimRequest, GatedClaim> gatedClaims;
   private final GroupCommit<FinishRequest, TaskState> finishes;
   private final GroupCommit<HeartbeatRequest, Heartbeat> heartbeats;
   private final GroupCommit<ProgressRequest, Boolean> progresses;
@@ -70,7 +70,7 @@ public final class Journal {
     this.sql = Sql.queries();
     this.inserts = new GroupCommit<>(INSERT_GROUP, maxWaitingInserts, timed("insert_tasks", this::flushInserts));
     this.claims = new GroupCommit<>(MAX_GROUP, timed("claim", this::flushClaims));
-    this.keyedClaims = new GroupCommit<>(MAX_GROUP, timed("claim_keyed", this::flushKeyedClaims));
+    this.gatedClaims = new GroupCommit<>(MAX_GROUP, timed("claim_gated", this::flushGatedClaims));
     this.finishes = new GroupCommit<>(MAX_GROUP, timed("finish", this::flushFinishes));
     this.heartbeats = new GroupCommit<>(MAX_GROUP, timed("heartbeat", this::flushHeartbeats));
     this.progresses = new GroupCommit<>(MAX_GROUP, timed("progress", this::flushProgress));
@@ -162,19 +162,25 @@ public final class Journal {
   }
 
   /**
-   * Claims a waiting task of concurrency key {@code key} in {@code queue}, only while fewer than
-   * {@code keyLimit} of that key's tasks run, on any node: the count and the claim are decided under
-   * the key's lock, in one transaction. {@link KeyedClaim#keyFull} when the key had no room (the
-   * task is still pending); a null lease otherwise when someone else got it first.
+   * Claims a waiting task through its queue's {@code gate}: only while its concurrency key has room
+   * and its rate budget has a start left, on any node; the counts and the claim are decided under
+   * the gate's locks, in one transaction. {@link GatedClaim#refused} says which gate held it (the
+   * task is still pending); with neither, a null lease means someone else got it first.
    */
-  public Future<KeyedClaim> claimKeyed(UUID taskId, long expectedVersion, String workerId, Duration leaseFor,
-      String queue, String key, int keyLimit) {
-    return guard(keyedClaims.submit(new KeyedClaimRequest(new ClaimRequest(taskId, expectedVersion, workerId, leaseFor),
-        queue, key, keyLimit)));
+  public Future<GatedClaim> claimGated(UUID taskId, long expectedVersion, String workerId, Duration leaseFor,
+      ClaimGate gate) {
+    return guard(gatedClaims.submit(new GatedClaimRequest(new ClaimRequest(taskId, expectedVersion, workerId,
+        leaseFor), gate)));
   }
 
-  /** What a keyed claim got: a lease, or no room in its key, or neither (the task was taken or ended). */
-  public record KeyedClaim(Lease lease, boolean keyFull) {
+  /** Which gate refused a claim: the task's key was at its bound, or its rate budget was spent. */
+  public enum Refusal { KEY_FULL, RATE_FULL }
+
+  /**
+   * What a gated claim got: a lease; or a refusal, with (for {@link Refusal#RATE_FULL}) the first
+   * instant its budget can start one more; or neither (the task was taken or ended).
+   */
+  public record GatedClaim(Lease lease, Refusal refused, Instant retryAt) {
   }
 
   /**
@@ -530,7 +536,7 @@ public final class Journal {
         });
   }
 
-  private Future<List<KeyedClaim>> flushKeyedClaims(List<KeyedClaimRequest> requests) {
+  private Future<List<GatedClaim>> flushGatedClaims(List<GatedClaimRequest> requests) {
     int n = requests.size();
     UUID[] ids = new UUID[n];
     Long[] versions = new Long[n];
@@ -538,51 +544,63 @@ public final class Journal {
     OffsetDateTime[] deadlines = new OffsetDateTime[n];
     String[] queues = new String[n];
     String[] keys = new String[n];
-    Integer[] limits = new Integer[n];
-    String[] locks = new String[n];
+    Integer[] keyLimits = new Integer[n];
+    String[] buckets = new String[n];
+    Integer[] rateTasks = new Integer[n];
+    Long[] ratePerMs = new Long[n];
+    List<String> locks = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      KeyedClaimRequest request = requests.get(i);
+      GatedClaimRequest request = requests.get(i);
+      ClaimGate gate = request.gate;
       ids[i] = request.claim.taskId;
       versions[i] = request.claim.expectedVersion;
       workers[i] = request.claim.workerId;
-      queues[i] = request.queue;
-      keys[i] = request.key;
-      limits[i] = request.keyLimit;
-      locks[i] = request.queue + "/" + request.key;
+      queues[i] = gate.queue();
+      keys[i] = gate.key();
+      keyLimits[i] = gate.keyLimit();
+      buckets[i] = gate.bucket();
+      rateTasks[i] = gate.rateTasks();
+      ratePerMs[i] = gate.ratePerMs();
+      gate.locks(locks);
     }
     return pool.withTransaction(conn -> conn.query(sql.get("read_committed")).execute()
-            .compose(isolated -> conn.preparedQuery(sql.get("claim_keys_lock")).execute(Tuple.of((Object) locks)))
+            .compose(isolated -> conn.preparedQuery(sql.get("claim_keys_lock"))
+                .execute(Tuple.of((Object) locks.toArray(String[]::new))))
             .compose(locked -> {
-              // The claim's time is read once its keys are locked: ends that committed while it
-              // waited for them were stamped before it (see claim_keyed).
+              // The claim's time is read once its locks are held: ends and starts that committed
+              // while it waited for them were stamped before it (see claim_gated).
               OffsetDateTime now = now();
               Memo<Duration, OffsetDateTime> deadline = new Memo<>(now::plus);
               for (int i = 0; i < n; i++) {
                 deadlines[i] = deadline.get(requests.get(i).claim.leaseFor);
               }
-              return conn.preparedQuery(sql.get("claim_keyed"))
-                  .execute(Tuple.wrap(new Object[] {ids, versions, workers, deadlines, now, queues, keys, limits}));
+              return conn.preparedQuery(sql.get("claim_gated")).execute(Tuple.wrap(new Object[] {
+                  ids, versions, workers, deadlines, now, queues, keys, keyLimits, buckets, rateTasks, ratePerMs}));
             }))
         .map(rows -> {
           Map<UUID, Row> answered = new HashMap<>();
           List<UUID> claimed = new ArrayList<>();
           for (Row row : rows) {
             answered.put(row.getUUID("id"), row);
-            if (!row.getBoolean("key_full")) {
+            if (row.getString("refused") == null) {
               claimed.add(row.getUUID("id"));
             }
           }
           changed(claimed);
-          List<KeyedClaim> answers = new ArrayList<>(n);
-          for (KeyedClaimRequest request : requests) {
+          List<GatedClaim> answers = new ArrayList<>(n);
+          for (GatedClaimRequest request : requests) {
+            // A duplicate request for one task in one group gets the answer once.
             Row row = answered.remove(request.claim.taskId);
+            String refused = row == null ? null : row.getString("refused");
             if (row == null) {
-              answers.add(new KeyedClaim(null, false));
-            } else if (row.getBoolean("key_full")) {
-              answers.add(new KeyedClaim(null, true));
+              answers.add(new GatedClaim(null, null, null));
+            } else if (refused != null) {
+              OffsetDateTime retryAt = row.getOffsetDateTime("retry_at");
+              answers.add(new GatedClaim(null, "key_full".equals(refused) ? Refusal.KEY_FULL : Refusal.RATE_FULL,
+                  retryAt == null ? null : retryAt.toInstant()));
             } else {
-              answers.add(new KeyedClaim(new Lease(request.claim.taskId, request.claim.workerId,
-                  row.getLong("lease_version"), row.getInteger("attempt")), false));
+              answers.add(new GatedClaim(new Lease(request.claim.taskId, request.claim.workerId,
+                  row.getLong("lease_version"), row.getInteger("attempt")), null, null));
             }
           }
           return answers;
@@ -737,7 +755,7 @@ public final class Journal {
   private record ClaimRequest(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {
   }
 
-  private record KeyedClaimRequest(ClaimRequest claim, String queue, String key, int keyLimit) {
+  private record GatedClaimRequest(ClaimRequest claim, ClaimGate gate) {
   }
 
   private record FinishRequest(Lease lease, TaskState to, JsonObject result, JsonObject error, Reason reason,

@@ -28,6 +28,7 @@ public final class QueueMeters {
   private final Counter fenced;
   private final Counter claimsLost;
   private final Counter keysFull;
+  private final Counter rateLimited;
   private final Counter takeovers;
   private final Timer waitTime;
   private final Timer runTime;
@@ -53,6 +54,8 @@ public final class QueueMeters {
     claimsLost = counter(registry, "taskline.tasks.claims.lost", name, "Claims that found the task already taken");
     keysFull = counter(registry, "taskline.tasks.key.full", name,
         "Claims refused because the task's concurrency key had no room (its tasks running on other nodes)");
+    rateLimited = counter(registry, "taskline.tasks.rate.limited", name,
+        "Claims refused because the queue's rate limit had no start left in its window (on any node)");
     takeovers = counter(registry, "taskline.tasks.lease.takeovers", name, "Lapsed leases put back to pending");
     waitTime = Timer.builder("taskline.task.wait").tag("queue", name)
         .description("From due (accepted, or its delay over) to started").publishPercentileHistogram()
@@ -67,6 +70,8 @@ public final class QueueMeters {
         .description("Tasks held until due: delayed, or waiting out a retry's backoff").register(registry);
     Gauge.builder("taskline.queue.paused", queue, q -> q.paused() ? 1 : 0).tag("queue", name)
         .description("1 while an operator has the queue paused: it takes tasks but starts none").register(registry);
+    Gauge.builder("taskline.queue.held.by.rate", queue, TaskQueue::heldByRate).tag("queue", name)
+        .description("Tasks waiting because the queue's rate limit has no start left in its window").register(registry);
     Gauge.builder("taskline.queue.slots", queue, q -> q.config().slots()).tag("queue", name)
         .description("Tasks of this queue that may run at once on this node").register(registry);
     Gauge.builder("taskline.queue.capacity", queue, q -> q.config().capacity()).tag("queue", name)
@@ -160,6 +165,10 @@ public final class QueueMeters {
 
   public void keyFull() {
     keysFull.increment();
+  }
+
+  public void rateLimited() {
+    rateLimited.increment();
   }
 
   public void claimLost() {

@@ -1,6 +1,7 @@
 package dev.taskline.queue;
 
 import dev.taskline.config.QueueConfig;
+import dev.taskline.journal.ClaimGate;
 import dev.taskline.journal.Insert;
 import dev.taskline.journal.Lease;
 import dev.taskline.journal.Task;
@@ -75,6 +76,12 @@ public final class TaskQueue {
   private final Map<UUID, String> outKeyed = new HashMap<>();
   private final Set<String> keyBlocked = new HashSet<>();
   private int aside;
+  // Rate limits (QueueConfig.RateLimit): the journal counts every node's starts and says when a
+  // budget is spent. The queue's own budget spent, nothing is handed out until the worker lifts the
+  // hold (rateHeld); a key's own (perKey), its tasks wait aside like a full key's (rateBlocked; the
+  // tasks without a key are tracked under "", which no key can be).
+  private boolean rateHeld;
+  private final Set<String> rateBlocked = new HashSet<>();
   // Custody counts: a task enters this node's custody when it is admitted here or read back from
   // the journal, and leaves it when it ends here or is handed back. Kept under the same lock as
   // the queues, so that accepted - finished = waiting + scheduled + running holds at every read.
@@ -203,13 +210,13 @@ public final class TaskQueue {
     for (Insert task : tasks) {
       (task.runAt().isAfter(now) ? later : due).add(task);
     }
-    // A task of a bounded key is never journaled claimed at admission: its key's room across nodes
-    // is decided by the claim (claim_keyed), so it waits in line for one.
+    // A gated task (a bounded key, a rate limit) is never journaled claimed at admission: its room
+    // across nodes is decided by the claim (claim_gated), so it waits in line for one.
     List<Insert> dispatchable = due;
-    if (config.keyLimits().any()) {
+    if (config.keyLimits().any() || config.rateLimit() != null) {
       dispatchable = new ArrayList<>(due.size());
       for (Insert task : due) {
-        if (limitedKey(task.task()) == null) {
+        if (!gated(task.task())) {
           dispatchable.add(task);
         }
       }
@@ -224,7 +231,7 @@ public final class TaskQueue {
       if (!later.isEmpty() && scheduled.size() + reservedScheduled + later.size() > config.scheduledCapacity()) {
         return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
-      if (!due.isEmpty() && workerId != null && waiting.isEmpty() && !paused) {
+      if (!due.isEmpty() && workerId != null && waiting.isEmpty() && !startsHeld()) {
         int room = Math.max(0, claimRoom());
         // A local worker takes what fits (the best first) and the rest wait behind it; a remote
         // waiter takes the whole submission or none of it.
@@ -522,14 +529,14 @@ public final class TaskQueue {
     List<Task> taken = new ArrayList<>();
     Runnable listener = null;
     synchronized (this) {
-      int want = paused ? 0 : Math.min(max, claimRoom());
-      // A task of a bounded key is claimed only into a free slot, never ahead: its key's room is
-      // shared by every node, and a task leased here while it waits for a slot would hold that room
-      // from a node that could run it now. Nothing is claimed ahead of it either, or a steady stream
-      // of other tasks would keep the slots it waits for always spoken for.
+      int want = startsHeld() ? 0 : Math.min(max, claimRoom());
+      // A gated task (a bounded key, a rate limit) is claimed only into a free slot, never ahead: its
+      // room is shared by every node, and a task leased here while it waits for a slot would hold
+      // that room from a node that could run it now. Nothing is claimed ahead of it either, or a
+      // steady stream of other tasks would keep the slots it waits for always spoken for.
       int free = freeSlots();
       while (taken.size() < want && !waiting.isEmpty()) {
-        if (taken.size() >= free && limitedKey(waiting.peek()) != null) {
+        if (taken.size() >= free && gated(waiting.peek())) {
           break;
         }
         taken.add(out(waiting.poll()));
@@ -604,7 +611,7 @@ public final class TaskQueue {
     Task task;
     Runnable listener = null;
     synchronized (this) {
-      task = !paused && freeSlots() > 0 ? out(waiting.poll()) : null;
+      task = !startsHeld() && freeSlots() > 0 ? out(waiting.poll()) : null;
       if (task != null) {
         running++;
         claiming++;
@@ -628,7 +635,7 @@ public final class TaskQueue {
     Runnable listener = null;
     synchronized (this) {
       int want = Math.min(max, freeSlots());
-      if (paused || want <= 0 || waiting.isEmpty()) {
+      if (startsHeld() || want <= 0 || waiting.isEmpty()) {
         return List.of();
       }
       // One pass over the heap keeps the best few that match (the worst of them on top), instead
@@ -663,7 +670,7 @@ public final class TaskQueue {
 
   /** Whether {@link #poll} could hand out a task now: one waits and a slot is free. */
   public synchronized boolean canPoll() {
-    return !paused && !waiting.isEmpty() && freeSlots() > 0;
+    return !startsHeld() && !waiting.isEmpty() && freeSlots() > 0;
   }
 
   /**
@@ -683,9 +690,10 @@ public final class TaskQueue {
       }
       removed = found != null && waiting.remove(found);
       // Its key's next task takes its place in line: the worker is told, to claim it.
-      if (removed && limitedKey(found) != null) {
-        count(keyInLine, found.concurrencyKey(), -1);
-        available = refill(found.concurrencyKey()) ? onAvailable : null;
+      String key = removed ? gateKey(found) : null;
+      if (key != null) {
+        count(keyInLine, key, -1);
+        available = refill(key) ? onAvailable : null;
       }
       removed = removed || scheduled.removeIf(t -> t.id().equals(id)) || removeAside(id);
       if (removed) {
@@ -725,7 +733,21 @@ public final class TaskQueue {
 
   /** Tasks waiting aside because their concurrency key is at its bound (here, or on other nodes). */
   public synchronized int heldByKeys() {
-    return aside;
+    return aside - asideOfRateBlocked();
+  }
+
+  /** Tasks waiting because a rate budget is spent: all in line, when it is the queue's own; else its key's. */
+  public synchronized int heldByRate() {
+    return (rateHeld ? waiting.size() : 0) + asideOfRateBlocked();
+  }
+
+  private int asideOfRateBlocked() {
+    int n = 0;
+    for (String key : rateBlocked) {
+      PriorityQueue<Task> side = keyAside.get(key);
+      n += side == null ? 0 : side.size();
+    }
+    return n;
   }
 
   public synchronized int scheduled() {
@@ -797,20 +819,103 @@ public final class TaskQueue {
     }
   }
 
-  /** How many tasks of {@code key} may run at once; 0: not bounded. */
-  public int keyLimit(String key) {
-    return config.keyLimits().limit(key);
+  /**
+   * The worker's claim of {@code task} found a rate budget spent (on this node or others): the task
+   * is pending still and waits, for the queue's own budget with everything else in line (nothing is
+   * handed out until {@link #liftRate}), for a key's own aside with its key's tasks. False, and
+   * nothing changed, when the queue did not hand it out under a rate limit: the caller gives it back
+   * as a lost claim.
+   */
+  public boolean rateFull(Task task, Stage stage) {
+    QueueConfig.RateLimit rate = config.rateLimit();
+    if (rate == null) {
+      return false;
+    }
+    synchronized (this) {
+      if (!held.containsKey(task.id())) {
+        return false;
+      }
+      leave(stage);
+      String key = outKeyed.remove(task.id());
+      if (key != null) {
+        count(keyOut, key, -1);
+      }
+      if (rate.perKey()) {
+        String budget = gateKey(task);
+        rateBlocked.add(budget);
+        putAside(budget, task);
+      } else {
+        rateHeld = true;
+        line(task);
+      }
+    }
+    return true;
   }
 
-  /** The task's key when its queue bounds it, else null: unkeyed and unbounded tasks skip all of this. */
-  private String limitedKey(Task task) {
+  /** The rate budget {@code bucket} ({@link ClaimGate#bucket}) may have a start again: its tasks may be claimed. */
+  public void liftRate(String bucket) {
+    Runnable listener;
+    synchronized (this) {
+      boolean moved;
+      if (config.rateLimit() != null && config.rateLimit().perKey()) {
+        moved = rateBlocked.remove(bucket) && refill(bucket);
+      } else {
+        moved = rateHeld && !waiting.isEmpty();
+        rateHeld = false;
+      }
+      listener = moved ? onAvailable : null;
+    }
+    if (listener != null) {
+      listener.run();
+    }
+  }
+
+  /**
+   * What the journal must check before it starts {@code task} (its key's bound, its rate budget),
+   * or null when its queue gates nothing and a plain claim will do.
+   */
+  public ClaimGate gate(Task task) {
     String key = task.concurrencyKey();
-    return key != null && config.keyLimits().limit(key) > 0 ? key : null;
+    int keyLimit = keyBound(key);
+    QueueConfig.RateLimit rate = config.rateLimit();
+    if (keyLimit == 0 && rate == null) {
+      return null;
+    }
+    return rate == null ? new ClaimGate(name(), key, keyLimit, null, 0, 0)
+        : new ClaimGate(name(), key, keyLimit, rate.perKey() && key != null ? key : "", rate.tasks(), rate.perMs());
+  }
+
+  /** Whether {@code task}'s start is decided by a gated claim (see {@link #gate}). */
+  private boolean gated(Task task) {
+    return config.rateLimit() != null || keyBound(task.concurrencyKey()) > 0;
+  }
+
+  /** How many tasks of {@code key} may run at once; 0: not bounded (no key, "" included). */
+  private int keyBound(String key) {
+    return key == null || key.isEmpty() ? 0 : config.keyLimits().limit(key);
+  }
+
+  /** Whether nothing may be handed out now: paused by an operator, or the queue's rate budget spent. */
+  private boolean startsHeld() {
+    return paused || rateHeld;
+  }
+
+  /**
+   * The key under which the queue tracks {@code task} (its in-line and out counts, its aside line),
+   * or null for a task it need not track: its key when the key is bounded or has a rate budget of
+   * its own, "" for a task without a key under a per-key rate limit (it has a budget of its own too).
+   */
+  private String gateKey(Task task) {
+    String key = task.concurrencyKey();
+    if (config.rateLimit() != null && config.rateLimit().perKey()) {
+      return key == null ? "" : key;
+    }
+    return keyBound(key) > 0 ? key : null;
   }
 
   /** Puts a due task in line, or aside when its key is at its bound here or blocked. */
   private void line(Task task) {
-    String key = limitedKey(task);
+    String key = gateKey(task);
     if (key == null) {
       waiting.add(task);
     } else if (keyHasRoom(key)) {
@@ -821,9 +926,13 @@ public final class TaskQueue {
     }
   }
 
-  /** Whether one more task of {@code key} may go in line: not blocked, and in line and out short of its bound. */
+  /** Whether one more task of {@code key} may go in line: not blocked, and in line and out short of its bound (if any). */
   private boolean keyHasRoom(String key) {
-    return !keyBlocked.contains(key) && get(keyOut, key) + get(keyInLine, key) < config.keyLimits().limit(key);
+    if (keyBlocked.contains(key) || rateBlocked.contains(key)) {
+      return false;
+    }
+    int bound = keyBound(key);
+    return bound == 0 || get(keyOut, key) + get(keyInLine, key) < bound;
   }
 
   private void putAside(String key, Task task) {
@@ -833,7 +942,7 @@ public final class TaskQueue {
 
   /** A task taken out of waiting for a worker (null: none was): its key counts it until it comes back. */
   private Task out(Task task) {
-    String key = task == null ? null : limitedKey(task);
+    String key = task == null ? null : gateKey(task);
     if (key != null) {
       count(keyInLine, key, -1);
       count(keyOut, key, 1);

@@ -182,7 +182,7 @@ public final class TaskService {
       list.add(new QueueView(queue.name(), c.waiting(), c.running(), c.scheduled(), queue.config().slots(),
           queue.config().capacity(), queue.config().scheduledCapacity(), queue.config().tenantLimit(), c.accepted(),
           c.finished(), c.waiting() + c.scheduled() + c.running(), null, null, null, null, null, null, null,
-          pauses.control(queue.name()), queue.config().keyLimits(), null));
+          pauses.control(queue.name()), queue.config().keyLimits(), null, queue.config().rateLimit(), null));
     }
     return list;
   }
@@ -198,7 +198,8 @@ public final class TaskService {
           queue.config().tenantLimit(), counts.accepted(), counts.finished(), counts.unfinished(),
           meters.rejectedCount(), meters.fencedCount(), meters.takeoverCount(),
           queue.oldestWaitingAgeMs(now) / 1000.0, meters.rates(), counts.claimedAhead(), counts.finishing(),
-          pauses.control(queue.name()), queue.config().keyLimits(), queue.heldByKeys()));
+          pauses.control(queue.name()), queue.config().keyLimits(), queue.heldByKeys(),
+          queue.config().rateLimit(), queue.heldByRate()));
     }
     return list;
   }

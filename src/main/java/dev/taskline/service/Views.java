@@ -34,7 +34,8 @@ public final class Views {
   public record QueueView(String name, long waiting, long running, long scheduled, int slots, int capacity,
       int scheduledCapacity, int tenantLimit, long accepted, long finished, long unfinished, Long rejected,
       Long fencedWrites, Long leaseTakeovers, Double lagSeconds, QueueMeters.Rates rates, Integer claimedAhead,
-      Integer finishing, QueueControl control, QueueConfig.KeyLimits keyLimits, Integer heldByKeys) {
+      Integer finishing, QueueControl control, QueueConfig.KeyLimits keyLimits, Integer heldByKeys,
+      QueueConfig.RateLimit rateLimit, Integer heldByRate) {
   }
 
   /**

@@ -75,7 +75,7 @@ public final class RemoteWorkers extends VerticleBase {
   private final Map<String, Deque<Claimed>> prepared = new HashMap<>();
   private final Map<String, AtomicBoolean> wakeScheduled = new HashMap<>();
   private final Map<UUID, Held> held = new HashMap<>();
-  private KeyRetries keyRetries;
+  private GatedClaims gatedClaims;
   /** The queues a {@link #serve} pass is walking now, and those to walk once more when it ends. */
   private final Set<String> serving = new HashSet<>();
   private final Set<String> serveAgain = new HashSet<>();
@@ -116,7 +116,7 @@ public final class RemoteWorkers extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    keyRetries = new KeyRetries(vertx);
+    gatedClaims = new GatedClaims(vertx, journal, clock);
     for (TaskQueue queue : queues.values()) {
       waiters.put(queue.name(), new ArrayDeque<>());
       picky.put(queue.name(), new ArrayDeque<>());
@@ -557,29 +557,13 @@ public final class RemoteWorkers extends VerticleBase {
     List<Future<Claimed>> claims = new ArrayList<>(tasks.size());
     for (Task task : tasks) {
       java.time.Duration leaseFor = java.time.Duration.ofMillis(leaseMs);
-      int keyLimit = queue.keyLimit(task.concurrencyKey());
-      Future<Journal.KeyedClaim> claim = keyLimit > 0
-          ? journal.claimKeyed(task.id(), task.leaseVersion(), worker, leaseFor, queue.name(), task.concurrencyKey(),
-              keyLimit)
-          : journal.claim(task.id(), task.leaseVersion(), worker, leaseFor).map(lease -> new Journal.KeyedClaim(lease,
-              false));
-      claims.add(claim
-          .onComplete(done -> queue.claimReturned())
+      claims.add(gatedClaims.claim(queue, task, worker, leaseFor, TaskQueue.Stage.RUNNING, meters)
           .map(answer -> {
-            if (answer.keyFull()) {
-              // The key's room is taken on other nodes: the task waits aside here, the key is tried again soon.
-              meters.keyFull();
-              if (queue.keyFull(task, TaskQueue.Stage.RUNNING)) {
-                keyRetries.full(queue, task.concurrencyKey());
-              } else {
-                release(queue, task.id(), null);
-              }
+            if (answer.held()) {
+              // A gate (its key's bound, its rate budget) refused it: the task waits in the queue for its room.
               return null;
             }
             Lease lease = answer.lease();
-            if (lease != null && keyLimit > 0) {
-              keyRetries.landed(queue, task.concurrencyKey());
-            }
             if (lease == null) {
               // Cancelled, finished or claimed by another node since it was queued.
               meters.claimLost();

@@ -80,7 +80,7 @@ public final class WorkerVerticle extends VerticleBase {
   /** Tasks whose claim is in flight, and those of them asked to cancel meanwhile. */
   private final Set<UUID> claiming = new HashSet<>();
   private final Set<UUID> cancelledWhileClaiming = new HashSet<>();
-  private KeyRetries keyRetries;
+  private GatedClaims gatedClaims;
   private final RunTime runTime = new RunTime();
   private MessageConsumer<JsonArray> cancels;
   /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
@@ -112,7 +112,7 @@ public final class WorkerVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    keyRetries = new KeyRetries(vertx);
+    gatedClaims = new GatedClaims(vertx, journal, clock);
     cancels = vertx.eventBus().consumer(Control.CANCEL_ADDRESS, message -> {
       // A task dispatched at admission may not be in ready yet.
       takeDispatched();
@@ -251,43 +251,17 @@ public final class WorkerVerticle extends VerticleBase {
 
   private void claim(Task task) {
     claiming.add(task.id());
-    int keyLimit = queue.keyLimit(task.concurrencyKey());
-    if (keyLimit > 0) {
-      claimKeyed(task, keyLimit);
-      return;
-    }
-    journal.claim(task.id(), task.leaseVersion(), workerId, leaseFor)
-        .onComplete(done -> queue.claimReturned())
-        .onComplete(done -> claimed(task, done.failed() ? null : done.result(), done.cause()));
-  }
-
-  /**
-   * A task of a bounded concurrency key: the journal takes it only while its key has room across
-   * nodes. When it has none, the task waits aside in the queue and the key is tried again shortly.
-   */
-  private void claimKeyed(Task task, int keyLimit) {
-    String key = task.concurrencyKey();
-    journal.claimKeyed(task.id(), task.leaseVersion(), workerId, leaseFor, queue.name(), key, keyLimit)
-        .onComplete(done -> queue.claimReturned())
-        .onComplete(done -> {
-          if (done.succeeded() && done.result().keyFull()) {
-            claiming.remove(task.id());
-            cancelledWhileClaiming.remove(task.id());
-            meters.keyFull();
-            if (!queue.keyFull(task, Stage.CLAIMED)) {
-              given(task, Stage.CLAIMED, null);
-              return;
-            }
-            // Still in the queue's custody: it waits aside for its key.
-            keyRetries.full(queue, key);
-            outOfHands();
-          } else {
-            if (done.succeeded() && done.result().lease() != null) {
-              keyRetries.landed(queue, key);
-            }
-            claimed(task, done.failed() ? null : done.result().lease(), done.cause());
-          }
-        });
+    gatedClaims.claim(queue, task, workerId, leaseFor, Stage.CLAIMED, meters).onComplete(done -> {
+      if (done.succeeded() && done.result().held()) {
+        // A gate (its key's bound, its rate budget) refused it: still in the queue's custody, it
+        // waits there for the gate's room.
+        claiming.remove(task.id());
+        cancelledWhileClaiming.remove(task.id());
+        outOfHands();
+        return;
+      }
+      claimed(task, done.failed() ? null : done.result().lease(), done.cause());
+    });
   }
 
   /** The journal answered a claim: {@code lease} null when the task was taken or ended meanwhile. */

@@ -72,6 +72,17 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void a_rate_limit_reads_its_budget_and_window_and_is_off_unless_set() {
+    TasklineConfig config = ConfigLoader.fromJson("{\"queues\":{\"default\":{\"rateLimit\":{\"tasks\":100,"
+        + "\"perMs\":1000}},\"keyed\":{\"rateLimit\":{\"tasks\":5,\"perMs\":10,\"perKey\":true}},\"free\":{}}}",
+        Map.of());
+    assertEquals(new QueueConfig.RateLimit(100, 1000, false), config.queue("default").rateLimit());
+    assertEquals(100.0, config.queue("default").rateLimit().perSecond());
+    assertEquals(new QueueConfig.RateLimit(5, 10, true), config.queue("keyed").rateLimit());
+    assertNull(config.queue("free").rateLimit());
+  }
+
+  @Test
   void a_queue_with_only_a_lease_gets_a_heartbeat_a_third_of_it() {
     TasklineConfig config = ConfigLoader.fromJson("{\"queues\":{\"default\":{\"leaseMs\":9000}}}", Map.of());
     assertEquals(3000, config.queue("default").heartbeatMs());
@@ -145,6 +156,24 @@ class ConfigLoaderTest {
             "queues.default.tenantWeights.acme"),
         Arguments.of("fairTenants not a boolean", "{\"queues\":{\"default\":{\"fairTenants\":\"yes\"}}}", Map.of(),
             "queues.default.fairTenants"),
+        Arguments.of("rateLimit tasks 0", "{\"queues\":{\"default\":{\"rateLimit\":{\"tasks\":0,\"perMs\":1000}}}}",
+            Map.of(), "queues.default.rateLimit.tasks"),
+        Arguments.of("rateLimit tasks negative",
+            "{\"queues\":{\"default\":{\"rateLimit\":{\"tasks\":-1,\"perMs\":1000}}}}", Map.of(),
+            "queues.default.rateLimit.tasks"),
+        Arguments.of("rateLimit perMs below 10",
+            "{\"queues\":{\"default\":{\"rateLimit\":{\"tasks\":5,\"perMs\":9}}}}", Map.of(),
+            "queues.default.rateLimit.perMs"),
+        Arguments.of("rateLimit perMs missing", "{\"queues\":{\"default\":{\"rateLimit\":{\"tasks\":5}}}}",
+            Map.of(), "queues.default.rateLimit.perMs"),
+        Arguments.of("rateLimit unknown key",
+            "{\"queues\":{\"default\":{\"rateLimit\":{\"tasks\":5,\"perMs\":100,\"burst\":2}}}}", Map.of(),
+            "queues.default.rateLimit.burst"),
+        Arguments.of("rateLimit perKey not a boolean",
+            "{\"queues\":{\"default\":{\"rateLimit\":{\"tasks\":5,\"perMs\":100,\"perKey\":1}}}}", Map.of(),
+            "queues.default.rateLimit.perKey"),
+        Arguments.of("rateLimit not an object", "{\"queues\":{\"default\":{\"rateLimit\":100}}}", Map.of(),
+            "queues.default.rateLimit"),
         Arguments.of("keyConcurrency 0", "{\"queues\":{\"default\":{\"keyConcurrency\":0}}}", Map.of(),
             "queues.default.keyConcurrency"),
         Arguments.of("keyConcurrency -2", "{\"queues\":{\"default\":{\"keyConcurrency\":-2}}}", Map.of(),

@@ -519,7 +519,82 @@ class TaskQueueTest {
 
   private static TaskQueue keyed(int slots, int perKey, java.util.Map<String, Integer> own) {
     return new TaskQueue(new QueueConfig("q", slots, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 0,
-        false, List.of(), null, 100, new QueueConfig.KeyLimits(perKey, own), QueueConfig.Fairness.TENANTS));
+        false, List.of(), null, 100, new QueueConfig.KeyLimits(perKey, own), QueueConfig.Fairness.TENANTS, null));
+  }
+
+  private static TaskQueue rated(int slots, int tasks, boolean perKey) {
+    return new TaskQueue(new QueueConfig("q", slots, 100, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 100, 0,
+        false, List.of(), null, 100, QueueConfig.KeyLimits.NONE, QueueConfig.Fairness.TENANTS,
+        new QueueConfig.RateLimit(tasks, 1_000, perKey)));
+  }
+
+  @Test
+  void a_rate_limited_queue_dispatches_nothing_at_admission_and_claims_nothing_ahead() {
+    TaskQueue queue = rated(2, 10, false);
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    queue.claimAhead(5);
+    Reservation admitted = reserve(queue, List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()), null);
+    assertFalse(admitted.inserts().stream().anyMatch(Insert::claimed), "every start is the journal's to count");
+    admitted.commit();
+    assertEquals(2, queue.pollAhead(10).size(), "the free slots, and nothing ahead of them");
+    assertEquals(List.of(), queue.pollAhead(10));
+  }
+
+  @Test
+  void a_spent_queue_budget_holds_everything_in_line_until_it_is_lifted() {
+    TaskQueue queue = rated(10, 10, false);
+    AtomicInteger told = new AtomicInteger();
+    queue.onAvailable(told::incrementAndGet);
+    Task first = task(5, 1);
+    Task second = task(0, 2);
+    Task third = task(0, 3);
+    queue.offer(List.of(first, second, third));
+    List<Task> taken = queue.pollAhead(10);
+    assertEquals(3, taken.size());
+    queue.done(first.id(), TaskQueue.Stage.CLAIMED);
+    assertTrue(queue.rateFull(second, TaskQueue.Stage.CLAIMED));
+    assertTrue(queue.rateFull(third, TaskQueue.Stage.CLAIMED));
+    assertEquals(2, queue.heldByRate());
+    assertEquals(0, queue.heldByKeys());
+    assertFalse(queue.canPoll(), "a free slot, a waiting task, and still nothing to hand out");
+    assertNull(queue.poll());
+    assertEquals(List.of(), queue.poll(10, t -> true));
+    int before = told.get();
+    queue.liftRate("");
+    assertEquals(before + 1, told.get(), "the worker is woken to claim again");
+    assertEquals(0, queue.heldByRate());
+    assertEquals(List.of(second.id(), third.id()), ids(queue.pollAhead(10)), "in their order");
+    assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
+  }
+
+  @Test
+  void a_spent_key_budget_holds_only_that_key_and_tasks_without_a_key_have_their_own() {
+    TaskQueue queue = rated(10, 10, true);
+    Task a1 = keyedTask("a", 0, 1);
+    Task a2 = keyedTask("a", 0, 2);
+    Task b1 = keyedTask("b", 0, 3);
+    Task none = task(0, 4);
+    queue.offer(List.of(a1, none));
+    assertEquals(List.of(a1.id(), none.id()), ids(queue.pollAhead(10)));
+    assertTrue(queue.rateFull(a1, TaskQueue.Stage.CLAIMED));
+    assertTrue(queue.rateFull(none, TaskQueue.Stage.CLAIMED));
+    queue.offer(List.of(a2, b1, task(0, 5)));
+    assertEquals(List.of(b1.id()), ids(queue.pollAhead(10)), "a's and the keyless budget's tasks wait aside");
+    assertEquals(4, queue.heldByRate());
+    assertEquals("a", queue.gate(a1).bucket());
+    assertEquals("", queue.gate(none).bucket(), "the tasks without a key share a budget of their own");
+    queue.liftRate("a");
+    assertEquals(List.of(a1.id(), a2.id()), ids(queue.pollAhead(10)));
+    assertEquals(2, queue.heldByRate());
+    assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
+  }
+
+  @Test
+  void a_queue_without_a_gate_needs_no_gated_claim() {
+    assertNull(queue(10).gate(task(0, 1)));
+    assertNull(keyed(10, 0, java.util.Map.of("a", 1)).gate(keyedTask("b", 0, 1)), "only some keys are bounded");
+    assertEquals(1, keyed(10, 0, java.util.Map.of("a", 1)).gate(keyedTask("a", 0, 1)).keyLimit());
+    assertNull(keyed(10, 2, java.util.Map.of()).gate(keyedTask("a", 0, 1)).bucket(), "a key bound, no rate limit");
   }
 
   private static Task keyedTask(String key, int priority, long dueAtMillis) {
