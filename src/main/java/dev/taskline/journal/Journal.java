@@ -174,7 +174,24 @@ public final class Journal {
   }
 
   /** Which gate refused a claim: the task's key was at its bound, or its rate budget was spent. */
-  public enum Refusal { KEY_FULL, RATE_FULL }
+  public enum Refusal {
+    KEY_FULL, RATE_FULL;
+
+    /** As claim_gated answers it. */
+    public String sql() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The refusal claim_gated names {@code sql}; null for none (or an unknown name). */
+    public static Refusal parse(String sql) {
+      for (Refusal refusal : values()) {
+        if (refusal.sql().equals(sql)) {
+          return refusal;
+        }
+      }
+      return null;
+    }
+  }
 
   /**
    * What a gated claim got: a lease; or a refusal, with (for {@link Refusal#RATE_FULL}) the first
@@ -596,8 +613,7 @@ public final class Journal {
               answers.add(new GatedClaim(null, null, null));
             } else if (refused != null) {
               OffsetDateTime retryAt = row.getOffsetDateTime("retry_at");
-              answers.add(new GatedClaim(null, "key_full".equals(refused) ? Refusal.KEY_FULL : Refusal.RATE_FULL,
-                  retryAt == null ? null : retryAt.toInstant()));
+              answers.add(new GatedClaim(null, Refusal.parse(refused), retryAt == null ? null : retryAt.toInstant()));
             } else {
               answers.add(new GatedClaim(new Lease(request.claim.taskId, request.claim.workerId,
                   row.getLong("lease_version"), row.getInteger("attempt")), null, null));

@@ -12,7 +12,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The reasons the statements write as literals are the Java enum's, so the two cannot drift apart. */
+/** The reasons (and refusals) the statements write as literals are the Java enums', so the two cannot drift apart. */
 class ReasonTest {
 
   private static final Pattern LITERAL = Pattern.compile("'([a-z_]+)'");
@@ -30,12 +30,13 @@ class ReasonTest {
       while (m.find()) {
         String literal = m.group(1);
         used.add(literal);
-        if (TaskState.parse(literal) == null && Reason.parse(literal) == null) {
+        if (TaskState.parse(literal) == null && Reason.parse(literal) == null
+            && Journal.Refusal.parse(literal) == null) {
           unknown.add(literal);
         }
       }
     }
-    assertEquals(Set.of(), unknown, "literals in sql/queries that are neither a TaskState nor a Reason");
+    assertEquals(Set.of(), unknown, "literals in sql/queries that are neither a TaskState, a Reason nor a claim's Refusal");
     // The ones the SQL writes itself; the others come from Java as parameters.
     for (Reason reason : new Reason[] {Reason.SUBMITTED, Reason.CLAIMED, Reason.CANCEL_REQUESTED,
         Reason.CANCELLED, Reason.LEASE_EXPIRED, Reason.RETRIED}) {
