@@ -19,7 +19,8 @@
 -- $13 worker ids, $14 lease deadlines, $15 and $16 each batch's smallest and largest task id (the
 -- range in which its tasks are found), $17 tenants (null for a task without one), $18 concurrency
 -- keys (null for none; a keyed task is never inserted claimed: its key's room is decided by the
--- claim, see claim_gated). A task with a
+-- claim, see claim_gated), $19 the deadlines of first starts (null for none; always after $10, so a
+-- task inserted claimed meets its own). A task with a
 -- worker id is dispatched at once: its worker had a free slot and nothing waited, so it is inserted
 -- claimed (lease version 1, attempt 1) and both transitions are journaled here, which spares the
 -- claim statement and its round trip. Nothing is returned: the command's row count (events
@@ -31,16 +32,17 @@ WITH new_batches AS (
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
                      batch_id, created_at, updated_at, worker_id, lease_version, attempt,
-                     lease_expires_at, started_at, tenant, concurrency_key)
+                     lease_expires_at, started_at, tenant, concurrency_key, start_by)
   SELECT r.id, r.queue, r.type, CASE WHEN r.worker_id IS NULL THEN 'pending' ELSE 'running' END,
          r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, r.batch_id, $10, $10,
          r.worker_id, CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END, r.lease_expires_at,
-         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END, r.tenant, r.concurrency_key
+         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END, r.tenant, r.concurrency_key, r.start_by
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[],
-              $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[], $17::text[], $18::text[])
+              $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[], $17::text[], $18::text[],
+              $19::timestamptz[])
        AS r(id, queue, type, payload, priority, run_at, max_attempts, timeout_ms, batch_id, worker_id,
-            lease_expires_at, tenant, concurrency_key)
+            lease_expires_at, tenant, concurrency_key, start_by)
   RETURNING id, worker_id
 )
 INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
@@ -51,7 +53,11 @@ SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, $10 FROM ins WHERE 
 -- name: claim
 -- $1 ids, $2 expected lease versions, $3 worker ids, $4 lease deadlines, $5 now
 -- A claim succeeds only for a task still pending at the version the claimer saw: a task that was
--- cancelled, finished or claimed elsewhere meanwhile is simply not returned.
+-- cancelled, finished or claimed elsewhere meanwhile is simply not returned. Nor is one that never
+-- started and is past the deadline of its first start (000014): it is expire_overdue's to end, not
+-- a worker's to run late. Every way a task goes from pending to running (a local worker's, a
+-- remote worker's, claim_gated) goes through this check; insert_tasks claims only tasks whose
+-- deadline is still ahead.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])
@@ -63,7 +69,7 @@ WITH req AS MATERIALIZED (
          started_at = COALESCE(t.started_at, $5), updated_at = $5
     FROM req
    WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
-     AND t.run_at <= req.at
+     AND t.run_at <= req.at AND (t.start_by IS NULL OR t.start_by >= req.at OR t.attempt > 0)
   RETURNING t.id, t.lease_version, t.attempt, t.worker_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
@@ -110,7 +116,7 @@ SELECT pg_advisory_xact_lock(h)::text AS locked
 -- and the statement goes out at once, so an end stamped after it would have to commit, fsync
 -- included, before this statement's snapshot, within the microseconds between. A budget counts its
 -- starts at $5 (the key's later time, when a queue has both, differs by the few microseconds since
--- the key's latest end).
+-- the key's latest end). A task past its first start's deadline is not taken, as in claim.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[],
@@ -121,6 +127,7 @@ WITH req AS MATERIALIZED (
   SELECT req.*, row_number() OVER (PARTITION BY req.queue, req.concurrency_key ORDER BY req.ord) AS key_place
     FROM req JOIN tasks t ON t.id = req.id
    WHERE t.state = req.held_state AND t.lease_version = req.expected_version AND t.run_at <= req.at
+     AND (t.start_by IS NULL OR t.start_by >= req.at OR t.attempt > 0)
 ), keys AS (
   SELECT k.queue, k.concurrency_key,
          (SELECT count(*) FROM tasks t
@@ -284,19 +291,53 @@ WITH expired AS (
 )
 SELECT id, queue FROM released;
 
+-- name: expire_overdue
+-- $1 now, $2 most rows. Tasks of any node that never started and are past the deadline of their
+-- first start end expired, soonest deadline first. They are found through tasks_pending_start_by
+-- (000014), whose predicate the search repeats word for word and which names no state, so that no
+-- other index can serve it; the state is checked where each is updated, by id, as the statements
+-- above check theirs. The version bump fails any claim still in flight for them (claim refuses them
+-- anyway). Returns each with its queue, for the node to drop what it holds and count.
+WITH req AS MATERIALIZED (
+  SELECT 'pending'::text AS held_state, $1::timestamptz AS at
+), overdue AS (
+  SELECT id FROM tasks
+   WHERE start_by IS NOT NULL AND attempt = 0 AND finished_at IS NULL AND start_by < $1
+   ORDER BY start_by
+   LIMIT $2
+   FOR UPDATE SKIP LOCKED
+), gone AS (
+  UPDATE tasks t
+     SET state = 'expired', lease_version = t.lease_version + 1, finished_at = req.at, updated_at = req.at
+    FROM overdue o, req
+   WHERE t.id = o.id AND t.state = req.held_state
+  RETURNING t.id, t.queue, t.lease_version, t.attempt, t.start_by
+), ev AS (
+  INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
+  SELECT id, 'pending', 'expired', 'expired', NULL, lease_version, attempt, $1,
+         jsonb_build_object('startBy', start_by)
+    FROM gone
+)
+SELECT id, queue FROM gone;
+
 -- name: pending_count
 -- $1 queue, $2 now. How many tasks of the queue are due and waiting in the journal: page-in runs
 -- only when that is more than this node holds, since its query must skip every id held here.
-SELECT count(*) AS pending FROM tasks WHERE state = 'pending' AND queue = $1 AND run_at <= $2;
+-- Tasks past their first start's deadline are left out, as page_in leaves them: no claim would take
+-- them, and the sweep ends them.
+SELECT count(*) AS pending FROM tasks
+ WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND (start_by IS NULL OR start_by >= $2 OR attempt > 0);
 
 -- name: page_in
 -- $1 queue, $2 now, $3 ids already held in memory, $4 most rows, $5 the queue's aging rate
 -- (priority points per second of waiting). The same order as the in-memory queue: effective
--- priority = priority + rate * seconds waited, which ranks like priority - rate * run_at.
+-- priority = priority + rate * seconds waited, which ranks like priority - rate * run_at. A task
+-- past its first start's deadline is not read: no claim would take it (see claim).
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
        timeout_ms, run_at, tenant, concurrency_key
   FROM tasks
  WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
+   AND (start_by IS NULL OR start_by >= $2 OR attempt > 0)
  ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id
  LIMIT $4
    FOR UPDATE SKIP LOCKED;
@@ -315,6 +356,7 @@ SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_ve
                priority - $5 * extract(epoch FROM run_at) AS effective
           FROM tasks
          WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
+           AND (start_by IS NULL OR start_by >= $2 OR attempt > 0)
          ORDER BY turn, effective DESC, id
          LIMIT $4) AS picked ON picked.id = t.id
  WHERE t.state = 'pending'
@@ -356,15 +398,16 @@ SELECT target.id, target.state AS before,
   FROM target;
 
 -- name: retry
--- $1 task ids, $2 now, $3 the event's detail: {"by": the key that asked} (or null). Failed or
--- cancelled tasks go back to pending with fresh attempts. The version bump fences anything that
--- still holds an old copy.
+-- $1 task ids, $2 now, $3 the event's detail: {"by": the key that asked} (or null). Failed,
+-- cancelled or expired tasks go back to pending with fresh attempts. The version bump fences
+-- anything that still holds an old copy. A deadline is dropped: it was the first start's, and
+-- whoever retries by hand wants the task run now, whenever that is.
 WITH target AS (
-  SELECT id, state FROM tasks WHERE id = ANY ($1::uuid[]) AND state IN ('failed', 'cancelled') FOR UPDATE
+  SELECT id, state FROM tasks WHERE id = ANY ($1::uuid[]) AND state IN ('failed', 'cancelled', 'expired') FOR UPDATE
 ), back AS (
   UPDATE tasks t
      SET state = 'pending', attempt = 0, lease_version = t.lease_version + 1, run_at = $2,
-         finished_at = NULL, cancel_requested = false, result = NULL, updated_at = $2
+         finished_at = NULL, cancel_requested = false, result = NULL, start_by = NULL, updated_at = $2
     FROM target
    WHERE t.id = target.id
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
@@ -463,7 +506,8 @@ SELECT queue,
        count(*) FILTER (WHERE state = 'pending' AND run_at <= $2) AS waiting,
        count(*) FILTER (WHERE state = 'pending' AND run_at > $2) AS scheduled,
        count(*) FILTER (WHERE state = 'running') AS running,
-       count(*) FILTER (WHERE state IN ('succeeded', 'failed', 'cancelled')) AS finished,
+       count(*) FILTER (WHERE state IN ('succeeded', 'failed', 'cancelled', 'expired')) AS finished,
+       count(*) FILTER (WHERE state = 'expired') AS expired,
        count(*) AS accepted
   FROM tasks
  WHERE tenant = $1

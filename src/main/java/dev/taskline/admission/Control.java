@@ -73,7 +73,7 @@ public final class Control {
     });
   }
 
-  /** Puts failed or cancelled tasks back to pending with fresh attempts; returns the ids moved. */
+  /** Puts failed, cancelled or expired tasks back to pending with fresh attempts; returns the ids moved. */
   public Future<List<UUID>> retry(List<UUID> ids, String by) {
     return journal.retry(ids, by).map(moved -> {
       List<UUID> movedIds = new ArrayList<>(moved.size());

@@ -69,7 +69,8 @@ final class ApiJson {
 
   /**
    * A task as a 202 shows it: running when it was journaled claimed (its queue was idle), else
-   * pending. {@code close}: end the object here, else leave it open for more fields.
+   * pending; with its deadline when it has one. {@code close}: end the object here, else leave it
+   * open for more fields.
    */
   private static void appendAccepted(StringBuilder out, Insert insert, String runAtText, JsonStringEncoder quote,
       boolean close) {
@@ -80,6 +81,9 @@ final class ApiJson {
     string(out, task.queue(), quote).append(",\"type\":");
     string(out, task.type(), quote).append(",\"priority\":").append(task.priority())
         .append(",\"runAt\":\"").append(runAtText).append('"');
+    if (insert.startBy() != null) {
+      out.append(",\"startBy\":\"").append(IsoTime.format(insert.startBy())).append('"');
+    }
     if (close) {
       out.append('}');
     }
@@ -120,6 +124,9 @@ final class ApiJson {
     }
     if (task.timeoutMs() != null) {
       json.put("timeoutMs", task.timeoutMs());
+    }
+    if (task.startBy() != null) {
+      json.put("startBy", time(task.startBy()));
     }
     if (task.workerId() != null) {
       json.put("workerId", task.workerId());

@@ -11,7 +11,7 @@ import java.util.UUID;
 /**
  * What an Idempotency-Key stands for: the hash of the request that took it, and the tasks (and
  * batch) that request was answered with. The tasks carry what an answer shows of them (id, queue,
- * type, priority, due time), not their payloads, and are shown waiting. {@link #VANISHED} is a key whose owner was seen
+ * type, priority, due time, deadline), not their payloads, and are shown waiting. {@link #VANISHED} is a key whose owner was seen
  * but whose row could not be read back (it expired in between): it matches no request.
  */
 public record IdempotentAnswer(String requestHash, UUID batchId, List<Insert> tasks) {
@@ -26,8 +26,12 @@ public record IdempotentAnswer(String requestHash, UUID batchId, List<Insert> ta
     JsonArray list = new JsonArray();
     for (Insert insert : inserts) {
       Task task = insert.task();
-      list.add(new JsonObject().put("id", task.id().toString()).put("queue", task.queue()).put("type", task.type())
-          .put("priority", task.priority()).put("runAt", insert.runAt().toString()));
+      JsonObject stored = new JsonObject().put("id", task.id().toString()).put("queue", task.queue())
+          .put("type", task.type()).put("priority", task.priority()).put("runAt", insert.runAt().toString());
+      if (insert.startBy() != null) {
+        stored.put("startBy", insert.startBy().toString());
+      }
+      list.add(stored);
     }
     UUID batchId = inserts.get(0).task().batchId();
     return new JsonObject().put("batchId", batchId == null ? null : batchId.toString()).put("tasks", list);
@@ -41,13 +45,14 @@ public record IdempotentAnswer(String requestHash, UUID batchId, List<Insert> ta
     for (Object item : stored.getJsonArray("tasks")) {
       JsonObject task = (JsonObject) item;
       Instant runAt = Instant.parse(task.getString("runAt"));
+      String startBy = task.getString("startBy");
       tasks.add(Insert.waiting(Task.builder(UUID.fromString(task.getString("id")), task.getString("queue"),
               task.getString("type"))
           .payloadJson(null)
           .priority(task.getInteger("priority"))
           .runAt(runAt)
           .batch(batchId)
-          .build(), runAt));
+          .build(), runAt, startBy == null ? null : Instant.parse(startBy)));
     }
     return new IdempotentAnswer(row.getString("request_hash"), batchId, tasks);
   }

@@ -330,7 +330,10 @@ public final class Journal {
         });
   }
 
-  /** Puts failed or cancelled tasks back to pending with fresh attempts; returns those it moved. */
+  /**
+   * Puts failed, cancelled or expired tasks back to pending with fresh attempts and no deadline;
+   * returns those it moved.
+   */
   public Future<List<Task>> retry(List<UUID> ids, String by) {
     return guard(pool.preparedQuery(sql.get("retry")).execute(Tuple.of(ids.toArray(new UUID[0]), now(), askedBy(by))))
         .map(Journal::tasks)
@@ -364,6 +367,24 @@ public final class Journal {
           }
           changed(ids);
           return released;
+        });
+  }
+
+  /**
+   * Ends tasks of any node that never started and are past the deadline of their first start:
+   * expired, at most {@code limit} of them, soonest deadline first; returns them.
+   */
+  public Future<List<Expired>> expireOverdue(int limit) {
+    return guard(pool.preparedQuery(sql.get("expire_overdue")).execute(Tuple.of(now(), limit)))
+        .map(rows -> {
+          List<Expired> expired = new ArrayList<>(rows.size());
+          List<UUID> ids = new ArrayList<>(rows.size());
+          for (Row row : rows) {
+            expired.add(new Expired(row.getUUID("id"), row.getString("queue")));
+            ids.add(row.getUUID("id"));
+          }
+          changed(ids);
+          return expired;
         });
   }
 
@@ -462,9 +483,10 @@ public final class Journal {
       firsts[b] = batchRanges.get(batches[b])[0];
       lasts[b] = batchRanges.get(batches[b])[1];
     }
-    // The order of insert_tasks' parameters ($1 to $18), as its comment in sql/ lists them.
+    // The order of insert_tasks' parameters ($1 to $19), as its comment in sql/ lists them.
     return Tuple.wrap(new Object[] {c.ids, c.queues, c.types, c.payloads, c.priorities, c.runAts, c.maxAttempts,
-        c.timeouts, c.batchIds, now, batches, sizes, c.workers, c.leaseUntil, firsts, lasts, c.tenants, c.keys});
+        c.timeouts, c.batchIds, now, batches, sizes, c.workers, c.leaseUntil, firsts, lasts, c.tenants, c.keys,
+        c.startBys});
   }
 
   /** The per-task columns of {@code insert_tasks}, one array a column. */
@@ -482,8 +504,10 @@ public final class Journal {
     final OffsetDateTime[] leaseUntil;
     final String[] tenants;
     final String[] keys;
+    final OffsetDateTime[] startBys;
     private final Memo<Instant, OffsetDateTime> runAtUtc = new Memo<>(Journal::utc);
     private final Memo<Instant, OffsetDateTime> leaseUtc = new Memo<>(Journal::utc);
+    private final Memo<Instant, OffsetDateTime> startByUtc = new Memo<>(Journal::utc);
 
     InsertColumns(int n) {
       ids = new UUID[n];
@@ -499,6 +523,7 @@ public final class Journal {
       leaseUntil = new OffsetDateTime[n];
       tenants = new String[n];
       keys = new String[n];
+      startBys = new OffsetDateTime[n];
     }
 
     void set(int i, Insert insert) {
@@ -516,6 +541,7 @@ public final class Journal {
       leaseUntil[i] = insert.leaseUntil() == null ? null : leaseUtc.get(insert.leaseUntil());
       tenants[i] = task.tenant();
       keys[i] = task.concurrencyKey();
+      startBys[i] = insert.startBy() == null ? null : startByUtc.get(insert.startBy());
     }
   }
 
@@ -766,6 +792,10 @@ public final class Journal {
 
   /** A lease that lapsed and went back to pending. */
   public record Released(UUID id, String queue) {
+  }
+
+  /** A task that was not started by its deadline and ended expired. */
+  public record Expired(UUID id, String queue) {
   }
 
   private record ClaimRequest(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {

@@ -9,7 +9,7 @@ import java.util.Locale;
  */
 public enum Reason {
   SUBMITTED, CLAIMED, SUCCEEDED, FAILED, FAILED_PERMANENTLY, CANCEL_REQUESTED, CANCELLED, RETRY_SCHEDULED,
-  SNOOZED, RELEASED, LEASE_EXPIRED, RETRIED;
+  SNOOZED, RELEASED, LEASE_EXPIRED, RETRIED, EXPIRED;
 
   // Made once: every attempt's end and every event shown names its reason.
   private final String sql = name().toLowerCase(Locale.ROOT);

@@ -2,9 +2,12 @@ package dev.taskline.journal;
 
 import java.util.Locale;
 
-/** The states of the task lifecycle, as stored. */
+/**
+ * The states of the task lifecycle, as stored. {@code EXPIRED}: the task had to start by a deadline
+ * and had not by then; it never ran.
+ */
 public enum TaskState {
-  PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED;
+  PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED, EXPIRED;
 
   // Made once: every write and every task shown names its state.
   private final String sql = name().toLowerCase(Locale.ROOT);
@@ -14,7 +17,7 @@ public enum TaskState {
   }
 
   public boolean terminal() {
-    return this == SUCCEEDED || this == FAILED || this == CANCELLED;
+    return this == SUCCEEDED || this == FAILED || this == CANCELLED || this == EXPIRED;
   }
 
   /** The state named {@code text}, or null when there is none. */

@@ -10,11 +10,12 @@ import java.util.UUID;
  * {@code error} are the JSON values stored (objects, arrays, text, numbers), null when absent.
  * {@code startedAt} is when the journal recorded the first claim: for a task dispatched at
  * admission, the insert's timestamp, taken just before its commit (the handler starts after it).
+ * {@code startBy} is the deadline of its first start, null for none (or once retried by hand).
  */
 public record TaskView(
     UUID id, String queue, String type, TaskState state, int priority, int attempt, int maxAttempts,
     long leaseVersion, Object payload, Object result, Object error, int progressPercent, String progressMessage,
     Instant runAt, Instant createdAt, Instant updatedAt, Instant startedAt, Instant finishedAt,
     UUID batchId, String tenant, Long timeoutMs, String workerId, Instant leaseExpiresAt, List<Event> history,
-    String concurrencyKey) {
+    String concurrencyKey, Instant startBy) {
 }

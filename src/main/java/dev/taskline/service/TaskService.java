@@ -282,12 +282,12 @@ public final class TaskService {
     });
   }
 
-  /** Puts a failed or cancelled task back to pending with fresh attempts. */
+  /** Puts a failed, cancelled or expired task back to pending with fresh attempts (and no deadline). */
   public Future<Void> retry(Caller caller, UUID id) {
     return permitted(() -> caller.require(Scope.SUBMIT)).compose(v -> visibleTask(caller, id))
         .compose(v -> control.retry(List.of(id), caller.keyId()))
         .compose(moved -> moved.isEmpty()
-            // Nothing moved: either there is no such task, or it is not failed or cancelled.
+            // Nothing moved: either there is no such task, or it is not failed, cancelled or expired.
             ? reads.state(id).map(state -> {
               if (state == null) {
                 throw new NotFoundException("task", id);

@@ -126,6 +126,13 @@ class JournalPlansTest {
   }
 
   @Test
+  void the_deadline_sweep_reads_only_tasks_that_could_expire() throws Exception {
+    String plan = plan("expire_overdue", Tuple.of(now(), 1000));
+    assertTrue(plan.contains("tasks_pending_start_by"), plan);
+    assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("tasks_pending_order"), plan);
+  }
+
+  @Test
   void a_tenants_page_walks_that_tenants_index() throws Exception {
     String plan = plan("list_tenant_tasks", Tuple.of(null, null, null, null, 100, "acme"));
     assertTrue(plan.contains("tasks_tenant_id"), plan);

@@ -39,7 +39,7 @@ class ReasonTest {
     assertEquals(Set.of(), unknown, "literals in sql/queries that are neither a TaskState, a Reason nor a claim's Refusal");
     // The ones the SQL writes itself; the others come from Java as parameters.
     for (Reason reason : new Reason[] {Reason.SUBMITTED, Reason.CLAIMED, Reason.CANCEL_REQUESTED,
-        Reason.CANCELLED, Reason.LEASE_EXPIRED, Reason.RETRIED}) {
+        Reason.CANCELLED, Reason.LEASE_EXPIRED, Reason.RETRIED, Reason.EXPIRED}) {
       assertTrue(used.contains(reason.sql()), reason + " is written by a statement");
     }
   }
