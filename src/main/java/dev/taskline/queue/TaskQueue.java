@@ -707,6 +707,27 @@ public final class TaskQueue {
     return removed;
   }
 
+  /**
+   * What a task about to be admitted due now would find, for an estimate of when it starts: whether
+   * the queue is paused, the slots free now, and, for each entry of {@code peers} (tasks of its own
+   * submission ahead of it), how many tasks start before it: those in line that {@link #poll} would
+   * hand out first, and those claimed ahead of a free slot. Tasks reserved by submissions not
+   * journaled yet, or held aside for their key, are not counted: the count errs low, never high.
+   * One pass over the line (the probe's tenant's, when tenants take turns), under the lock.
+   */
+  public synchronized Outlook outlook(Task probe, int[] peers) {
+    int free = freeSlots();
+    int[] before = waiting.startsBefore(probe, peers);
+    for (int i = 0; i < before.length; i++) {
+      before[i] += Math.max(0, -free);
+    }
+    return new Outlook(paused, Math.max(0, free), before);
+  }
+
+  /** See {@link #outlook}; {@code startsBefore} has one entry per peer count asked. */
+  public record Outlook(boolean paused, int freeSlots, int[] startsBefore) {
+  }
+
   /** One consistent reading of the custody counts. */
   public synchronized Counts counts() {
     return new Counts(accepted, finished, waiting.size() + aside + claimed, scheduled.size(), running + finishing,

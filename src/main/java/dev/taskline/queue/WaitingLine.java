@@ -166,6 +166,74 @@ final class WaitingLine implements Iterable<Task> {
     return removed;
   }
 
+  /**
+   * How many of the waiting tasks {@link #poll} would hand out before {@code probe}, a task not in
+   * line, were it added with {@code peers[i]} more of its tenant's tasks ahead of it (the others of
+   * its batch): one answer per entry of {@code peers}. Exact for the line as it stands; tasks added
+   * later (of a higher priority, or a new tenant's turn) may still come first. One pass over the
+   * probe's tenant's line (over the whole line, not fair), then one over the tenants in turn per
+   * answer.
+   */
+  int[] startsBefore(Task probe, int[] peers) {
+    int[] before = new int[peers.length];
+    if (all != null) {
+      int ahead = countBefore(all, probe);
+      for (int i = 0; i < peers.length; i++) {
+        before[i] = ahead + peers[i];
+      }
+      return before;
+    }
+    String tenant = group(probe);
+    PriorityQueue<Task> line = byTenant.get(tenant);
+    int ownAhead = line == null ? 0 : countBefore(line, probe);
+    for (int i = 0; i < peers.length; i++) {
+      before[i] = startsBefore(tenant, ownAhead + peers[i]);
+    }
+    return before;
+  }
+
+  private int countBefore(PriorityQueue<Task> line, Task probe) {
+    int n = 0;
+    for (Task task : line) {
+      if (order.compare(task, probe) < 0) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Fair: the tasks started before the {@code own + 1}-th of {@code tenant}'s. Its tenant's turn in
+   * which it starts is found from the tenant's place in the turns (last, when it has nothing
+   * waiting: it joins at the end) and its allowance per turn (the first in turn has what is left of
+   * its credit); each other tenant starts its allowance in each of its turns before that one, as
+   * far as its line reaches.
+   */
+  private int startsBefore(String tenant, int own) {
+    int ownWeight = weight.applyAsInt(tenant);
+    boolean ownFirst = tenant.equals(turns.peekFirst());
+    // Turns of its tenant that pass before the one in which the task starts.
+    int turn = ownFirst ? (own < credit ? 0 : 1 + (own - credit) / ownWeight) : own / ownWeight;
+    int before = own;
+    boolean aheadOfOwn = true;
+    boolean first = true;
+    for (String other : turns) {
+      if (other.equals(tenant)) {
+        aheadOfOwn = false;
+        first = false;
+        continue;
+      }
+      int theirTurns = aheadOfOwn ? turn + 1 : turn;
+      if (theirTurns > 0) {
+        int w = weight.applyAsInt(other);
+        long allowance = first ? credit + (long) w * (theirTurns - 1) : (long) w * theirTurns;
+        before += (int) Math.min(byTenant.get(other).size(), allowance);
+      }
+      first = false;
+    }
+    return before;
+  }
+
   /** A tenant whose last waiting task left other than by {@link #poll}. */
   private void drop(String tenant) {
     release(tenant);

@@ -115,4 +115,55 @@ class WaitingLineTest {
     }
     assertEquals(0, line.size());
   }
+
+  @Test
+  void the_tasks_counted_before_a_new_one_are_those_polled_before_it_whatever_the_turns() {
+    Random random = new Random(11);
+    String[] tenants = {"a", "b", "c", null};
+    Map<String, Integer> weights = Map.of("b", 3, "c", 2);
+    for (boolean isFair : new boolean[] {true, false}) {
+      for (int round = 0; round < 500; round++) {
+        // Two lines put through the same history: one is asked, the other is polled to check.
+        WaitingLine asked = isFair ? fair(weights) : new WaitingLine(TaskQueue.order(0), false, t -> 1);
+        WaitingLine polled = isFair ? fair(weights) : new WaitingLine(TaskQueue.order(0), false, t -> 1);
+        int steps = random.nextInt(60);
+        for (int step = 0; step < steps; step++) {
+          if (random.nextInt(3) > 0 || asked.isEmpty()) {
+            Task t = task(tenants[random.nextInt(4)], random.nextInt(3));
+            asked.add(t);
+            polled.add(t);
+          } else {
+            assertEquals(asked.poll(), polled.poll());
+          }
+        }
+        String tenant = tenants[random.nextInt(4)];
+        int priority = random.nextInt(3);
+        List<Task> peers = new ArrayList<>();
+        for (int i = random.nextInt(4); i > 0; i--) {
+          peers.add(task(tenant, priority)); // due before the probe: ahead of it
+        }
+        Task probe = task(tenant, priority);
+        int counted = asked.startsBefore(probe, new int[] {peers.size()})[0];
+
+        peers.forEach(polled::add);
+        polled.add(probe);
+        int before = 0;
+        while (polled.poll() != probe) {
+          before++;
+        }
+        assertEquals(before, counted, (isFair ? "fair" : "not fair") + ", round " + round);
+      }
+    }
+  }
+
+  @Test
+  void a_quiet_tenants_new_task_counts_one_turn_of_a_flood_not_the_flood() {
+    WaitingLine line = fair(Map.of());
+    for (int i = 0; i < 1000; i++) {
+      line.add(task("flood", 0));
+    }
+    assertEquals(1, line.startsBefore(task("quiet", 0), new int[] {0})[0], "the flood's current turn");
+    assertEquals(1000, line.startsBefore(task("flood", 0), new int[] {0})[0]);
+    assertEquals(3, line.startsBefore(task("quiet", 0), new int[] {1})[0], "behind one of its own: two turns each");
+  }
 }
