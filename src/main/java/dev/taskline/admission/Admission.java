@@ -20,6 +20,7 @@ import io.vertx.core.json.JsonArray;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -141,6 +142,7 @@ public final class Admission {
           .map(inserts -> lost[0] == null ? new Admitted(batchId, inserts, false) : replay(key, hash, lost[0]))
           // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
           .recover(e -> e instanceof QueueFullException || e instanceof TenantLimitException
+              || e instanceof DeadlineUnmeetableException
               ? journal.idempotentAnswer(journalKey).compose(twin -> twin == null ? Future.failedFuture(e)
                   : Future.succeededFuture(replay(key, hash, twin)))
               : Future.failedFuture(e));
@@ -148,13 +150,20 @@ public final class Admission {
   }
 
   /**
-   * Reserves room for the tasks in their queues, runs {@code insert} with the tasks as they will
-   * be journaled, then commits the reservations (when the insert says it journaled them) or aborts
-   * them (when it failed or inserted nothing). The future holds the journaled tasks, in order.
+   * Checks the tasks' deadlines, reserves room for the tasks in their queues, runs {@code insert}
+   * with the tasks as they will be journaled, then commits the reservations (when the insert says
+   * it journaled them) or aborts them (when it failed or inserted nothing). The future holds the
+   * journaled tasks, in order.
    */
   private Future<List<Insert>> reserveAndInsert(List<Insert> tasks, String tenant,
       Function<List<Insert>, Future<Boolean>> insert) {
     Instant now = clock.instant();
+    try {
+      deadlinesAhead(tasks, now);
+      startsInTime(tasks, now);
+    } catch (InvalidTaskException | DeadlineUnmeetableException e) {
+      return Future.failedFuture(e);
+    }
     Map<String, List<Insert>> byQueue = new LinkedHashMap<>();
     for (Insert task : tasks) {
       byQueue.computeIfAbsent(task.task().queue(), k -> new ArrayList<>()).add(task);
@@ -294,6 +303,7 @@ public final class Admission {
         throw new InvalidTaskException(where + "timeoutMs must be from 1 to " + MAX_TIMEOUT_MS);
       }
       Instant runAt = runAt(s, now, where);
+      Instant startBy = startBy(s, runAt, where);
       try {
         if (handler != null) {
           handler.validate(s.payload());
@@ -310,9 +320,141 @@ public final class Admission {
           .batch(batchId)
           .tenant(tenant)
           .concurrencyKey(s.concurrencyKey())
-          .build(), runAt));
+          .build(), runAt, startBy));
     }
     return tasks;
+  }
+
+  /**
+   * The deadline of the task's first start: as given, or {@code startWithinMs} after it is due; to
+   * the microsecond, as the journal keeps and enforces it, so that the answer shows the deadline that
+   * holds. Whether it is still ahead is checked with the room ({@link #deadlinesAhead}), after an
+   * idempotent request's replay has been looked for: the answer to a request accepted before its
+   * deadline is still its answer afterwards.
+   */
+  private static Instant startBy(Submission s, Instant runAt, String where) {
+    if (s.startBy() != null && s.startWithinMs() != null) {
+      throw new InvalidTaskException(where + "give startBy or startWithinMs, not both");
+    }
+    if (s.startWithinMs() != null) {
+      if (s.startWithinMs() < 1 || s.startWithinMs() > MAX_DELAY_MS) {
+        throw new InvalidTaskException(where + "startWithinMs must be from 1 to " + MAX_DELAY_MS
+            + " (milliseconds after the task is due)");
+      }
+      return runAt.plusMillis(s.startWithinMs()).truncatedTo(ChronoUnit.MICROS);
+    }
+    return s.startBy() == null ? null : s.startBy().truncatedTo(ChronoUnit.MICROS);
+  }
+
+  /** A deadline must be ahead, and not before the task is due (it could never be met). */
+  private static void deadlinesAhead(List<Insert> tasks, Instant now) {
+    for (int i = 0; i < tasks.size(); i++) {
+      Insert task = tasks.get(i);
+      if (task.startBy() == null) {
+        continue;
+      }
+      String where = where(tasks, i);
+      if (!task.startBy().isAfter(now)) {
+        throw new InvalidTaskException(where + "startBy must be in the future: " + task.startBy()
+            + " is not after now (" + now + ")");
+      }
+      if (task.startBy().isBefore(task.runAt())) {
+        throw new InvalidTaskException(where + "startBy must not be before the task is due: " + task.startBy()
+            + " is before its runAt (" + task.runAt() + ")");
+      }
+    }
+  }
+
+  private static String where(List<Insert> tasks, int i) {
+    return tasks.get(0).task().batchId() == null ? "" : "tasks[" + i + "].";
+  }
+
+  /**
+   * Refuses, before any room is taken, a submission with a task due now that its queue on this
+   * node would not start by its deadline, by {@link StartEstimate}, or would not start at all (it is
+   * paused). Its tasks ahead of one another count: a batch is refused whole when any one of them
+   * would miss, and the answer names the one that misses by most. A task due later is not
+   * estimated: the backlog it will meet is not this one.
+   */
+  private void startsInTime(List<Insert> tasks, Instant now) {
+    Map<String, List<Integer>> dueByQueue = new LinkedHashMap<>();
+    boolean anyDeadline = false;
+    for (int i = 0; i < tasks.size(); i++) {
+      Insert task = tasks.get(i);
+      if (!task.runAt().isAfter(now)) {
+        dueByQueue.computeIfAbsent(task.task().queue(), q -> new ArrayList<>()).add(i);
+        anyDeadline |= task.startBy() != null;
+      }
+    }
+    if (!anyDeadline) {
+      return;
+    }
+    boolean batch = tasks.get(0).task().batchId() != null;
+    DeadlineUnmeetableException worst = null;
+    for (Map.Entry<String, List<Integer>> due : dueByQueue.entrySet()) {
+      TaskQueue queue = queues.get(due.getKey());
+      QueueMeters meters = metrics.queue(queue.name());
+      // One reading of the queue per priority: the tasks of one priority differ only in how many of
+      // their own submission go before them.
+      Map<Integer, List<Integer>> byPriority = new LinkedHashMap<>();
+      for (int i : due.getValue()) {
+        if (tasks.get(i).startBy() != null) {
+          byPriority.computeIfAbsent(tasks.get(i).task().priority(), p -> new ArrayList<>()).add(i);
+        }
+      }
+      for (List<Integer> same : byPriority.values()) {
+        int[] peers = new int[same.size()];
+        for (int k = 0; k < peers.length; k++) {
+          peers[k] = peersBefore(tasks, due.getValue(), same.get(k));
+        }
+        TaskQueue.Outlook outlook = queue.outlook(tasks.get(same.get(0)).task(), peers);
+        for (int k = 0; k < peers.length; k++) {
+          int i = same.get(k);
+          Instant startBy = tasks.get(i).startBy();
+          DeadlineUnmeetableException refusal;
+          if (outlook.paused()) {
+            refusal = new DeadlineUnmeetableException(queue.name(), batch ? i : -1, startBy, null, null, true,
+                RetryAfter.UNKNOWN_RATE_SECONDS);
+          } else {
+            StartEstimate estimate = StartEstimate.of(outlook.startsBefore()[k], outlook.freeSlots(),
+                queue.config().slots(), meters.completionRate(), meters.meanRunMillis(), maxStartsPerSecond(queue));
+            if (estimate.meets(now, startBy)) {
+              continue;
+            }
+            refusal = new DeadlineUnmeetableException(queue.name(), batch ? i : -1, startBy, estimate.startAt(now),
+                estimate.untilStart().toMillis(), false, estimate.retryAfterSeconds(now, startBy));
+          }
+          if (worst == null || refusal.retryAfterSeconds() > worst.retryAfterSeconds()) {
+            worst = refusal;
+          }
+        }
+      }
+    }
+    if (worst != null) {
+      metrics.queue(worst.queue()).rejectedDeadline(tasks.size());
+      throw worst;
+    }
+  }
+
+  /** Tasks of the submission, due now in the same queue, that go before task {@code i}: higher priority, or earlier. */
+  private static int peersBefore(List<Insert> tasks, List<Integer> sameQueue, int i) {
+    int priority = tasks.get(i).task().priority();
+    int n = 0;
+    for (int j : sameQueue) {
+      int other = tasks.get(j).task().priority();
+      if (other > priority || (other == priority && j < i)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * The most tasks per second the queue may start, as the deadline estimate reads it: no limit for
+   * now. (A rate limit passes its own here.)
+   */
+  private static double maxStartsPerSecond(TaskQueue queue) {
+    return Double.POSITIVE_INFINITY;
   }
 
   private static Instant runAt(Submission s, Instant now, String where) {

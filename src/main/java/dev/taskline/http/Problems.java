@@ -1,5 +1,7 @@
 package dev.taskline.http;
 
+import dev.taskline.IsoTime;
+import dev.taskline.admission.DeadlineUnmeetableException;
 import dev.taskline.admission.IdempotencyConflictException;
 import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.admission.QueueFullException;
@@ -42,7 +44,7 @@ final class Problems {
   /** Failures answered with 429: the node refuses work it has not taken. */
   static boolean isRefusal(Throwable failure) {
     return failure instanceof QueueFullException || failure instanceof TenantLimitException
-        || failure instanceof JournalBusyException;
+        || failure instanceof JournalBusyException || failure instanceof DeadlineUnmeetableException;
   }
 
   static void handle(RoutingContext ctx) {
@@ -88,6 +90,16 @@ final class Problems {
       return new Problem(429, "tenant-limit", "Tenant limit reached", e.getMessage(), new JsonObject()
           .put("queue", e.queue()).put("tenant", e.tenant()).put("limit", e.limit()).put("unfinished", e.unfinished())
           .put("requested", e.requested()).put("retryAfterSeconds", e.retryAfterSeconds()), e.retryAfterSeconds());
+    } else if (failure instanceof DeadlineUnmeetableException e) {
+      JsonObject estimate = new JsonObject().put("queue", e.queue()).put("startBy", IsoTime.format(e.startBy()))
+          .put("estimatedStartAt", e.estimatedStartAt() == null ? null : IsoTime.format(e.estimatedStartAt()))
+          .put("estimatedWaitMs", e.estimatedWaitMs()).put("paused", e.paused())
+          .put("retryAfterSeconds", e.retryAfterSeconds());
+      if (e.index() >= 0) {
+        estimate.put("taskIndex", e.index());
+      }
+      return new Problem(429, "deadline-unmeetable", "Deadline unmeetable", e.getMessage(), estimate,
+          e.retryAfterSeconds());
     } else if (failure instanceof JournalBusyException e) {
       return new Problem(429, "journal-busy", "Journal busy", e.getMessage(),
           new JsonObject().put("waiting", e.waiting()).put("retryAfterSeconds", JournalBusyException.RETRY_AFTER_SECONDS),

@@ -16,7 +16,7 @@ import java.util.Set;
 final class SubmissionJson {
 
   private static final Set<String> TASK_FIELDS = Set.of("type", "payload", "queue", "priority", "maxAttempts", "timeoutMs",
-      "delayMs", "runAt", "concurrencyKey");
+      "delayMs", "runAt", "concurrencyKey", "startBy", "startWithinMs");
   private static final Set<String> BATCH_FIELDS = Set.of("tasks");
 
   private SubmissionJson() {
@@ -70,21 +70,25 @@ final class SubmissionJson {
       throw ApiException.unprocessable(where + "concurrencyKey must be a string of 1 to " + QueueConfig.MAX_KEY_LENGTH
           + " characters, without the NUL character");
     }
-    Object runAt = body.getValue("runAt");
-    java.time.Instant runAtTime = null;
-    if (runAt != null) {
-      if (!(runAt instanceof String runAtText)) {
-        throw ApiException.unprocessable(where + "runAt must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
-      }
-      try {
-        runAtTime = java.time.OffsetDateTime.parse(runAtText).toInstant();
-      } catch (java.time.format.DateTimeParseException e) {
-        throw ApiException.unprocessable(where + "runAt must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
-      }
-    }
     return new Submission(text, payload == null ? new JsonObject() : (JsonObject) payload, (String) queue,
         intOrNull(body, "priority", where), intOrNull(body, "maxAttempts", where), longOrNull(body, "timeoutMs", where),
-        longOrNull(body, "delayMs", where), runAtTime, (String) key);
+        longOrNull(body, "delayMs", where), instantOrNull(body, "runAt", where), (String) key,
+        instantOrNull(body, "startBy", where), longOrNull(body, "startWithinMs", where));
+  }
+
+  private static java.time.Instant instantOrNull(JsonObject body, String field, String where) {
+    Object value = body.getValue(field);
+    if (value == null) {
+      return null;
+    }
+    if (value instanceof String text) {
+      try {
+        return java.time.OffsetDateTime.parse(text).toInstant();
+      } catch (java.time.format.DateTimeParseException e) {
+        // the same answer as for a value that is not a string
+      }
+    }
+    throw ApiException.unprocessable(where + field + " must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
   }
 
   static boolean containsNul(Object value) {

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,6 +21,7 @@ public final class QueueMeters {
   private final Counter rejectedShuttingDown;
   private final Counter rejectedJournalBusy;
   private final Counter rejectedTenantLimit;
+  private final Counter rejectedDeadline;
   private final Counter started;
   private final Counter succeeded;
   private final Counter failed;
@@ -36,6 +38,8 @@ public final class QueueMeters {
   private final RateWindow arrivals60;
   private final RateWindow completions10;
   private final RateWindow completions60;
+  /** The handlers' recent mean run time on the node's clock (ms), moving; NaN until one returned. */
+  private double meanRunMillis = Double.NaN;
 
   QueueMeters(MeterRegistry registry, TaskQueue queue, Clock clock) {
     String name = queue.name();
@@ -45,6 +49,7 @@ public final class QueueMeters {
     rejectedShuttingDown = rejected(registry, name, "shutting_down");
     rejectedJournalBusy = rejected(registry, name, "journal_busy");
     rejectedTenantLimit = rejected(registry, name, "tenant_limit");
+    rejectedDeadline = rejected(registry, name, "deadline_unmeetable");
     started = counter(registry, "taskline.tasks.started", name, "Attempts claimed and started");
     succeeded = counter(registry, "taskline.tasks.succeeded", name, "Tasks that ended succeeded");
     failed = counter(registry, "taskline.tasks.failed", name, "Tasks that ended failed (dead letters)");
@@ -120,6 +125,11 @@ public final class QueueMeters {
     rejectedTenantLimit.increment(n);
   }
 
+  /** A submission refused because a task of it would not start by its deadline. */
+  public void rejectedDeadline(int n) {
+    rejectedDeadline.increment(n);
+  }
+
   /** An attempt started {@code waitedMs} after its task was due. */
   public void started(long waitedMs) {
     started.increment();
@@ -128,6 +138,22 @@ public final class QueueMeters {
 
   public void ran(long nanos) {
     runTime.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * A handler returned a result or a failure after {@code ran}, read on the node's clock: the pace
+   * at which the slots work, for the estimate of when a new task would start. (Timeouts and hand-
+   * backs say nothing of it.) A moving mean, so that it follows a change of handlers within a few
+   * dozen tasks.
+   */
+  public synchronized void paced(Duration ran) {
+    double millis = ran.toNanos() / 1e6;
+    meanRunMillis = Double.isNaN(meanRunMillis) ? millis : meanRunMillis + (millis - meanRunMillis) / 16;
+  }
+
+  /** See {@link #paced}; NaN while no handler of the queue has returned on this node. */
+  public synchronized double meanRunMillis() {
+    return meanRunMillis;
   }
 
   public void succeeded() {
@@ -181,7 +207,7 @@ public final class QueueMeters {
 
   public long rejectedCount() {
     return (long) (rejectedFull.count() + rejectedScheduledFull.count() + rejectedShuttingDown.count()
-        + rejectedJournalBusy.count() + rejectedTenantLimit.count());
+        + rejectedJournalBusy.count() + rejectedTenantLimit.count() + rejectedDeadline.count());
   }
 
   public long fencedCount() {

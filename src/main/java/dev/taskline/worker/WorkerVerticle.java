@@ -387,6 +387,7 @@ public final class WorkerVerticle extends VerticleBase {
     handlersRunning++;
     meters.started(clock.millis() - task.dueAtMillis());
     long startedAt = System.nanoTime();
+    Instant began = clock.instant();
     Attempt attempt = run(task, lease);
     attempt.outcome().onComplete(outcome -> {
       long ran = System.nanoTime() - startedAt;
@@ -394,6 +395,8 @@ public final class WorkerVerticle extends VerticleBase {
       if (outcome.result() instanceof Outcome.Succeeded || outcome.result() instanceof Outcome.Failed) {
         // The handlers' pace: a timeout or a release says nothing of it and would stop claims ahead for long.
         runTime.add(ran);
+        // The same pace on the node's clock, which deadlines are read on too.
+        meters.paced(Duration.between(began, clock.instant()));
       }
       attempt.end();
       attempts.remove(task.id());
