@@ -5,6 +5,7 @@ import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.flow.DeadlineSweep;
 import dev.taskline.flow.QueuePauses;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.http.Authentication;
@@ -64,6 +65,7 @@ public final class Taskline {
   private final Recovery recovery;
   private final Promoter promoter;
   private final QueuePauses pauses;
+  private final DeadlineSweep deadlines;
   private final Clock clock;
   private final TasklineConfig config;
   private final List<String> deployments = new ArrayList<>();
@@ -81,6 +83,11 @@ public final class Taskline {
   private static final long KEYS_REFRESH_MS = 1_000;
   /** How often a node reads the queues' switches: a pause made through another node holds here within this. */
   private static final long FLOW_REFRESH_MS = 500;
+  /**
+   * How often overdue tasks are expired. Claims refuse them meanwhile on their own; this bounds how
+   * long one still shows pending, and holds its place, after its deadline.
+   */
+  private static final long DEADLINE_SWEEP_MS = 250;
   private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
 
   private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
@@ -111,6 +118,7 @@ public final class Taskline {
         Duration.ofMillis(config.retention().finishedTaskTtlMs()));
     this.promoter = new Promoter(queues, clock);
     this.pauses = new QueuePauses(new JournalFlow(pool, clock), queues);
+    this.deadlines = new DeadlineSweep(journal, queues, metrics, config.recovery().batchSize());
     this.clock = clock;
     this.config = config;
   }
@@ -164,6 +172,8 @@ public final class Taskline {
         // A journal that does not answer leaves the switches as last read.
         .compose(v -> track(vertx.deployVerticle(new Periodic("reading the queue switches", FLOW_REFRESH_MS,
             pauses::runOnce))))
+        .compose(v -> track(vertx.deployVerticle(new Periodic("expiring tasks past their deadlines", DEADLINE_SWEEP_MS,
+            deadlines::runOnce))))
         .compose(v -> track(vertx.deployVerticle(promoter)))
         .compose(v -> track(vertx.deployVerticle(new Periodic("catching streams up with other nodes' writes",
             CATCH_UP_MS, hub::catchUp))))
@@ -247,6 +257,11 @@ public final class Taskline {
   /** The queues' pause switches; tests run its read of the journal by hand. */
   public QueuePauses pauses() {
     return pauses;
+  }
+
+  /** The sweep that expires tasks not started by their deadlines; tests run it by hand. */
+  public DeadlineSweep deadlines() {
+    return deadlines;
   }
 
   /** The remote queues' claims and leases; tests run its reconciling pass by hand. */

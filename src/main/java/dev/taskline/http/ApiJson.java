@@ -193,6 +193,7 @@ final class ApiJson {
         .put("tenantLimit", queue.tenantLimit())
         .put("accepted", queue.accepted())
         .put("finished", queue.finished())
+        .put("expired", queue.expired())
         .put("unfinished", queue.unfinished())
         .put("rejected", queue.rejected())
         .put("fencedWrites", queue.fencedWrites())
@@ -236,7 +237,8 @@ final class ApiJson {
   static JsonObject stats(Stats stats) {
     return new JsonObject().put("accepted", stats.accepted()).put("finished", stats.finished())
         .put("rejected", stats.rejected()).put("waiting", stats.waiting()).put("scheduled", stats.scheduled())
-        .put("running", stats.running()).put("unfinished", stats.unfinished()).put("rates", rates(stats.rates()));
+        .put("running", stats.running()).put("unfinished", stats.unfinished()).put("expired", stats.expired())
+        .put("rates", rates(stats.rates()));
   }
 
   /** Rates per second; the trend is how fast the backlog grows (negative: drains). */

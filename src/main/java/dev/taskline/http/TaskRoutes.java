@@ -16,6 +16,10 @@ import java.util.UUID;
 /** {@code /api/tasks}: submit, read, list, cancel and retry tasks. */
 final class TaskRoutes implements Routes {
 
+  /** The states a list may be filtered by, as its refusal names them. */
+  private static final String STATES = java.util.Arrays.stream(TaskState.values()).map(TaskState::sql)
+      .collect(java.util.stream.Collectors.joining(", "));
+
   private static final int DEFAULT_PAGE = 50;
   private static final int MAX_PAGE = 1000;
   private static final Set<String> BULK_RETRY_FIELDS = Set.of("queue", "type", "limit");
@@ -66,7 +70,7 @@ final class TaskRoutes implements Routes {
     String stateText = Requests.query(ctx, "state");
     TaskState state = stateText == null ? null : TaskState.parse(stateText);
     if (stateText != null && state == null) {
-      throw ApiException.badRequest("state must be one of pending, running, succeeded, failed, cancelled");
+      throw ApiException.badRequest("state must be one of " + STATES);
     }
     String after = Requests.query(ctx, "after");
     UUID afterId = after == null ? null : Requests.uuid(after);

@@ -65,7 +65,7 @@ public final class JournalReads {
       List<TenantCounts> counts = new ArrayList<>();
       for (Row row : rows) {
         counts.add(new TenantCounts(row.getString("queue"), row.getLong("waiting"), row.getLong("scheduled"),
-            row.getLong("running"), row.getLong("finished"), row.getLong("accepted")));
+            row.getLong("running"), row.getLong("finished"), row.getLong("accepted"), row.getLong("expired")));
       }
       return counts;
     });

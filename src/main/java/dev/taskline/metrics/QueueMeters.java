@@ -26,6 +26,7 @@ public final class QueueMeters {
   private final Counter succeeded;
   private final Counter failed;
   private final Counter cancelled;
+  private final Counter expired;
   private final Counter retried;
   private final Counter fenced;
   private final Counter claimsLost;
@@ -54,6 +55,8 @@ public final class QueueMeters {
     succeeded = counter(registry, "taskline.tasks.succeeded", name, "Tasks that ended succeeded");
     failed = counter(registry, "taskline.tasks.failed", name, "Tasks that ended failed (dead letters)");
     cancelled = counter(registry, "taskline.tasks.cancelled", name, "Tasks that ended cancelled");
+    expired = counter(registry, "taskline.tasks.expired", name,
+        "Tasks that ended expired: not started by their deadline, so never run (counted by the node that expired them)");
     retried = counter(registry, "taskline.tasks.retried", name, "Failed attempts put back for another try");
     fenced = counter(registry, "taskline.tasks.fenced.writes", name, "Writes refused because their lease was lost");
     claimsLost = counter(registry, "taskline.tasks.claims.lost", name, "Claims that found the task already taken");
@@ -174,6 +177,18 @@ public final class QueueMeters {
   /** A pending task cancelled before it ran. */
   public void cancelledWaiting() {
     cancelled.increment();
+  }
+
+  /**
+   * A task not started by its deadline ended expired. Not a completion: it freed no slot, and the
+   * completion rate is how fast the slots work.
+   */
+  public void expired() {
+    expired.increment();
+  }
+
+  public long expiredCount() {
+    return (long) expired.count();
   }
 
   private void finished() {

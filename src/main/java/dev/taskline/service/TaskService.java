@@ -178,11 +178,12 @@ public final class TaskService {
     counts.forEach(c -> byQueue.put(c.queue(), c));
     List<QueueView> list = new ArrayList<>();
     for (TaskQueue queue : queues.all()) {
-      TenantCounts c = byQueue.getOrDefault(queue.name(), new TenantCounts(queue.name(), 0, 0, 0, 0, 0));
+      TenantCounts c = byQueue.getOrDefault(queue.name(), new TenantCounts(queue.name(), 0, 0, 0, 0, 0, 0));
       list.add(new QueueView(queue.name(), c.waiting(), c.running(), c.scheduled(), queue.config().slots(),
           queue.config().capacity(), queue.config().scheduledCapacity(), queue.config().tenantLimit(), c.accepted(),
           c.finished(), c.waiting() + c.scheduled() + c.running(), null, null, null, null, null, null, null,
-          pauses.control(queue.name()), queue.config().keyLimits(), null, queue.config().rateLimit(), null));
+          pauses.control(queue.name()), queue.config().keyLimits(), null, queue.config().rateLimit(), null,
+          c.expired()));
     }
     return list;
   }
@@ -199,7 +200,7 @@ public final class TaskService {
           meters.rejectedCount(), meters.fencedCount(), meters.takeoverCount(),
           queue.oldestWaitingAgeMs(now) / 1000.0, meters.rates(), counts.claimedAhead(), counts.finishing(),
           pauses.control(queue.name()), queue.config().keyLimits(), queue.heldByKeys(),
-          queue.config().rateLimit(), queue.heldByRate()));
+          queue.config().rateLimit(), queue.heldByRate(), meters.expiredCount()));
     }
     return list;
   }
@@ -211,13 +212,14 @@ public final class TaskService {
         : queues(caller).map(list -> new Stats(list.stream().mapToLong(QueueView::accepted).sum(),
             list.stream().mapToLong(QueueView::finished).sum(), null, list.stream().mapToLong(QueueView::waiting).sum(),
             list.stream().mapToLong(QueueView::scheduled).sum(), list.stream().mapToLong(QueueView::running).sum(),
-            null)));
+            null, list.stream().mapToLong(QueueView::expired).sum())));
   }
 
   private Stats nodeStats() {
     long accepted = 0;
     long finished = 0;
     long rejected = 0;
+    long expired = 0;
     int waiting = 0;
     int scheduled = 0;
     int running = 0;
@@ -232,6 +234,7 @@ public final class TaskService {
       scheduled += counts.scheduled();
       running += counts.running();
       rejected += meters.rejectedCount();
+      expired += meters.expiredCount();
       QueueMeters.Rates r = meters.rates();
       rates[0] += r.arrivals10s();
       rates[1] += r.arrivals60s();
@@ -239,7 +242,7 @@ public final class TaskService {
       rates[3] += r.completions60s();
     }
     return new Stats(accepted, finished, rejected, waiting, scheduled, running,
-        new QueueMeters.Rates(rates[0], rates[1], rates[2], rates[3]));
+        new QueueMeters.Rates(rates[0], rates[1], rates[2], rates[3]), expired);
   }
 
   // ---- acting on tasks ----------------------------------------------------------------------

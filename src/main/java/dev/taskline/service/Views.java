@@ -30,12 +30,16 @@ public final class Views {
   public record BatchCancellation(UUID batchId, int cancelled, int cancelling, int alreadyFinished) {
   }
 
-  /** One queue on this node: its limits, its custody counts, what it refused and fenced, its rates, its switches. */
+  /**
+   * One queue on this node: its limits, its custody counts, what it refused and fenced, its rates, its
+   * switches; {@code expired}, of the finished, those not started by their deadline (expired by this
+   * node's sweep; a tenant's key: its tasks in the journal).
+   */
   public record QueueView(String name, long waiting, long running, long scheduled, int slots, int capacity,
       int scheduledCapacity, int tenantLimit, long accepted, long finished, long unfinished, Long rejected,
       Long fencedWrites, Long leaseTakeovers, Double lagSeconds, QueueMeters.Rates rates, Integer claimedAhead,
       Integer finishing, QueueControl control, QueueConfig.KeyLimits keyLimits, Integer heldByKeys,
-      QueueConfig.RateLimit rateLimit, Integer heldByRate) {
+      QueueConfig.RateLimit rateLimit, Integer heldByRate, long expired) {
   }
 
   /**
@@ -44,7 +48,7 @@ public final class Views {
    * kept per tenant and are null there.
    */
   public record Stats(long accepted, long finished, Long rejected, long waiting, long scheduled, long running,
-      QueueMeters.Rates rates) {
+      QueueMeters.Rates rates, long expired) {
     public long unfinished() {
       return waiting + scheduled + running;
     }

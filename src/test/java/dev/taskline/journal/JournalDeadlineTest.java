@@ -168,6 +168,19 @@ class JournalDeadlineTest {
   }
 
   @Test
+  void a_tenants_counts_show_an_expired_task_as_finished_and_expired() throws Exception {
+    String queue = queue();
+    UUID id = TaskIds.next(clock);
+    Instant now = clock.instant();
+    await(journal.insert(List.of(Insert.waiting(Task.builder(id, queue, "sleep").runAt(now).tenant("acme-" + id)
+        .build(), now, now.plusSeconds(1)))));
+    clock.advance(Duration.ofSeconds(2));
+    await(journal.expireOverdue(100));
+    List<TenantCounts> counts = await(reads.tenantCounts("acme-" + id, clock.instant()));
+    assertEquals(List.of(new TenantCounts(queue, 0, 0, 0, 1, 1, 1)), counts);
+  }
+
+  @Test
   void retention_deletes_expired_tasks_as_it_deletes_other_finished_ones() throws Exception {
     String queue = queue();
     UUID id = newTask(queue, Duration.ofSeconds(1), null);
