@@ -334,7 +334,7 @@ SELECT count(*) AS pending FROM tasks
 -- priority = priority + rate * seconds waited, which ranks like priority - rate * run_at. A task
 -- past its first start's deadline is not read: no claim would take it (see claim).
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, run_at, tenant, concurrency_key
+       timeout_ms, run_at, tenant, concurrency_key, start_by
   FROM tasks
  WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
    AND (start_by IS NULL OR start_by >= $2 OR attempt > 0)
@@ -349,7 +349,7 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
 -- business, once the tasks are in memory.) The window needs a level of its own: FOR UPDATE is not
 -- allowed beside one.
 SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt, t.max_attempts,
-       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key
+       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by
   FROM tasks t
   JOIN (SELECT id, row_number() OVER (PARTITION BY tenant
                                       ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id) AS turn,
@@ -411,7 +411,7 @@ WITH target AS (
     FROM target
    WHERE t.id = target.id
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
-            t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key
+            t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
   SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, $2, $3::jsonb

@@ -320,6 +320,7 @@ public final class Admission {
           .batch(batchId)
           .tenant(tenant)
           .concurrencyKey(s.concurrencyKey())
+          .startBy(startBy)
           .build(), runAt, startBy));
     }
     return tasks;

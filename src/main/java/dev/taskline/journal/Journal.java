@@ -416,11 +416,17 @@ public final class Journal {
           .timeoutMs(row.getLong("timeout_ms"))
           .tenant(row.getString("tenant"))
           .concurrencyKey(row.getString("concurrency_key"))
+          .startBy(startBy(row))
           .runAt(row.getOffsetDateTime("run_at").toInstant())
           .leased(row.getLong("lease_version"), row.getInteger("attempt"))
           .build());
     }
     return found;
+  }
+
+  private static Instant startBy(Row row) {
+    OffsetDateTime startBy = row.getOffsetDateTime("start_by");
+    return startBy == null ? null : startBy.toInstant();
   }
 
   // ---- grouped statements -------------------------------------------------------------------

@@ -16,11 +16,14 @@ import java.util.UUID;
  * ({@link Builder#build} interns them; {@link #pendingAgain} keeps the instances it has).
  * {@code batchId}, {@code tenant} and {@code concurrencyKey} are null for a task submitted without them; {@code
  * leaseVersion} is the version the journal had when the task was read or written, which a claim
- * must still find; {@code attempt} is the number of attempts already made.
+ * must still find; {@code attempt} is the number of attempts already made; {@code startByMillis} is
+ * the deadline of its first start, 0 for none (the journal enforces it; a queue only keeps such a
+ * task from being claimed ahead of a slot, see {@link #deadlineHolds}).
  */
 public record Task(
     UUID id, String queue, String type, String payloadJson, int priority, int maxAttempts, Long timeoutMs,
-    UUID batchId, String tenant, long dueAtMillis, long leaseVersion, int attempt, String concurrencyKey) {
+    UUID batchId, String tenant, long dueAtMillis, long leaseVersion, int attempt, String concurrencyKey,
+    long startByMillis) {
 
   /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
   public static Builder builder(UUID id, String queue, String type) {
@@ -31,10 +34,15 @@ public record Task(
     return Instant.ofEpochMilli(dueAtMillis);
   }
 
+  /** Whether it must start by a deadline still: it has one, and no attempt has been made. */
+  public boolean deadlineHolds() {
+    return startByMillis != 0 && attempt == 0;
+  }
+
   /** The same task after an attempt ended and it went back to pending, due at {@code dueAtMillis}. */
   public Task pendingAgain(long leaseVersion, int attempt, long dueAtMillis) {
     return new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
-        leaseVersion, attempt, concurrencyKey);
+        leaseVersion, attempt, concurrencyKey, startByMillis);
   }
 
   /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
@@ -52,6 +60,7 @@ public record Task(
     private long leaseVersion;
     private int attempt;
     private String concurrencyKey;
+    private long startByMillis;
 
     private Builder(UUID id, String queue, String type) {
       this.id = id;
@@ -96,6 +105,12 @@ public record Task(
       return this;
     }
 
+    /** The deadline of its first start (null: none), kept to the millisecond here. */
+    public Builder startBy(Instant startBy) {
+      this.startByMillis = startBy == null ? 0 : startBy.toEpochMilli();
+      return this;
+    }
+
     public Builder runAt(Instant runAt) {
       this.dueAtMillis = runAt.toEpochMilli();
       return this;
@@ -115,7 +130,7 @@ public record Task(
 
     public Task build() {
       return new Task(id, queue.intern(), type.intern(), payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
-          leaseVersion, attempt, concurrencyKey);
+          leaseVersion, attempt, concurrencyKey, startByMillis);
     }
   }
 }

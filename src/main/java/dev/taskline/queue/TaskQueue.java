@@ -207,8 +207,11 @@ public final class TaskQueue {
   public Reservation reserve(List<Insert> tasks, String tenant, Instant now) {
     List<Insert> later = new ArrayList<>();
     List<Insert> due = new ArrayList<>();
+    boolean withDeadline = false;
     for (Insert task : tasks) {
-      (task.runAt().isAfter(now) ? later : due).add(task);
+      boolean isDue = !task.runAt().isAfter(now);
+      (isDue ? due : later).add(task);
+      withDeadline |= isDue && task.startBy() != null;
     }
     // A gated task (a bounded key, a rate limit) is never journaled claimed at admission: its room
     // across nodes is decided by the claim (claim_gated), so it waits in line for one.
@@ -232,7 +235,8 @@ public final class TaskQueue {
         return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
       if (!due.isEmpty() && workerId != null && waiting.isEmpty() && !startsHeld()) {
-        int room = Math.max(0, claimRoom());
+        // Tasks with deadlines go only to free slots, not claimed ahead (see pollAhead).
+        int room = Math.max(0, withDeadline ? Math.min(claimRoom(), freeSlots()) : claimRoom());
         // A local worker takes what fits (the best first) and the rest wait behind it; a remote
         // waiter takes the whole submission or none of it.
         dispatch = config.remote() ? (dispatchable.size() == due.size() && due.size() <= room ? due.size() : 0)
@@ -533,10 +537,13 @@ public final class TaskQueue {
       // A gated task (a bounded key, a rate limit) is claimed only into a free slot, never ahead: its
       // room is shared by every node, and a task leased here while it waits for a slot would hold
       // that room from a node that could run it now. Nothing is claimed ahead of it either, or a
-      // steady stream of other tasks would keep the slots it waits for always spoken for.
+      // steady stream of other tasks would keep the slots it waits for always spoken for. Likewise a
+      // task that must start by a deadline: its claim is its start, and leased ahead it could wait
+      // past the deadline for a slot, behind handlers slower than the ones that set the claims ahead.
       int free = freeSlots();
       while (taken.size() < want && !waiting.isEmpty()) {
-        if (taken.size() >= free && gated(waiting.peek())) {
+        Task next = waiting.peek();
+        if (taken.size() >= free && (gated(next) || next.deadlineHolds())) {
           break;
         }
         taken.add(out(waiting.poll()));

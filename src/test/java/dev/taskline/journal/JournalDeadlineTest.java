@@ -90,6 +90,10 @@ class JournalDeadlineTest {
   void a_claim_at_or_before_the_deadline_takes_the_task() throws Exception {
     String queue = queue();
     UUID id = newTask(queue, Duration.ofSeconds(1), null);
+    List<Task> paged = await(journal.pageIn(queue, List.of(), 10, 0.1, false));
+    assertEquals(clock.instant().plusSeconds(1).toEpochMilli(), paged.get(0).startByMillis(),
+        "read back with its deadline, so that the queue does not claim it ahead of a slot");
+    assertTrue(paged.get(0).deadlineHolds());
     clock.advance(Duration.ofSeconds(1));
     assertNotNull(await(journal.claim(id, 0, "w1", LEASE)), "at the deadline itself it may still start");
   }

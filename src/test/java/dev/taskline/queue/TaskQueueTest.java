@@ -697,4 +697,43 @@ class TaskQueueTest {
     assertEquals(keyedTask.id(), next.get(0).id(), "it takes the slot that freed");
     assertEquals(4, next.size(), "and claims ahead go on behind it");
   }
+
+  private static Task deadlineTask(int priority, long dueAtMillis) {
+    return Task.builder(UUID.randomUUID(), "q", "sleep").priority(priority).dueAtMillis(dueAtMillis)
+        .startBy(NOW.plusSeconds(60)).build();
+  }
+
+  @Test
+  void a_task_with_a_deadline_is_claimed_into_a_free_slot_but_never_ahead() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 10, 30_000, 10_000));
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    queue.claimAhead(5);
+    Task first = task(9, 1);
+    Task late = deadlineTask(5, 2);
+    Task plain = task(0, 3);
+    queue.offer(List.of(first, late, plain));
+    assertEquals(List.of(first.id()), ids(queue.pollAhead(10)),
+        "its claim is its start: it waits for a slot, and nothing is claimed ahead of it");
+    queue.started();
+    queue.returned();
+    queue.done(first.id(), TaskQueue.Stage.FINISHING);
+    assertEquals(List.of(late.id(), plain.id()), ids(queue.pollAhead(10)), "into the freed slot, the rest ahead behind it");
+    Task retried = deadlineTask(5, 4).pendingAgain(1, 1, 4);
+    assertFalse(retried.deadlineHolds(), "an attempt was made: the deadline no longer holds");
+  }
+
+  @Test
+  void a_submission_with_a_deadline_is_dispatched_to_free_slots_only() {
+    TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 10, 30_000, 10_000));
+    queue.servedBy("node/q", Duration.ofSeconds(30));
+    queue.claimAhead(5);
+    Insert withDeadline = Insert.waiting(task(0, 1), Instant.ofEpochMilli(1), NOW.plusSeconds(60));
+    Reservation batch = queue.reserve(List.of(withDeadline, Insert.waiting(task(0, 2))), null, NOW);
+    assertEquals(List.of(true, false), batch.inserts().stream().map(Insert::claimed).toList(),
+        "the one free slot; no claim ahead for the other");
+    assertEquals(NOW.plusSeconds(60), batch.inserts().get(0).startBy(), "the deadline goes into the journal with it");
+    batch.abort();
+    assertEquals(List.of(true, true), reserveTasks(queue, List.of(task(0, 3), task(0, 4)), null).inserts().stream()
+        .map(Insert::claimed).toList(), "without deadlines, the second is claimed ahead");
+  }
 }
