@@ -123,7 +123,7 @@ async function dashboardScenario() {
       const def = await cells('default');
       assert.equal(def[4], '4', 'default has 4 slots');
       const headers = await page.locator('#queue-table thead th').allTextContents();
-      for (const wanted of ['Waiting', 'Scheduled', 'Running', 'Slots', 'Capacity']) {
+      for (const wanted of ['Waiting', 'Scheduled', 'Running', 'Slots', 'Capacity', 'Expired']) {
         assert.ok(headers.some((h) => h.trim() === wanted), `queue table has a ${wanted} column`);
       }
     });

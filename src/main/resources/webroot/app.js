@@ -75,7 +75,7 @@ function renderQueues(queues) {
   reconcileRows(queueBody, queues, (q) => q.name,
     (q) => h('tr', { dataset: { queue: q.name } },
       h('th', { scope: 'row' }, q.name),
-      ...Array.from({ length: 10 }, () => h('td.num')),
+      ...Array.from({ length: 11 }, () => h('td.num')),
       h('td.flow', null, h('span.badge'), h('button.pause-toggle', { type: 'button' }))),
     (row, q) => {
       const c = row.cells;
@@ -89,8 +89,10 @@ function renderQueues(queues) {
       c[7].textContent = num(q.finished);
       c[8].textContent = num(q.rejected);
       c[8].classList.toggle('warn', q.rejected > 0);
-      c[9].textContent = num(rates.arrival10s);
-      c[10].textContent = num(rates.completion10s);
+      c[9].textContent = num(q.expired || 0);
+      c[9].classList.toggle('warn', q.expired > 0);
+      c[10].textContent = num(rates.arrival10s);
+      c[11].textContent = num(rates.completion10s);
       row.title = `backlog trend ${num(rates.backlogTrend10s)}/s · oldest waiting ${num(q.lagSeconds)} s`;
       showPause(row, q.name, q.paused, q.pausedAt);
     });
@@ -104,7 +106,7 @@ function renderQueues(queues) {
 // A paused queue takes tasks and starts none, on every node; the switch is an admin's.
 function showPause(row, name, paused, since) {
   row.dataset.paused = String(Boolean(paused));
-  const cell = row.cells[11];
+  const cell = row.cells[12];
   const badge = cell.querySelector('.badge');
   badge.textContent = paused ? 'paused' : 'running';
   badge.dataset.state = paused ? 'paused' : 'running';
@@ -156,7 +158,7 @@ function renderStats(stats) {
   $('#legend-arrival').textContent = num(rates.arrival10s || 0);
   $('#legend-completion').textContent = num(rates.completion10s || 0);
   $('#legend-backlog').textContent = num(backlog);
-  $('#totals').textContent = `accepted ${num(stats.accepted)} · finished ${num(stats.finished)} · rejected ${num(stats.rejected)} · waiting ${num(stats.waiting)} · scheduled ${num(stats.scheduled)} · running ${num(stats.running)}`;
+  $('#totals').textContent = `accepted ${num(stats.accepted)} · finished ${num(stats.finished)} (expired ${num(stats.expired || 0)}) · rejected ${num(stats.rejected)} · waiting ${num(stats.waiting)} · scheduled ${num(stats.scheduled)} · running ${num(stats.running)}`;
   $('#throughput-chart').setAttribute('aria-label',
     `Throughput over the last 5 minutes. Now: ${num(rates.arrival10s || 0)} arrivals per second, ${num(rates.completion10s || 0)} completions per second, backlog ${num(backlog)}.`);
 }

@@ -42,6 +42,7 @@ const STATE_LABELS = {
   succeeded: 'succeeded',
   failed: 'failed',
   cancelled: 'cancelled',
+  expired: 'expired',
   cancelling: 'cancelling',
   submitting: 'submitting',
 };

@@ -5,7 +5,7 @@ import { api, ApiError } from './api.js';
 import { badge, h, progressBar, setBadge, setProgress, shortId } from './dom.js';
 import { COMPANIES, MAX_PROJECTS, PROJECTS } from './samples.js';
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
 const MAX_BATCH_VIEWS = 3;
 
 export function today() {
@@ -357,7 +357,7 @@ class BatchView {
    * stream carries both, on the terminal state event and in the snapshot), read them from the API.
    */
   async fillMissingResults() {
-    const missing = Array.from(this.tasks.values()).some((t) => TERMINAL.has(t.state) && t.state !== 'cancelled' && !t.result && !t.error);
+    const missing = Array.from(this.tasks.values()).some((t) => TERMINAL.has(t.state) && t.state !== 'cancelled' && t.state !== 'expired' && !t.result && !t.error);
     if (!missing) {
       return;
     }
@@ -388,7 +388,7 @@ class BatchView {
   }
 
   render() {
-    const counts = { succeeded: 0, failed: 0, cancelled: 0 };
+    const counts = { succeeded: 0, failed: 0, cancelled: 0, expired: 0 };
     for (const task of this.tasks.values()) {
       if (counts[task.state] !== undefined) {
         counts[task.state]++;
@@ -398,13 +398,13 @@ class BatchView {
       setProgress(task.progress, task.percent, task.state, task.message);
       this.renderResult(task);
     }
-    const finished = counts.succeeded + counts.failed + counts.cancelled;
-    this.counts.textContent = `${finished} of ${this.tasks.size} finished${counts.failed ? `, ${counts.failed} failed` : ''}${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''}`;
+    const finished = counts.succeeded + counts.failed + counts.cancelled + counts.expired;
+    this.counts.textContent = `${finished} of ${this.tasks.size} finished${counts.failed ? `, ${counts.failed} failed` : ''}${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''}${counts.expired ? `, ${counts.expired} expired` : ''}`;
     this.cancelButton.hidden = finished === this.tasks.size;
   }
 
   renderResult(task) {
-    const key = task.result ? `r${task.result.score}` : task.error ? 'e' : task.state === 'cancelled' ? 'c' : '';
+    const key = task.result ? `r${task.result.score}` : task.error ? 'e' : task.state === 'cancelled' ? 'c' : task.state === 'expired' ? 'x' : '';
     if (task.rendered === key) {
       return;
     }
@@ -428,6 +428,8 @@ class BatchView {
       task.breakdown.replaceChildren();
     } else if (task.state === 'cancelled') {
       task.score.replaceChildren(h('span.muted', null, 'cancelled'));
+    } else if (task.state === 'expired') {
+      task.score.replaceChildren(h('span.muted', { title: 'not started by its deadline, so never run' }, 'expired'));
     } else {
       delete task.row.dataset.score;
       delete task.row.dataset.mandatoryMet;

@@ -174,7 +174,8 @@ export function recentTasksTable(root, params) {
       cells[4].textContent = `${task.attempt}/${task.maxAttempts}`;
       const percent = task.state === 'succeeded' ? 100 : (task.progress && task.progress.percent) || 0;
       setProgress(cells[5].firstChild, percent, task.state, task.progress && task.progress.message);
-      const text = task.state === 'failed' || task.state === 'cancelled' ? `${summary(task)}${errorMessage(task) ? ` — ${errorMessage(task)}` : ''}` : summary(task);
+      const text = task.state === 'failed' || task.state === 'cancelled' ? `${summary(task)}${errorMessage(task) ? ` — ${errorMessage(task)}` : ''}`
+        : task.state === 'expired' ? `${summary(task)} — not started by its deadline, ${time(task.startBy)}` : summary(task);
       if (cells[6].textContent !== text) {
         cells[6].textContent = text;
         cells[6].title = text;

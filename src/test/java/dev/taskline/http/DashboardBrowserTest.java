@@ -98,6 +98,32 @@ class DashboardBrowserTest {
     }
   }
 
+  @Test
+  @Timeout(value = 300, unit = TimeUnit.SECONDS)
+  void an_expired_task_is_counted_in_its_queue_and_shown_in_the_recent_tasks() throws Exception {
+    Tools tools = tools();
+    dev.taskline.testing.GateHandler.reset();
+    dev.taskline.testing.MutableClock clock = new dev.taskline.testing.MutableClock();
+    try (TestNode taskline = TestNode.start(TestPostgres.newDatabase(),
+        "{\"queues\": {\"default\": {\"slots\": 1, \"claimAhead\": 0}}}", clock)) {
+      // The only slot held, a task with a deadline waits past it and expires.
+      taskline.post("/api/tasks", new io.vertx.core.json.JsonObject().put("type", "gate"));
+      dev.taskline.testing.GateHandler.Call holder = dev.taskline.testing.GateHandler.next(TestNode.WAIT);
+      String late = taskline.post("/api/tasks", new io.vertx.core.json.JsonObject().put("type", "gate")
+          .put("startWithinMs", 1000)).bodyAsJsonObject().getString("id");
+      clock.advance(java.time.Duration.ofSeconds(2));
+      TestNode.await(taskline.node.deadlines().runOnce());
+      taskline.waitForState(late, "expired");
+      String base = "http://127.0.0.1:" + taskline.node.httpPort();
+      try {
+        run(tools, tools.project().resolve("src/test/browser/dashboard-deadlines.test.mjs"), base,
+            java.util.Map.of("TL_EXPIRED", late));
+      } finally {
+        holder.succeed(new io.vertx.core.json.JsonObject());
+      }
+    }
+  }
+
   private static io.vertx.core.json.JsonObject key(String id, String secret, String tenant) {
     return new io.vertx.core.json.JsonObject().put("id", id).put("hash", dev.taskline.auth.ApiKeys.hash(secret))
         .put("tenant", tenant).put("scopes", new io.vertx.core.json.JsonArray().add("submit").add("read"));
