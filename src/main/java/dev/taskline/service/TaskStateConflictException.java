@@ -15,7 +15,8 @@ public class TaskStateConflictException extends RuntimeException {
 
   public TaskStateConflictException(Kind kind, UUID id, TaskState state) {
     super(kind == Kind.ALREADY_FINISHED ? "task " + id + " already ended " + state.sql()
-        : "only failed, cancelled or expired tasks can be retried; task " + id + " is " + state.sql(), null, false, false);
+        : "only failed, cancelled or expired tasks can be retried; task " + id + " is " + state.sql(),
+        null, false, false);
     this.kind = kind;
     this.id = id;
     this.state = state;

@@ -23,7 +23,8 @@ class StartEstimateTest {
   @Test
   void a_task_with_a_free_slot_and_nothing_before_it_starts_at_once_whatever_the_rates() {
     assertEquals(Duration.ZERO, wait(0, 1, 4, 0, NO_RUN_YET, NO_LIMIT));
-    assertEquals(Duration.ZERO, wait(2, 3, 4, 0, NO_RUN_YET, NO_LIMIT), "three free slots take it and the two before it");
+    assertEquals(Duration.ZERO, wait(2, 3, 4, 0, NO_RUN_YET, NO_LIMIT),
+        "three free slots take it and the two before it");
   }
 
   @Test

@@ -79,7 +79,8 @@ class DeadlineTest {
       assertEquals(micros(now.plusSeconds(10)), met.bodyAsJsonObject().getString("startBy"));
 
       // A batch is refused whole: its second task waits behind the three and its own first.
-      JsonObject batch = new JsonObject().put("tasks", new JsonArray().add(gate()).add(gate().put("startWithinMs", 7000)));
+      JsonObject batch = new JsonObject().put("tasks",
+          new JsonArray().add(gate()).add(gate().put("startWithinMs", 7000)));
       HttpResponse<Buffer> batchRefused = node.post("/api/batches", batch);
       assertEquals(429, batchRefused.statusCode(), batchRefused.bodyAsString());
       assertEquals(1, batchRefused.bodyAsJsonObject().getInteger("taskIndex"));

@@ -717,7 +717,8 @@ class TaskQueueTest {
     queue.started();
     queue.returned();
     queue.done(first.id(), TaskQueue.Stage.FINISHING);
-    assertEquals(List.of(late.id(), plain.id()), ids(queue.pollAhead(10)), "into the freed slot, the rest ahead behind it");
+    assertEquals(List.of(late.id(), plain.id()), ids(queue.pollAhead(10)),
+        "into the freed slot, the rest ahead behind it");
     Task retried = deadlineTask(5, 4).pendingAgain(1, 1, 4);
     assertFalse(retried.deadlineHolds(), "an attempt was made: the deadline no longer holds");
   }
