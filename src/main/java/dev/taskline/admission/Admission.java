@@ -418,7 +418,7 @@ public final class Admission {
                 RetryAfter.UNKNOWN_RATE_SECONDS);
           } else {
             StartEstimate estimate = StartEstimate.of(outlook.startsBefore()[k], outlook.freeSlots(),
-                queue.config().slots(), meters.completionRate(), meters.meanRunMillis(), maxStartsPerSecond(queue));
+                queue.config().slots(), meters.completionRate(), meters.meanRunMillis(), sharedRateLimit(queue));
             if (estimate.meets(now, startBy)) {
               continue;
             }
@@ -451,11 +451,13 @@ public final class Admission {
   }
 
   /**
-   * The most tasks per second the queue may start, as the deadline estimate reads it: no limit for
-   * now. (A rate limit passes its own here.)
+   * The rate limit that paces the tasks before a new one, as the deadline estimate reads it: the
+   * queue's own budget, which every task of the queue spends. A per-key budget is left out: the
+   * tasks ahead of other keys do not spend it, and the estimate does not count a key's own.
    */
-  private static double maxStartsPerSecond(TaskQueue queue) {
-    return Double.POSITIVE_INFINITY;
+  private static QueueConfig.RateLimit sharedRateLimit(TaskQueue queue) {
+    QueueConfig.RateLimit limit = queue.config().rateLimit();
+    return limit == null || limit.perKey() ? null : limit;
   }
 
   private static Instant runAt(Submission s, Instant now, String where) {

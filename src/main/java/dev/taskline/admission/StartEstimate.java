@@ -1,5 +1,6 @@
 package dev.taskline.admission;
 
+import dev.taskline.config.QueueConfig;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -25,12 +26,14 @@ public record StartEstimate(Duration untilStart) {
    * @param slots                the queue's slots on this node
    * @param completionsPerSecond tasks the queue finished per second lately; 0 for none
    * @param meanRunMillis        the handlers' mean run time; NaN while none has returned
-   * @param maxStartsPerSecond   most starts per second the queue may make; infinite without a limit
+   * @param limit                the queue's rate limit that every task before it shares; null for none
    */
   public static StartEstimate of(int ahead, int freeSlots, int slots, double completionsPerSecond,
-      double meanRunMillis, double maxStartsPerSecond) {
-    // Starts are paced by a limit, if any, whatever the slots: this task is start number ahead + 1.
-    double byLimit = maxStartsPerSecond > 0 ? ahead / maxStartsPerSecond : 0;
+      double meanRunMillis, QueueConfig.RateLimit limit) {
+    // Starts are paced by a rate limit, if any, whatever the slots: this task is start number ahead
+    // + 1, and a window holds at most the limit's tasks. The window may be empty now, so a window's
+    // worth may start at once: the least wait it proves is a window for each full budget ahead.
+    double byLimit = limit == null ? 0 : Math.floor((double) ahead / limit.tasks()) * limit.perMs() / 1000.0;
     // A slot must free for each task that starts before it beyond the free ones, and one for it.
     int releases = Math.max(0, ahead + 1 - freeSlots);
     double bySlots = 0;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.taskline.config.QueueConfig;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -13,10 +14,11 @@ import org.junit.jupiter.api.Test;
 class StartEstimateTest {
 
   private static final Instant NOW = Instant.parse("2026-12-01T09:00:00Z");
-  private static final double NO_LIMIT = Double.POSITIVE_INFINITY;
+  private static final QueueConfig.RateLimit NO_LIMIT = null;
   private static final double NO_RUN_YET = Double.NaN;
 
-  private static Duration wait(int ahead, int free, int slots, double completions, double meanRunMs, double limit) {
+  private static Duration wait(int ahead, int free, int slots, double completions, double meanRunMs,
+      QueueConfig.RateLimit limit) {
     return StartEstimate.of(ahead, free, slots, completions, meanRunMs, limit).untilStart();
   }
 
@@ -59,10 +61,22 @@ class StartEstimateTest {
   }
 
   @Test
-  void a_limit_on_starts_paces_the_task_even_with_free_slots() {
-    assertEquals(Duration.ofSeconds(2), wait(10, 20, 20, 0, NO_RUN_YET, 5), "start 11 at five a second");
-    assertEquals(Duration.ofSeconds(2), wait(10, 0, 2, 0, NO_RUN_YET, 5), "the limit alone, with no pace known");
-    assertEquals(Duration.ofSeconds(11), wait(10, 0, 1, 1, NO_RUN_YET, 100), "the slower of the two");
+  void a_rate_limit_paces_the_task_even_with_free_slots() {
+    QueueConfig.RateLimit fivePerSecond = new QueueConfig.RateLimit(5, 1_000, false);
+    assertEquals(Duration.ofSeconds(2), wait(10, 20, 20, 0, NO_RUN_YET, fivePerSecond),
+        "start 11 comes two windows after the first five");
+    assertEquals(Duration.ofSeconds(2), wait(10, 0, 2, 0, NO_RUN_YET, fivePerSecond),
+        "the limit alone, with no pace known");
+    assertEquals(Duration.ofSeconds(11), wait(10, 0, 1, 1, NO_RUN_YET, new QueueConfig.RateLimit(100, 1_000, false)),
+        "the slower of the two");
+  }
+
+  @Test
+  void a_window_may_be_spent_at_once_so_a_budget_ahead_proves_no_wait_until_it_is_full() {
+    QueueConfig.RateLimit hundredPerMinute = new QueueConfig.RateLimit(100, 60_000, false);
+    assertEquals(Duration.ZERO, wait(99, 100, 100, 0, NO_RUN_YET, hundredPerMinute), "start 100 of 100 in the window");
+    assertEquals(Duration.ofMinutes(1), wait(100, 200, 200, 0, NO_RUN_YET, hundredPerMinute), "start 101: the next");
+    assertEquals(Duration.ofMinutes(2), wait(250, 300, 300, 0, NO_RUN_YET, hundredPerMinute));
   }
 
   @Test

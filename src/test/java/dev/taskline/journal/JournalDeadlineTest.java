@@ -86,9 +86,10 @@ class JournalDeadlineTest {
     clock.advance(Duration.ofSeconds(2));
 
     assertNull(await(journal.claim(plain, 0, "w1", LEASE)), "a worker's claim");
-    Journal.KeyedClaim claim = await(journal.claimKeyed(keyed, 0, "w1", LEASE, queue, "model-a", 2));
-    assertNull(claim.lease(), "a keyed claim");
-    assertFalse(claim.keyFull(), "refused for its deadline, not for its key");
+    Journal.GatedClaim claim = await(journal.claimGated(keyed, 0, "w1", LEASE,
+        new ClaimGate(queue, "model-a", 2, "", 10, 1_000)));
+    assertNull(claim.lease(), "a gated claim (its key's bound, a rate limit)");
+    assertNull(claim.refused(), "refused for its deadline, not for its key or its rate");
     assertEquals(0, await(journal.pendingCount(queue)), "not counted as waiting work to page in");
     assertEquals(List.of(), await(journal.pageIn(queue, List.of(), 10, 0.1, false)));
     assertEquals(List.of(), await(journal.pageIn(queue, List.of(), 10, 0.1, true)));
