@@ -2,7 +2,7 @@
 -- due); one that has not started by then ends 'expired' instead of running late. The deadline
 -- holds for the first start only: once a counted attempt has been made (attempt > 0) it no longer
 -- applies, so a retry after a failure is not expired. Claims refuse a task past it (claim,
--- claim_keyed); the sweep (expire_overdue) ends those left pending.
+-- claim_gated); the sweep (expire_overdue) ends those left pending.
 ALTER TABLE tasks ADD COLUMN start_by timestamptz;
 
 ALTER TABLE tasks DROP CONSTRAINT tasks_state_known;
