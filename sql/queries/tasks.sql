@@ -19,8 +19,9 @@
 -- $13 worker ids, $14 lease deadlines, $15 and $16 each batch's smallest and largest task id (the
 -- range in which its tasks are found), $17 tenants (null for a task without one), $18 concurrency
 -- keys (null for none; a keyed task is never inserted claimed: its key's room is decided by the
--- claim, see claim_gated), $19 the deadlines of first starts (null for none; always after $10, so a
--- task inserted claimed meets its own). A task with a
+-- claim, see claim_gated), $19 the deadlines of first starts (null for none; a task with one is
+-- never inserted claimed either: $10 is when the group went out, which may be past the deadline
+-- admission checked, and only a claim checks a deadline against its own time). A task with a
 -- worker id is dispatched at once: its worker had a free slot and nothing waited, so it is inserted
 -- claimed (lease version 1, attempt 1) and both transitions are journaled here, which spares the
 -- claim statement and its round trip. Nothing is returned: the command's row count (events
@@ -56,8 +57,8 @@ SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, $10 FROM ins WHERE 
 -- cancelled, finished or claimed elsewhere meanwhile is simply not returned. Nor is one that never
 -- started and is past the deadline of its first start (000014): it is expire_overdue's to end, not
 -- a worker's to run late. Every way a task goes from pending to running (a local worker's, a
--- remote worker's, claim_gated) goes through this check; insert_tasks claims only tasks whose
--- deadline is still ahead.
+-- remote worker's, claim_gated) goes through this check; insert_tasks claims no task with a
+-- deadline.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])
@@ -106,17 +107,20 @@ SELECT pg_advisory_xact_lock(h)::text AS locked
 --    taken before it here are fewer than the limit; the others are returned refused 'rate_full',
 --    with retry_at: when the start that filled the window leaves it, the first instant the budget
 --    can start one more.
--- Refused tasks stay pending, their attempts untouched. The starts taken are journaled at $5 and
--- the budget's entries that left the window are deleted.
+-- Refused tasks stay pending, their attempts untouched. The starts taken are journaled at their
+-- claim's time, and the budget's entries more than two windows old are deleted: one window more
+-- than the count reads, so that a node whose clock is ahead cannot delete what a node whose clock
+-- is behind still counts (the retention job deletes what budgets no claim touches any more leave).
 -- The claim's time is $5 or its key's latest end, whichever is later (migrations 000011 and
 -- 000012): every write's time is its node's clock when the statement was sent, not when it
 -- committed, and a claim that saw an end must not carry an earlier time than it, or the key's
 -- history would show an overlap that was not. Ends back to pending (a retry, a release, a lapsed
 -- lease) leave finished_at null and are covered by the order alone: $5 is read once the lock is held
 -- and the statement goes out at once, so an end stamped after it would have to commit, fsync
--- included, before this statement's snapshot, within the microseconds between. A budget counts its
--- starts at $5 (the key's later time, when a queue has both, differs by the few microseconds since
--- the key's latest end). A task past its first start's deadline is not taken, as in claim.
+-- included, before this statement's snapshot, within the microseconds between. A budget counts the
+-- window before $5 and logs each start at its claim's time, never earlier: a start stamped later
+-- than $5 (its key's latest end was) only counts for longer. A task past its first start's deadline
+-- (at $5) is not taken, as in claim.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[],
@@ -164,12 +168,14 @@ WITH req AS MATERIALIZED (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
   SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, claim_at FROM claimed
 ), started AS (
-  SELECT queue, bucket, count(*)::int AS n FROM claimed WHERE bucket IS NOT NULL GROUP BY queue, bucket
+  SELECT queue, bucket, claim_at AS at, count(*)::int AS n FROM claimed WHERE bucket IS NOT NULL
+   GROUP BY queue, bucket, claim_at
 ), logged AS (
-  INSERT INTO rate_starts (queue, bucket, at, n) SELECT queue, bucket, $5, n FROM started
+  INSERT INTO rate_starts (queue, bucket, at, n) SELECT queue, bucket, at, n FROM started
 ), pruned AS (
   DELETE FROM rate_starts s USING budgets b
-   WHERE s.queue = b.queue AND s.bucket = b.bucket AND s.at <= b.window_start
+   WHERE s.queue = b.queue AND s.bucket = b.bucket
+     AND s.at <= b.window_start - b.rate_per_ms * interval '1 millisecond'
 ), window_starts AS (
   -- The window's starts after this claim, newest first, each with the sum of it and those newer:
   -- the newest whose sum reaches the limit is the one that filled the window.
@@ -178,7 +184,7 @@ WITH req AS MATERIALIZED (
     FROM (SELECT s.queue, s.bucket, s.at, s.n FROM rate_starts s JOIN budgets b USING (queue, bucket)
            WHERE s.at > b.window_start
           UNION ALL
-          SELECT queue, bucket, $5::timestamptz, n FROM started) AS e
+          SELECT queue, bucket, at, n FROM started) AS e
     JOIN budgets b USING (queue, bucket)
 ), next_room AS (
   SELECT queue, bucket, max(at) + max(rate_per_ms) * interval '1 millisecond' AS retry_at
@@ -196,7 +202,8 @@ SELECT c.id, NULL, NULL, CASE WHEN k.id IS NULL THEN 'key_full' ELSE 'rate_full'
 -- $1 ids, $2 lease versions, $3 worker ids, $4 target states, $5 results (JSON text),
 -- $6 errors (JSON text), $7 reasons, $8 run_at (for a return to pending), $9 attempt adjustments,
 -- $10 lease version bumps, $11 now, $12 whether a cancel request wins over the end written (a
--- remote worker's, which cannot know of the request)
+-- remote worker's, which cannot know of the request), $13 whether the task's first-start deadline
+-- is dropped (an attempt given back after its handler ran: the task did start, see Journal.Attempts)
 -- Ends an attempt: in a terminal state, or back to pending (a retry, a snooze, a release at
 -- shutdown). Fenced: lands only while state, worker and version match and the lease is live,
 -- checked in the statement that writes. A stale worker's row is not returned and the caller counts
@@ -205,9 +212,9 @@ SELECT c.id, NULL, NULL, CASE WHEN k.id IS NULL THEN 'key_full' ELSE 'rate_full'
 WITH req AS MATERIALIZED (
   SELECT r.*, 'running'::text AS held_state, $11::timestamptz AS at
     FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                $8::timestamptz[], $9::int[], $10::int[], $12::boolean[])
+                $8::timestamptz[], $9::int[], $10::int[], $12::boolean[], $13::boolean[])
          AS r(id, lease_version, worker_id, to_state, result, error, reason, run_at, attempt_delta, version_bump,
-              cancel_wins)
+              cancel_wins, drop_deadline)
 ), done AS (
   -- One pass over each row: the SET and RETURNING expressions read the row as it stands when it is
   -- locked (a cancel request that committed meanwhile is seen), so no separate read is needed.
@@ -219,6 +226,7 @@ WITH req AS MATERIALIZED (
                                  THEN 100 ELSE t.progress_percent END,
          run_at = COALESCE(req.run_at, t.run_at),
          attempt = t.attempt + req.attempt_delta,
+         start_by = CASE WHEN req.drop_deadline THEN NULL ELSE t.start_by END,
          lease_version = t.lease_version + req.version_bump,
          worker_id = NULL, lease_expires_at = NULL,
          cancel_requested = false,
@@ -445,6 +453,13 @@ RETURNING key;
 -- $1 now, $2 most rows
 DELETE FROM idempotency_keys
  WHERE key IN (SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2);
+
+-- name: delete_old_rate_starts
+-- $1 cut-off (two of the longest windows a rate limit may have before now), $2 most rows. Claims
+-- prune their own budget's entries (claim_gated); these are the ones left by budgets no claim
+-- touches any more: a key whose tasks stopped coming, a limit taken off. The table holds about two
+-- windows per budget in use, so a scan of it is cheap.
+DELETE FROM rate_starts WHERE ctid IN (SELECT ctid FROM rate_starts WHERE at < $1 LIMIT $2);
 
 -- name: delete_finished
 -- $1 cut-off, $2 most rows, $3 the least task id of the cut-off's millisecond. Retention: finished

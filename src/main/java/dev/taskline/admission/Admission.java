@@ -344,6 +344,11 @@ public final class Admission {
       }
       return runAt.plusMillis(s.startWithinMs()).truncatedTo(ChronoUnit.MICROS);
     }
+    if (s.startBy() != null && s.startBy().isAfter(runAt.plusMillis(MAX_DELAY_MS))) {
+      // Beyond, the journal's timestamps (and a millisecond count) run out long before a deadline means anything.
+      throw new InvalidTaskException(where + "startBy must be at most " + MAX_DELAY_MS
+          + " ms after the task is due, got " + s.startBy());
+    }
     return s.startBy() == null ? null : s.startBy().truncatedTo(ChronoUnit.MICROS);
   }
 

@@ -1,5 +1,6 @@
 package dev.taskline.journal;
 
+import dev.taskline.config.QueueConfig;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -256,6 +257,15 @@ public final class Journal {
     return end(lease, TaskState.PENDING, null, null, Reason.RELEASED, clock.instant(), Attempts.HANDED_BACK);
   }
 
+  /**
+   * As {@link #release}, for a task whose handler never started (leased ahead of a slot, or for a
+   * remote worker that was never told of it): its first start's deadline, if any, still holds.
+   * ({@link #release} and {@link #snoozeUntil} drop it: a handler ran, so the task did start.)
+   */
+  public Future<TaskState> handBackUnstarted(Lease lease) {
+    return end(lease, TaskState.PENDING, null, null, Reason.RELEASED, clock.instant(), Attempts.UNSTARTED);
+  }
+
   /** Extends a lease, and tells whether the task was asked to cancel meanwhile. */
   public Future<Heartbeat> heartbeat(Lease lease, Duration leaseFor) {
     return guard(heartbeats.submit(new HeartbeatRequest(lease, leaseFor)));
@@ -279,17 +289,22 @@ public final class Journal {
 
   /**
    * What an attempt's end does to the task's counts: a counted attempt stays spent; one that does
-   * not count is given back; a hand-back also bumps the version, so that the holder is fenced.
+   * not count is given back; a hand-back also bumps the version, so that the holder is fenced. An
+   * attempt given back after its handler ran drops the task's first-start deadline (the task did
+   * start, and with its attempt count back at 0 the deadline would otherwise hold again and could
+   * expire it); one given back unstarted keeps it.
    */
   private enum Attempts {
-    COUNTED(0, 0), NOT_COUNTED(-1, 0), HANDED_BACK(-1, 1);
+    COUNTED(0, 0, false), NOT_COUNTED(-1, 0, true), HANDED_BACK(-1, 1, true), UNSTARTED(-1, 1, false);
 
     final int attemptDelta;
     final int versionBump;
+    final boolean dropsDeadline;
 
-    Attempts(int attemptDelta, int versionBump) {
+    Attempts(int attemptDelta, int versionBump, boolean dropsDeadline) {
       this.attemptDelta = attemptDelta;
       this.versionBump = versionBump;
+      this.dropsDeadline = dropsDeadline;
     }
   }
 
@@ -345,11 +360,16 @@ public final class Journal {
     return keyId == null ? null : new JsonObject().put("by", keyId);
   }
 
-  /** Deletes finished tasks older than {@code ttl} and expired idempotency keys, a batch at a time. */
+  /**
+   * Deletes finished tasks older than {@code ttl}, expired idempotency keys and rate-limit entries
+   * no window can count any more, a batch at a time.
+   */
   public Future<Integer> deleteOld(Duration finishedTtl, int limit) {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(finishedTtl);
+    OffsetDateTime rateCutoff = now.minus(Duration.ofMillis(2 * QueueConfig.RateLimit.MOST_PER_MS));
     return guard(pool.preparedQuery(sql.get("delete_expired_keys")).execute(Tuple.of(now, limit))
+        .compose(v -> pool.preparedQuery(sql.get("delete_old_rate_starts")).execute(Tuple.of(rateCutoff, limit)))
         .compose(v -> pool.preparedQuery(sql.get("delete_finished"))
             .execute(Tuple.of(cutoff, limit, TaskIds.least(cutoff.toInstant())))))
         .map(rows -> rows.iterator().next().getLong("deleted").intValue());
@@ -666,9 +686,11 @@ public final class Journal {
     Integer[] attemptDeltas = new Integer[n];
     Integer[] versionBumps = new Integer[n];
     Boolean[] cancelWins = new Boolean[n];
+    Boolean[] dropDeadlines = new Boolean[n];
     for (int i = 0; i < n; i++) {
       FinishRequest request = requests.get(i);
       cancelWins[i] = request.cancelWins;
+      dropDeadlines[i] = request.attempts.dropsDeadline;
       states[i] = request.to.sql();
       results[i] = request.result == null ? null : request.result.encode();
       errors[i] = request.error == null ? null : request.error.encode();
@@ -679,7 +701,7 @@ public final class Journal {
     }
     return pool.preparedQuery(sql.get("finish"))
         .execute(Tuple.wrap(new Object[] {leases.ids, leases.versions, leases.workers, states, results, errors, reasons,
-            runAts, attemptDeltas, versionBumps, now(), cancelWins}))
+            runAts, attemptDeltas, versionBumps, now(), cancelWins, dropDeadlines}))
         .map(rows -> {
           Map<UUID, TaskState> landed = new HashMap<>();
           for (Row row : rows) {

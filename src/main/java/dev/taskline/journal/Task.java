@@ -45,6 +45,12 @@ public record Task(
         leaseVersion, attempt, concurrencyKey, startByMillis);
   }
 
+  /** The same task without its first start's deadline: its handler ran, so it did start (see Journal.Attempts). */
+  public Task withoutDeadline() {
+    return startByMillis == 0 ? this : new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs,
+        batchId, tenant, dueAtMillis, leaseVersion, attempt, concurrencyKey, 0);
+  }
+
   /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
   public static final class Builder {
     private final UUID id;

@@ -207,19 +207,18 @@ public final class TaskQueue {
   public Reservation reserve(List<Insert> tasks, String tenant, Instant now) {
     List<Insert> later = new ArrayList<>();
     List<Insert> due = new ArrayList<>();
-    boolean withDeadline = false;
     for (Insert task : tasks) {
-      boolean isDue = !task.runAt().isAfter(now);
-      (isDue ? due : later).add(task);
-      withDeadline |= isDue && task.startBy() != null;
+      (task.runAt().isAfter(now) ? later : due).add(task);
     }
     // A gated task (a bounded key, a rate limit) is never journaled claimed at admission: its room
-    // across nodes is decided by the claim (claim_gated), so it waits in line for one.
+    // across nodes is decided by the claim (claim_gated), so it waits in line for one. Nor is a task
+    // with a deadline: the insert is stamped when its group goes out, which may be after the
+    // deadline that admission checked, and only a claim checks it against its own time.
     List<Insert> dispatchable = due;
-    if (config.keyLimits().any() || config.rateLimit() != null) {
+    if (config.keyLimits().any() || config.rateLimit() != null || anyDeadline(due)) {
       dispatchable = new ArrayList<>(due.size());
       for (Insert task : due) {
-        if (!gated(task.task())) {
+        if (!gated(task.task()) && task.startBy() == null) {
           dispatchable.add(task);
         }
       }
@@ -235,8 +234,7 @@ public final class TaskQueue {
         return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
       }
       if (!due.isEmpty() && workerId != null && waiting.isEmpty() && !startsHeld()) {
-        // Tasks with deadlines go only to free slots, not claimed ahead (see pollAhead).
-        int room = Math.max(0, withDeadline ? Math.min(claimRoom(), freeSlots()) : claimRoom());
+        int room = Math.max(0, claimRoom());
         // A local worker takes what fits (the best first) and the rest wait behind it; a remote
         // waiter takes the whole submission or none of it.
         dispatch = config.remote() ? (dispatchable.size() == due.size() && due.size() <= room ? due.size() : 0)
@@ -272,6 +270,15 @@ public final class TaskQueue {
       inserts.add(toWorker.contains(task) ? task.claimedBy(worker, leaseUntil) : task);
     }
     return new Reservation(tenant, inserts, now, later.size(), due.size() - dispatch, dispatch);
+  }
+
+  private static boolean anyDeadline(List<Insert> tasks) {
+    for (Insert task : tasks) {
+      if (task.startBy() != null) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -688,6 +695,9 @@ public final class TaskQueue {
     boolean removed;
     Runnable available = null;
     synchronized (this) {
+      if (!held.containsKey(id)) {
+        return false; // not in this node's custody (the deadline sweep asks of every node's tasks)
+      }
       Task found = null;
       for (Task task : waiting) {
         if (task.id().equals(id)) {
@@ -769,11 +779,23 @@ public final class TaskQueue {
     return (rateHeld ? waiting.size() : 0) + asideOfRateBlocked();
   }
 
+  /**
+   * Of the tasks aside, those the rate limit holds: its key's budget was found spent, or under a
+   * per-key limit its budget, not its concurrency bound, is what keeps its line short (see {@link
+   * #lineBound}).
+   */
   private int asideOfRateBlocked() {
+    QueueConfig.RateLimit rate = config.rateLimit();
+    if (rate == null || keyAside.isEmpty()) {
+      return 0;
+    }
     int n = 0;
-    for (String key : rateBlocked) {
-      PriorityQueue<Task> side = keyAside.get(key);
-      n += side == null ? 0 : side.size();
+    for (Map.Entry<String, PriorityQueue<Task>> side : keyAside.entrySet()) {
+      String key = side.getKey();
+      int bound = keyBound(key);
+      if (rateBlocked.contains(key) || (rate.perKey() && (bound == 0 || rate.tasks() < bound))) {
+        n += side.getValue().size();
+      }
     }
     return n;
   }
@@ -959,8 +981,22 @@ public final class TaskQueue {
     if (keyBlocked.contains(key) || rateBlocked.contains(key)) {
       return false;
     }
-    int bound = keyBound(key);
+    int bound = lineBound(key);
     return bound == 0 || get(keyOut, key) + get(keyInLine, key) < bound;
+  }
+
+  /**
+   * How many of a key's tasks may be in line or out at once (0: any number): its concurrency bound,
+   * and under a per-key rate limit no more than its budget for a window, as more could only be
+   * claimed to be refused (a lifted budget would otherwise send its whole backlog to be claimed).
+   */
+  private int lineBound(String key) {
+    int bound = keyBound(key);
+    QueueConfig.RateLimit rate = config.rateLimit();
+    if (rate != null && rate.perKey()) {
+      bound = bound == 0 ? rate.tasks() : Math.min(bound, rate.tasks());
+    }
+    return bound;
   }
 
   private void putAside(String key, Task task) {

@@ -468,7 +468,7 @@ public final class RemoteWorkers extends VerticleBase {
           }
           continue;
         }
-        writes.add(journal.release(c.lease()).onComplete(done -> release(h.queue, c.task().id(), null)));
+        writes.add(journal.handBackUnstarted(c.lease()).onComplete(done -> release(h.queue, c.task().id(), null)));
       }
       return Future.join(writes).mapEmpty();
     });

@@ -288,7 +288,7 @@ public final class WorkerVerticle extends VerticleBase {
 
   /** A task leased here and not started goes back to pending for any node to take. */
   private void releaseBeforeStart(Dispatched task) {
-    leave(task.task(), Stage.CLAIMED, journal.release(task.lease()).map(state -> (Task) null));
+    leave(task.task(), Stage.CLAIMED, journal.handBackUnstarted(task.lease()).map(state -> (Task) null));
   }
 
   /**
@@ -297,7 +297,7 @@ public final class WorkerVerticle extends VerticleBase {
    */
   private void holdBack(Dispatched task) {
     Lease lease = task.lease();
-    leave(task.task(), Stage.CLAIMED, journal.release(lease).map(state -> {
+    leave(task.task(), Stage.CLAIMED, journal.handBackUnstarted(lease).map(state -> {
       if (state != TaskState.PENDING) {
         counted(state, false); // a cancel asked for meanwhile ended it; null: the lease was lost
         return null;
@@ -463,7 +463,8 @@ public final class WorkerVerticle extends VerticleBase {
     if (cause instanceof SnoozeException snooze) {
       Instant due = now.plus(snooze.delay());
       return journal.snoozeUntil(lease, due)
-          .map(state -> requeued(state, task.pendingAgain(lease.version(), lease.attempt() - 1, due.toEpochMilli())));
+          .map(state -> requeued(state,
+              task.pendingAgain(lease.version(), lease.attempt() - 1, due.toEpochMilli()).withoutDeadline()));
     }
     JsonObject error = outcome instanceof Outcome.TimedOut t
         ? new JsonObject().put("type", "timeout").put("message", "the attempt ran longer than " + t.timeoutMs() + " ms")

@@ -218,6 +218,9 @@ class DeadlineTest {
       assertInvalid(node, sleep().put("startBy", 1_700_000_000), "startBy must be an ISO-8601 instant");
       assertInvalid(node, sleep().put("startBy", now.minusSeconds(1).toString()), "startBy must be in the future");
       assertInvalid(node, sleep().put("startBy", now.toString()), "startBy must be in the future");
+      assertInvalid(node, sleep().put("startBy", now.plus(java.time.Duration.ofDays(366)).toString()),
+          "startBy must be at most");
+      assertInvalid(node, sleep().put("startBy", "+100000000-01-01T00:00:00Z"), "startBy must be at most");
       assertInvalid(node, sleep().put("runAt", now.plusSeconds(60).toString())
           .put("startBy", now.plusSeconds(30).toString()), "startBy must not be before the task is due");
 

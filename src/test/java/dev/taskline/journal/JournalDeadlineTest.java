@@ -160,11 +160,33 @@ class JournalDeadlineTest {
     UUID id = newTask(queue, Duration.ofSeconds(1), null);
     Lease lease = await(journal.claim(id, 0, "w1", LEASE));
     // A pause or a drain hands a task claimed ahead back with its attempt given back.
-    assertEquals(TaskState.PENDING, await(journal.release(lease)));
+    assertEquals(TaskState.PENDING, await(journal.handBackUnstarted(lease)));
     clock.advance(Duration.ofSeconds(2));
     assertNull(await(journal.claim(id, lease.version() + 1, "w1", LEASE)));
     assertEquals(List.of(new Journal.Expired(id, queue)),
         await(journal.expireOverdue(100)).stream().filter(e -> e.id().equals(id)).toList());
+  }
+
+  @Test
+  void an_attempt_given_back_after_its_handler_ran_drops_the_deadline_though_the_count_is_back_at_zero()
+      throws Exception {
+    String queue = queue();
+    UUID snoozed = newTask(queue, Duration.ofSeconds(1), null);
+    UUID released = newTask(queue, Duration.ofSeconds(1), null);
+    Lease first = await(journal.claim(snoozed, 0, "w1", LEASE));
+    Lease second = await(journal.claim(released, 0, "w1", LEASE));
+    // A snooze past the deadline, and a release of a running handler (a drain's grace ran out).
+    Instant later = clock.instant().plusSeconds(10);
+    assertEquals(TaskState.PENDING, await(journal.snoozeUntil(first, later)));
+    assertEquals(TaskState.PENDING, await(journal.release(second)));
+    clock.advance(Duration.ofSeconds(11));
+    assertEquals(List.of(), await(journal.expireOverdue(100)).stream()
+        .filter(e -> e.id().equals(snoozed) || e.id().equals(released)).toList(), "they did start: none expires");
+    Lease again = await(journal.claim(snoozed, first.version(), "w1", LEASE));
+    assertNotNull(again, "the snoozed task runs again");
+    assertEquals(1, again.attempt(), "its snooze did not count");
+    assertNotNull(await(journal.claim(released, second.version() + 1, "w1", LEASE)));
+    assertNull(await(reads.task(snoozed)).startBy());
   }
 
   @Test

@@ -724,17 +724,35 @@ class TaskQueueTest {
   }
 
   @Test
-  void a_submission_with_a_deadline_is_dispatched_to_free_slots_only() {
+  void a_submission_with_a_deadline_is_never_dispatched_at_admission() {
     TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 10, 30_000, 10_000));
     queue.servedBy("node/q", Duration.ofSeconds(30));
     queue.claimAhead(5);
     Insert withDeadline = Insert.waiting(task(0, 1), Instant.ofEpochMilli(1), NOW.plusSeconds(60));
     Reservation batch = queue.reserve(List.of(withDeadline, Insert.waiting(task(0, 2))), null, NOW);
-    assertEquals(List.of(true, false), batch.inserts().stream().map(Insert::claimed).toList(),
-        "the one free slot; no claim ahead for the other");
+    // The insert is stamped when its group goes out, maybe past the deadline; only a claim checks it.
+    assertEquals(List.of(false, true), batch.inserts().stream().map(Insert::claimed).toList(),
+        "the one with a deadline waits for a claim; the other takes the free slot");
     assertEquals(NOW.plusSeconds(60), batch.inserts().get(0).startBy(), "the deadline goes into the journal with it");
     batch.abort();
     assertEquals(List.of(true, true), reserveTasks(queue, List.of(task(0, 3), task(0, 4)), null).inserts().stream()
         .map(Insert::claimed).toList(), "without deadlines, the second is claimed ahead");
+  }
+
+  @Test
+  void under_a_per_key_rate_limit_no_more_of_a_key_go_in_line_than_a_window_can_start() {
+    TaskQueue queue = rated(10, 2, true);
+    List<Task> a = List.of(keyedTask("a", 0, 1), keyedTask("a", 0, 2), keyedTask("a", 0, 3), keyedTask("a", 0, 4));
+    Task b = keyedTask("b", 0, 5);
+    List<Task> all = new ArrayList<>(a);
+    all.add(b);
+    queue.offer(all);
+    assertEquals(List.of(a.get(0).id(), a.get(1).id(), b.id()), ids(queue.pollAhead(10)),
+        "two of a (its budget), and b beside them; a's others wait aside, not to be claimed and refused");
+    assertEquals(2, queue.heldByRate(), "held by a's budget, though the journal has refused nothing yet");
+    assertEquals(0, queue.heldByKeys(), "a has no concurrency bound");
+    queue.done(a.get(0).id(), TaskQueue.Stage.CLAIMED);
+    assertEquals(List.of(a.get(2).id()), ids(queue.pollAhead(10)), "one out, the next in");
+    assertEquals(queue.counts().accepted() - queue.counts().finished(), queue.counts().unfinished());
   }
 }
