@@ -110,7 +110,8 @@ class JournalPlansTest {
     assertByPrimaryKey(plan("finish", Tuple.wrap(new Object[] {running, filled(new Long[GROUP], 1L),
         filled(new String[GROUP], "w"), filled(new String[GROUP], "succeeded"), filled(new String[GROUP], "{}"),
         new String[GROUP], filled(new String[GROUP], "succeeded"), new OffsetDateTime[GROUP],
-        filled(new Integer[GROUP], 0), filled(new Integer[GROUP], 0), now(), filled(new Boolean[GROUP], false)})));
+        filled(new Integer[GROUP], 0), filled(new Integer[GROUP], 0), now(), filled(new Boolean[GROUP], false),
+        filled(new Boolean[GROUP], false)})));
   }
 
   @Test
