@@ -383,17 +383,15 @@ public final class Admission {
    * estimated: the backlog it will meet is not this one.
    */
   private void startsInTime(List<Insert> tasks, Instant now) {
+    if (!anyDueWithDeadline(tasks, now)) {
+      return; // as a rule: and then nothing is allocated for it
+    }
     Map<String, List<Integer>> dueByQueue = new LinkedHashMap<>();
-    boolean anyDeadline = false;
     for (int i = 0; i < tasks.size(); i++) {
       Insert task = tasks.get(i);
       if (!task.runAt().isAfter(now)) {
         dueByQueue.computeIfAbsent(task.task().queue(), q -> new ArrayList<>()).add(i);
-        anyDeadline |= task.startBy() != null;
       }
-    }
-    if (!anyDeadline) {
-      return;
     }
     boolean batch = tasks.get(0).task().batchId() != null;
     DeadlineUnmeetableException worst = null;
@@ -440,6 +438,15 @@ public final class Admission {
       metrics.queue(worst.queue()).rejectedDeadline(tasks.size());
       throw worst;
     }
+  }
+
+  private static boolean anyDueWithDeadline(List<Insert> tasks, Instant now) {
+    for (Insert task : tasks) {
+      if (task.startBy() != null && !task.runAt().isAfter(now)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Tasks of the submission, due now in the same queue, that go before task {@code i}: higher priority, or earlier. */

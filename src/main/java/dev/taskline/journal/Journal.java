@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.ObjLongConsumer;
@@ -377,17 +378,7 @@ public final class Journal {
 
   /** Puts lapsed leases of any node back to pending with a new version; returns them. */
   public Future<List<Released>> releaseExpired(int limit) {
-    return guard(pool.preparedQuery(sql.get("release_expired")).execute(Tuple.of(now(), limit)))
-        .map(rows -> {
-          List<Released> released = new ArrayList<>(rows.size());
-          List<UUID> ids = new ArrayList<>(rows.size());
-          for (Row row : rows) {
-            released.add(new Released(row.getUUID("id"), row.getString("queue")));
-            ids.add(row.getUUID("id"));
-          }
-          changed(ids);
-          return released;
-        });
+    return changedTasks("release_expired", limit, Released::new);
   }
 
   /**
@@ -395,16 +386,22 @@ public final class Journal {
    * expired, at most {@code limit} of them, soonest deadline first; returns them.
    */
   public Future<List<Expired>> expireOverdue(int limit) {
-    return guard(pool.preparedQuery(sql.get("expire_overdue")).execute(Tuple.of(now(), limit)))
+    return changedTasks("expire_overdue", limit, Expired::new);
+  }
+
+  /** Runs a sweep's {@code statement} ($1 now, $2 most rows), which answers the tasks it changed with their queues. */
+  private <T> Future<List<T>> changedTasks(String statement, int limit, BiFunction<UUID, String, T> of) {
+    return guard(pool.preparedQuery(sql.get(statement)).execute(Tuple.of(now(), limit)))
         .map(rows -> {
-          List<Expired> expired = new ArrayList<>(rows.size());
+          List<T> found = new ArrayList<>(rows.size());
           List<UUID> ids = new ArrayList<>(rows.size());
           for (Row row : rows) {
-            expired.add(new Expired(row.getUUID("id"), row.getString("queue")));
-            ids.add(row.getUUID("id"));
+            UUID id = row.getUUID("id");
+            found.add(of.apply(id, row.getString("queue")));
+            ids.add(id);
           }
           changed(ids);
-          return expired;
+          return found;
         });
   }
 

@@ -11,9 +11,7 @@ import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -42,9 +40,7 @@ class JournalDeadlineTest {
   @BeforeAll
   static void start() throws Exception {
     vertx = Vertx.vertx();
-    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4))
-        .connectingTo(PgUrl.parse(TestPostgres.newDatabase())).using(vertx).build();
-    await(Migrator.migrate(vertx, pool));
+    pool = TestPostgres.journalPool(vertx);
     reads = new JournalReads(pool);
   }
 

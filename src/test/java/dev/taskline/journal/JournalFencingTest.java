@@ -11,9 +11,7 @@ import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -35,9 +33,7 @@ class JournalFencingTest {
   @BeforeAll
   static void start() throws Exception {
     vertx = Vertx.vertx();
-    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4))
-        .connectingTo(PgUrl.parse(TestPostgres.newDatabase())).using(vertx).build();
-    await(Migrator.migrate(vertx, pool));
+    pool = TestPostgres.journalPool(vertx);
     clock = new MutableClock();
     journal = new Journal(pool, clock);
     reads = new JournalReads(pool);

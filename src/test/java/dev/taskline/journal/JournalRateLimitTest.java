@@ -8,9 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,9 +33,7 @@ class JournalRateLimitTest {
   @BeforeAll
   static void start() throws Exception {
     vertx = Vertx.vertx();
-    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4))
-        .connectingTo(PgUrl.parse(TestPostgres.newDatabase())).using(vertx).build();
-    await(Migrator.migrate(vertx, pool));
+    pool = TestPostgres.journalPool(vertx);
   }
 
   @AfterAll

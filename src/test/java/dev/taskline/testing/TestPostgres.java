@@ -1,6 +1,7 @@
 package dev.taskline.testing;
 
 import dev.taskline.journal.EmbeddedPostgresServer;
+import dev.taskline.journal.Migrator;
 import dev.taskline.journal.PgUrl;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
@@ -63,6 +64,14 @@ public final class TestPostgres {
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
+  }
+
+  /** A pool of four on a new database with the journal's schema, for tests of journal statements. */
+  public static Pool journalPool(Vertx vertx) throws Exception {
+    Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4)).connectingTo(PgUrl.parse(newDatabase()))
+        .using(vertx).build();
+    Migrator.migrate(vertx, pool).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    return pool;
   }
 
   /** Creates an empty database and returns its URL. */
