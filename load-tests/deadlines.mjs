@@ -10,6 +10,7 @@
 //   node load-tests/deadlines.mjs --url http://127.0.0.1:18181 --queue deadline --rate 400 --within 1000
 //   node load-tests/deadlines.mjs --url http://127.0.0.1:18181 --queue deadline --rate 400 --within 0
 import { parseArgs } from 'node:util';
+import { call as callAt, localOnly, micros } from './local.mjs';
 
 const { values: o } = parseArgs({ options: {
   url: { type: 'string', default: 'http://127.0.0.1:18181' },
@@ -19,17 +20,12 @@ const { values: o } = parseArgs({ options: {
   ms: { type: 'string', default: '50' },
   within: { type: 'string', default: '1000' },
 } });
-if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(o.url)) throw new Error(`only 127.0.0.1: ${o.url}`);
+localOnly(o.url);
 const rate = Number(o.rate), seconds = Number(o.seconds), ms = Number(o.ms), within = Number(o.within);
 const total = rate * seconds;
 const deadline = Date.now() + (seconds + 300) * 1000;
 
-async function call(method, path, body) {
-  const r = await fetch(o.url + path, { method, headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  return { status: r.status, json: text && text[0] === '{' ? JSON.parse(text) : null, text };
-}
+const call = (method, path, body) => callAt(o.url, method, path, body);
 
 // Offered on a fixed schedule, not one after the other: a refusal is fast, and a closed loop would
 // offer more the more it is refused.
@@ -55,7 +51,6 @@ for (const r of results) {
   }
 }
 
-const micros = (at) => Date.parse(at) * 1000 + Number((at.match(/\.\d{3}(\d{3})/) || [0, 0])[1]);
 const ended = ['succeeded', 'failed', 'cancelled', 'expired'];
 const states = {};
 const waits = [];

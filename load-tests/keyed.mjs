@@ -9,6 +9,7 @@
 //   node load-tests/keyed.mjs --urls http://127.0.0.1:18181,http://127.0.0.1:18182 --queue keyed --bound 2
 //   node load-tests/keyed.mjs --urls http://127.0.0.1:18181,http://127.0.0.1:18182 --queue unkeyed
 import { parseArgs } from 'node:util';
+import { call, localOnly, micros } from './local.mjs';
 
 const { values: o } = parseArgs({ options: {
   urls: { type: 'string', default: 'http://127.0.0.1:18181,http://127.0.0.1:18182' },
@@ -20,18 +21,10 @@ const { values: o } = parseArgs({ options: {
   'timeout-s': { type: 'string', default: '300' },
 } });
 const urls = o.urls.split(',');
-for (const url of urls) {
-  if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(url)) throw new Error(`only 127.0.0.1: ${url}`);
-}
+urls.forEach(localOnly);
 const total = Number(o.tasks), keys = Number(o.keys), ms = Number(o.ms), bound = Number(o.bound);
 const deadline = Date.now() + Number(o['timeout-s']) * 1000;
 
-async function call(url, method, path, body) {
-  const r = await fetch(url + path, { method, headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  return { status: r.status, json: text && text[0] === '{' ? JSON.parse(text) : null, text };
-}
 
 // Batches of 50, the nodes in turn, the keys in turn within each batch.
 const batches = [];
@@ -75,9 +68,9 @@ await Promise.all(Array.from({ length: 8 }, async () => {
     if (task.state !== 'succeeded') failed++;
     let since = null;
     for (const e of task.history) {
-      if (e.to === 'running') since = Date.parse(e.at) * 1000 + Number((e.at.match(/\.\d{3}(\d{3})/) || [0, 0])[1]);
+      if (e.to === 'running') since = micros(e.at);
       else if (e.from === 'running' && since !== null) {
-        const end = Date.parse(e.at) * 1000 + Number((e.at.match(/\.\d{3}(\d{3})/) || [0, 0])[1]);
+        const end = micros(e.at);
         if (!byKey.has(task.concurrencyKey)) byKey.set(task.concurrencyKey, []);
         byKey.get(task.concurrencyKey).push([since, end]);
         attempts++;

@@ -9,6 +9,7 @@
 //   node load-tests/noisy.mjs --url http://127.0.0.1:18181 --queue fair
 //   node load-tests/noisy.mjs --url http://127.0.0.1:18181 --queue fifo
 import { parseArgs } from 'node:util';
+import { call as callAt, localOnly } from './local.mjs';
 
 const { values: o } = parseArgs({ options: {
   url: { type: 'string', default: 'http://127.0.0.1:18181' },
@@ -18,19 +19,14 @@ const { values: o } = parseArgs({ options: {
   ms: { type: 'string', default: '10' },
   'timeout-s': { type: 'string', default: '300' },
 } });
-if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(o.url)) throw new Error('only 127.0.0.1');
+localOnly(o.url);
 const flood = Number(o.flood), seconds = Number(o.seconds), ms = Number(o.ms);
 const deadline = Date.now() + Number(o['timeout-s']) * 1000;
 const run = Math.random().toString(16).slice(2, 8);
 const tenants = { flood: `flood-${run}`, quiet: `quiet-${run}` };
 
-async function call(method, path, body, tenant) {
-  const headers = body === undefined ? {} : { 'Content-Type': 'application/json' };
-  if (tenant) headers['Taskline-Tenant'] = tenant;
-  const r = await fetch(o.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  return { status: r.status, json: text && text[0] === '{' ? JSON.parse(text) : null, headers: r.headers };
-}
+const call = (method, path, body, tenant) => callAt(o.url, method, path, body,
+  tenant ? { 'Taskline-Tenant': tenant } : {});
 
 const task = () => ({ type: 'sleep', queue: o.queue, payload: { ms, steps: 1 } });
 let flooded = 0, refused = 0;

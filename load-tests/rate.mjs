@@ -8,6 +8,7 @@
 //
 //   node load-tests/rate.mjs --urls http://127.0.0.1:18181,http://127.0.0.1:18182 --queue rated --limit 100
 import { parseArgs } from 'node:util';
+import { call, localOnly, micros } from './local.mjs';
 
 const { values: o } = parseArgs({ options: {
   urls: { type: 'string', default: 'http://127.0.0.1:18181,http://127.0.0.1:18182' },
@@ -18,21 +19,13 @@ const { values: o } = parseArgs({ options: {
   ms: { type: 'string', default: '10' },
 } });
 const urls = o.urls.split(',');
-for (const url of urls) {
-  if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(url)) throw new Error(`only 127.0.0.1: ${url}`);
-}
+urls.forEach(localOnly);
 const limit = Number(o.limit), perMs = Number(o['per-ms']), seconds = Number(o.seconds), ms = Number(o.ms);
 const windows = Math.round(seconds * 1000 / perMs);
 // A few windows' more than the run needs, so that the backlog never runs dry within it.
 const total = limit * (windows + 2);
 const deadline = Date.now() + (seconds + 120) * 1000;
 
-async function call(url, method, path, body) {
-  const r = await fetch(url + path, { method, headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  return { status: r.status, json: text && text[0] === '{' ? JSON.parse(text) : null, text };
-}
 
 const batches = [];
 for (let i = 0, n = 0; n < total; i++) {
@@ -54,8 +47,6 @@ for (const batch of batches) {
   }
 }
 
-// Microseconds since the epoch, from the journal's ISO times.
-const micros = (at) => Date.parse(at) * 1000 + Number((at.match(/\.\d{3}(\d{3})/) || [0, 0])[1]);
 const ids = batches.flatMap((b) => b.ids.map((id) => ({ url: b.url, id })));
 const starts = [];
 const byNode = new Map();
