@@ -21,7 +21,8 @@
 -- keys (null for none; a keyed task is never inserted claimed: its key's room is decided by the
 -- claim, see claim_gated), $19 the deadlines of first starts (null for none; a task with one is
 -- never inserted claimed either: $10 is when the group went out, which may be past the deadline
--- admission checked, and only a claim checks a deadline against its own time). A task with a
+-- admission checked, and only a claim checks a deadline against its own time), $20 and $21 the
+-- schedule and tick a scheduled task was made for (null for others). A task with a
 -- worker id is dispatched at once: its worker had a free slot and nothing waited, so it is inserted
 -- claimed (lease version 1, attempt 1) and both transitions are journaled here, which spares the
 -- claim statement and its round trip. Nothing is returned: the command's row count (events
@@ -33,17 +34,18 @@ WITH new_batches AS (
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
                      batch_id, created_at, updated_at, worker_id, lease_version, attempt,
-                     lease_expires_at, started_at, tenant, concurrency_key, start_by)
+                     lease_expires_at, started_at, tenant, concurrency_key, start_by, schedule, scheduled_for)
   SELECT r.id, r.queue, r.type, CASE WHEN r.worker_id IS NULL THEN 'pending' ELSE 'running' END,
          r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, r.batch_id, $10, $10,
          r.worker_id, CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END, r.lease_expires_at,
-         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END, r.tenant, r.concurrency_key, r.start_by
+         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END, r.tenant, r.concurrency_key, r.start_by,
+         r.schedule, r.scheduled_for
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[],
               $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[], $17::text[], $18::text[],
-              $19::timestamptz[])
+              $19::timestamptz[], $20::text[], $21::timestamptz[])
        AS r(id, queue, type, payload, priority, run_at, max_attempts, timeout_ms, batch_id, worker_id,
-            lease_expires_at, tenant, concurrency_key, start_by)
+            lease_expires_at, tenant, concurrency_key, start_by, schedule, scheduled_for)
   RETURNING id, worker_id
 )
 INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
@@ -342,7 +344,7 @@ SELECT count(*) AS pending FROM tasks
 -- priority = priority + rate * seconds waited, which ranks like priority - rate * run_at. A task
 -- past its first start's deadline is not read: no claim would take it (see claim).
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, run_at, tenant, concurrency_key, start_by
+       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for
   FROM tasks
  WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
    AND (start_by IS NULL OR start_by >= $2 OR attempt > 0)
@@ -357,7 +359,7 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
 -- business, once the tasks are in memory.) The window needs a level of its own: FOR UPDATE is not
 -- allowed beside one.
 SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt, t.max_attempts,
-       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by
+       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule, t.scheduled_for
   FROM tasks t
   JOIN (SELECT id, row_number() OVER (PARTITION BY tenant
                                       ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id) AS turn,
@@ -419,7 +421,8 @@ WITH target AS (
     FROM target
    WHERE t.id = target.id
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
-            t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by
+            t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule,
+            t.scheduled_for
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
   SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, $2, $3::jsonb

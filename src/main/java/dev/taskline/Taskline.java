@@ -23,6 +23,9 @@ import dev.taskline.queue.TaskQueue;
 import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
 import dev.taskline.service.TaskService;
+import dev.taskline.schedule.Scheduler;
+import dev.taskline.schedule.Schedules;
+import dev.taskline.journal.JournalSchedules;
 import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.worker.WorkerVerticle;
 import io.vertx.core.DeploymentOptions;
@@ -35,7 +38,10 @@ import dev.taskline.admission.Control;
 import dev.taskline.events.EventHub;
 import dev.taskline.queue.Promoter;
 import java.time.Clock;
+import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.DoubleSupplier;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -74,6 +80,8 @@ public final class Taskline {
   private Admission admission;
   private EventHub hub;
   private TaskService service;
+  private Scheduler scheduler;
+  private Schedules schedules;
   private RemoteWorkers remote;
   private final ApiKeys keys;
   private long keysTimer = -1;
@@ -163,11 +171,16 @@ public final class Taskline {
     Control control = new Control(journal, reads, queues, vertx.eventBus(), metrics);
     remote = new RemoteWorkers(queues.all().stream().filter(q -> q.config().remote()).toList(), journal, reads,
         metrics, clock, () -> jitter.getAsDouble(), hub::progress, config.recovery().intervalMs());
+    JournalSchedules journalSchedules = new JournalSchedules(pool, clock);
+    scheduler = new Scheduler(journalSchedules, admission, metrics.schedules(), clock, nodeId,
+        Duration.ofMillis(config.scheduling().graceMs()), config.scheduling().maxCatchUp());
+    schedules = new Schedules(journalSchedules, admission, scheduler, clock);
     service = new TaskService(admission, control, reads, queues, metrics, hub, remote, clock,
-        config.http().maxStreams(), keys, new JournalKeys(pool, clock), pauses);
+        config.http().maxStreams(), keys, new JournalKeys(pool, clock), pauses, schedules);
     return Migrator.migrate(vertx, pool)
         // A queue paused before this node started must not start anything on it, even once.
         .compose(applied -> pauses.runOnce())
+        .compose(v -> schedules.declare(declared(config)))
         .compose(v -> deployWorkers(handlers, config))
         // A journal that does not answer leaves the switches as last read.
         .compose(v -> track(vertx.deployVerticle(new Periodic("reading the queue switches", FLOW_REFRESH_MS,
@@ -178,6 +191,7 @@ public final class Taskline {
         .compose(v -> track(vertx.deployVerticle(new Periodic("catching streams up with other nodes' writes",
             CATCH_UP_MS, hub::catchUp))))
         .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
+        .compose(v -> track(vertx.deployVerticle(scheduler)))
         .compose(v -> service.refreshKeys())
         .compose(v -> {
           // Keys issued or revoked through any node's API reach this one within a second. A
@@ -204,6 +218,12 @@ public final class Taskline {
               + (httpInstances.size() > 1 ? " (" + httpInstances.size() + " HTTP event loops)" : ""));
           return this;
         });
+  }
+
+  private static Map<String, JsonObject> declared(TasklineConfig config) {
+    Map<String, JsonObject> declared = new LinkedHashMap<>();
+    config.scheduling().declared().forEach((name, json) -> declared.put(name, new JsonObject(json)));
+    return declared;
   }
 
   private Future<Void> deployWorkers(HandlerRegistry handlers, TasklineConfig config) {
@@ -264,6 +284,11 @@ public final class Taskline {
     return deadlines;
   }
 
+  /** This node's evaluation of the schedules' ticks; tests run its pass by hand. */
+  public Scheduler scheduler() {
+    return scheduler;
+  }
+
   /** The remote queues' claims and leases; tests run its reconciling pass by hand. */
   public RemoteWorkers remote() {
     return remote;
@@ -281,6 +306,7 @@ public final class Taskline {
    * their leases. Call {@link #close} after it.
    */
   public Future<Void> shutdown(Duration grace) {
+    scheduler.halt();
     admission.drain();
     LOG.info(nodeId + " draining: " + grace.toMillis() + " ms for running tasks to finish");
     List<Future<Void>> drained = new ArrayList<>();

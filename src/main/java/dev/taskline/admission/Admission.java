@@ -11,6 +11,7 @@ import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalBusyException;
 import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskIds;
+import dev.taskline.journal.TickWrite;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.QueueRegistry;
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
@@ -271,59 +273,146 @@ public final class Admission {
     Instant now = clock.instant();
     for (int i = 0; i < submissions.size(); i++) {
       String where = batchId == null ? "" : "tasks[" + i + "].";
-      Submission s = submissions.get(i);
-      String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
-      TaskQueue queue = queues.get(queueName);
-      if (queue == null) {
-        throw new InvalidTaskException(where + "queue: unknown queue '" + queueName + "'");
-      }
-      QueueConfig queueConfig = queue.config();
-      // A remote queue's tasks are run by workers elsewhere: any type they name, no handler here.
-      TaskHandler handler = queueConfig.external() ? null : handlers.get(s.type());
-      if (queueConfig.external() && !queueConfig.acceptsExternalType(s.type())) {
-        throw new InvalidTaskException(where + "type: '" + s.type() + "' is not a type of queue '"
-            + queueConfig.name() + "' (" + (queueConfig.types().isEmpty()
-                ? "1-128 letters, digits, '.', '_', ':' or '-'" : "known: " + String.join(", ", queueConfig.types()))
-            + ")");
-      }
-      if (!queueConfig.external() && handler == null) {
-        throw new InvalidTaskException(where + "type: unknown task type '" + s.type() + "' (known: "
-            + String.join(", ", handlers.types()) + ")");
-      }
-      int priority = s.priority() == null ? 0 : s.priority();
-      if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
-        throw new InvalidTaskException(where + "priority must be from " + MIN_PRIORITY + " to " + MAX_PRIORITY);
-      }
-      int maxAttempts = s.maxAttempts() == null ? queueConfig.maxAttempts() : s.maxAttempts();
-      if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS) {
-        throw new InvalidTaskException(where + "maxAttempts must be from 1 to " + MAX_ATTEMPTS);
-      }
-      long timeoutMs = s.timeoutMs() == null ? queueConfig.timeoutMs() : s.timeoutMs();
-      if (timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
-        throw new InvalidTaskException(where + "timeoutMs must be from 1 to " + MAX_TIMEOUT_MS);
-      }
-      Instant runAt = runAt(s, now, where);
-      Instant startBy = startBy(s, runAt, where);
-      try {
-        if (handler != null) {
-          handler.validate(s.payload());
-        }
-      } catch (InvalidPayloadException e) {
-        throw new InvalidTaskException(where + "payload: " + e.getMessage());
-      }
-      tasks.add(Insert.waiting(Task.builder(TaskIds.next(clock), queueConfig.name(), s.type())
-          .payloadJson(s.payload().encode())
-          .priority(priority)
-          .runAt(runAt)
-          .maxAttempts(maxAttempts)
-          .timeoutMs(timeoutMs)
-          .batch(batchId)
-          .tenant(tenant)
-          .concurrencyKey(s.concurrencyKey())
-          .startBy(startBy)
-          .build(), runAt, startBy));
+      tasks.add(insert(submissions.get(i), where, batchId, tenant, now, null, null));
     }
     return tasks;
+  }
+
+  /** One task as it will be journaled, if it breaks no rule; {@code schedule} and {@code tick} are null unless a schedule made it. */
+  private Insert insert(Submission s, String where, UUID batchId, String tenant, Instant now, String schedule,
+      Instant tick) {
+    String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
+    TaskQueue queue = queues.get(queueName);
+    if (queue == null) {
+      throw new InvalidTaskException(where + "queue: unknown queue '" + queueName + "'");
+    }
+    QueueConfig queueConfig = queue.config();
+    // A remote queue's tasks are run by workers elsewhere: any type they name, no handler here.
+    TaskHandler handler = queueConfig.external() ? null : handlers.get(s.type());
+    if (queueConfig.external() && !queueConfig.acceptsExternalType(s.type())) {
+      throw new InvalidTaskException(where + "type: '" + s.type() + "' is not a type of queue '"
+          + queueConfig.name() + "' (" + (queueConfig.types().isEmpty()
+              ? "1-128 letters, digits, '.', '_', ':' or '-'" : "known: " + String.join(", ", queueConfig.types()))
+          + ")");
+    }
+    if (!queueConfig.external() && handler == null) {
+      throw new InvalidTaskException(where + "type: unknown task type '" + s.type() + "' (known: "
+          + String.join(", ", handlers.types()) + ")");
+    }
+    int priority = s.priority() == null ? 0 : s.priority();
+    if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
+      throw new InvalidTaskException(where + "priority must be from " + MIN_PRIORITY + " to " + MAX_PRIORITY);
+    }
+    int maxAttempts = s.maxAttempts() == null ? queueConfig.maxAttempts() : s.maxAttempts();
+    if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS) {
+      throw new InvalidTaskException(where + "maxAttempts must be from 1 to " + MAX_ATTEMPTS);
+    }
+    long timeoutMs = s.timeoutMs() == null ? queueConfig.timeoutMs() : s.timeoutMs();
+    if (timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
+      throw new InvalidTaskException(where + "timeoutMs must be from 1 to " + MAX_TIMEOUT_MS);
+    }
+    Instant runAt = runAt(s, now, where);
+    Instant startBy = startBy(s, runAt, where);
+    try {
+      if (handler != null) {
+        handler.validate(s.payload());
+      }
+    } catch (InvalidPayloadException e) {
+      throw new InvalidTaskException(where + "payload: " + e.getMessage());
+    }
+    return Insert.waiting(Task.builder(TaskIds.next(clock), queueConfig.name(), s.type())
+        .payloadJson(s.payload().encode())
+        .priority(priority)
+        .runAt(runAt)
+        .maxAttempts(maxAttempts)
+        .timeoutMs(timeoutMs)
+        .batch(batchId)
+        .tenant(tenant)
+        .concurrencyKey(s.concurrencyKey())
+        .startBy(startBy)
+        .scheduled(schedule, tick)
+        .build(), runAt, startBy);
+  }
+
+  // ---- schedules' ticks ---------------------------------------------------------------------
+
+  /**
+   * Checks a schedule's task as every tick will submit it, without admitting anything: a task that
+   * would be refused for a rule it breaks is refused when the schedule is made, not at each tick.
+   *
+   * @throws InvalidTaskException naming the field, with {@code where} before it
+   */
+  public void check(Submission task, String where) {
+    insert(task, where, null, null, clock.instant(), null, null);
+  }
+
+  /**
+   * A tick due: schedule {@code schedule} (journal id {@code scheduleId}) submits {@code
+   * submission} for its tick at {@code tick}; with {@code skipIfRunning}, only when its last task is
+   * finished.
+   */
+  public record DueTick(UUID scheduleId, String schedule, Instant tick, Submission submission,
+      boolean skipIfRunning) {
+  }
+
+  /**
+   * Admits schedules' ticks. Each due tick's task goes through the rules and the room of its queue
+   * like any submission; one the queue has no room for becomes a skipped tick ("queue-full", with
+   * the problem as its detail), and one that breaks a rule now (its queue gone from the config, a
+   * deadline it cannot meet) a skipped tick too: decided once, never tried again. Then the journal
+   * decides them all, with {@code skips}, in one transaction; the room of a tick that another node
+   * decided first, or whose schedule is gone, is given back. Answers as {@link Journal#decideTicks}.
+   */
+  public Future<List<TickWrite.Decision>> admitTicks(List<DueTick> due, List<TickWrite> skips, String nodeId) {
+    if (draining) {
+      return Future.failedFuture(new ShuttingDownException());
+    }
+    Instant now = clock.instant();
+    List<TickWrite> writes = new ArrayList<>(due.size() + skips.size());
+    writes.addAll(skips);
+    Map<TickWrite, TaskQueue.Reservation> held = new IdentityHashMap<>();
+    for (DueTick tick : due) {
+      try {
+        List<Insert> one = List.of(insert(tick.submission(), "task.", null, null, now, tick.schedule(), tick.tick()));
+        deadlinesAhead(one, now);
+        startsInTime(one, now);
+        TaskQueue.Reservation reservation = queues.get(one.get(0).task().queue()).reserve(one, null, now);
+        if (reservation.refusal() != null) {
+          writes.add(TickWrite.skip(tick.scheduleId(), tick.tick(), "queue-full", refused(reservation, 1).getMessage(),
+              1));
+          continue;
+        }
+        TickWrite write = TickWrite.fire(tick.scheduleId(), tick.tick(), reservation.inserts().get(0),
+            tick.skipIfRunning());
+        writes.add(write);
+        held.put(write, reservation);
+      } catch (InvalidTaskException e) {
+        writes.add(TickWrite.skip(tick.scheduleId(), tick.tick(), "refused", e.getMessage(), 1));
+      } catch (DeadlineUnmeetableException e) {
+        writes.add(TickWrite.skip(tick.scheduleId(), tick.tick(), "deadline-unmeetable", e.getMessage(), 1));
+      }
+    }
+    if (writes.isEmpty()) {
+      return Future.succeededFuture(List.of());
+    }
+    // Through compose, so that a decide that throws still gives the room back.
+    return Future.succeededFuture(writes).compose(w -> journal.decideTicks(w, nodeId))
+        .onFailure(e -> held.values().forEach(TaskQueue.Reservation::abort))
+        .map(decisions -> {
+          for (TickWrite.Decision decision : decisions) {
+            TaskQueue.Reservation reservation = held.get(decision.write());
+            if (reservation == null) {
+              continue;
+            }
+            if (decision.outcome() == TickWrite.Outcome.FIRED) {
+              reservation.commit();
+              metrics.queue(reservation.queue().name()).accepted(1);
+            } else {
+              reservation.abort();
+            }
+          }
+          return decisions;
+        });
   }
 
   /**

@@ -85,7 +85,8 @@ public final class ConfigLoader {
       throw new ConfigException("config must be a JSON object at the top level, got " + root.getNodeType());
     }
     Node top = new Node("", root);
-    top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown", "handlers", "auth");
+    top.only("http", "journal", "queues", "worker", "recovery", "retention", "shutdown", "handlers", "auth",
+        "scheduler", "schedules");
 
     Node http = top.object("http");
     http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances", "maxStreams", "tls");
@@ -152,6 +153,16 @@ public final class ConfigLoader {
     shutdown.only("graceMs");
     Node handlers = top.object("handlers");
     handlers.only("dir");
+    Node scheduler = top.object("scheduler");
+    scheduler.only("graceMs", "maxCatchUp");
+    // Each definition is checked as the API checks one (its task against the queues and handlers),
+    // when the node starts: here only its shape.
+    Node schedules = top.object("schedules");
+    Map<String, String> declared = new LinkedHashMap<>();
+    for (Iterator<String> names = schedules.node.fieldNames(); names.hasNext(); ) {
+      String name = names.next();
+      declared.put(name, schedules.object(name).node.toString());
+    }
 
     return new TasklineConfig(
         httpConfig,
@@ -164,7 +175,9 @@ public final class ConfigLoader {
             retention.longValue("idempotencyKeyTtlMs", 24L * 3600 * 1000)),
         new TasklineConfig.Shutdown(shutdown.longValue("graceMs", 30_000)),
         new TasklineConfig.Handlers(Path.of(envOr(env, ENV_HANDLERS_DIR, handlers.text("dir", "./handlers")))),
-        auth(top.object("auth")));
+        auth(top.object("auth")),
+        new TasklineConfig.Scheduling(scheduler.longValue("graceMs", 1000), scheduler.integer("maxCatchUp", 1000),
+            declared));
   }
 
   private static AuthConfig auth(Node auth) {

@@ -13,7 +13,8 @@ public record TasklineConfig(
     Retention retention,
     Shutdown shutdown,
     Handlers handlers,
-    AuthConfig auth) {
+    AuthConfig auth,
+    Scheduling scheduling) {
 
   public static final String DEFAULT_QUEUE = "default";
 
@@ -160,6 +161,25 @@ public record TasklineConfig(
    * @param dir where the node looks for handler jars at start ({@code *.jar}, loaded with their
    *            {@code META-INF/services} entries); a directory that does not exist holds none
    */
+  /**
+   * @param graceMs    how late a tick may be, when a node takes a schedule up (at its start, or on
+   *                   reading a schedule another node made), and still fire as due rather than follow
+   *                   the schedule's catchUp
+   * @param maxCatchUp most missed ticks of a schedule that {@code catchUp: all} fires (the newest)
+   * @param declared   schedules the config declares: name to definition, as JSON text
+   */
+  public record Scheduling(long graceMs, int maxCatchUp, Map<String, String> declared) {
+    public Scheduling {
+      if (graceMs < 0 || graceMs > 24L * 3600 * 1000) {
+        throw new ConfigException("scheduler.graceMs must be from 0 to 86400000, got " + graceMs);
+      }
+      if (maxCatchUp < 1 || maxCatchUp > 100_000) {
+        throw new ConfigException("scheduler.maxCatchUp must be from 1 to 100000, got " + maxCatchUp);
+      }
+      declared = Map.copyOf(declared);
+    }
+  }
+
   public record Handlers(Path dir) {
     public Handlers {
       if (dir == null) {

@@ -18,6 +18,14 @@ public interface TaskContext {
   /** 1 for the first attempt; grows with each claim of the task. */
   int attempt();
 
+  /**
+   * The tick a schedule made this task for (the time it was due by its cron or interval, which the
+   * task's own start may follow by a little or, caught up, by much); null for a task no schedule made.
+   */
+  default java.time.Instant scheduledFor() {
+    return null;
+  }
+
   /** The task's payload: a copy of its own for this attempt, so changes to it are not kept. */
   JsonObject payload();
 

@@ -2,6 +2,9 @@ package dev.taskline.http;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.taskline.IsoTime;
+import dev.taskline.journal.JournalSchedules;
+import dev.taskline.schedule.ScheduleSpec;
+import dev.taskline.schedule.ScheduleView;
 import dev.taskline.admission.Admitted;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Event;
@@ -127,6 +130,9 @@ final class ApiJson {
     }
     if (task.startBy() != null) {
       json.put("startBy", time(task.startBy()));
+    }
+    if (task.schedule() != null) {
+      json.put("schedule", task.schedule()).put("scheduledFor", time(task.scheduledFor()));
     }
     if (task.workerId() != null) {
       json.put("workerId", task.workerId());
@@ -270,12 +276,66 @@ final class ApiJson {
           .append(",\"type\":\"").append(quote.quoteAsString(task.type())).append('"')
           .append(",\"payload\":").append(task.payloadJson())
           .append(",\"attempt\":").append(c.lease().attempt())
-          .append(",\"maxAttempts\":").append(task.maxAttempts())
-          .append(",\"lease\":{\"token\":\"").append(quote.quoteAsString(c.token())).append('"')
+          .append(",\"maxAttempts\":").append(task.maxAttempts());
+      if (task.schedule() != null) {
+        out.append(",\"schedule\":\"").append(quote.quoteAsString(task.schedule())).append('"')
+            .append(",\"scheduledFor\":\"").append(IsoTime.format(task.scheduledFor())).append('"');
+      }
+      out.append(",\"lease\":{\"token\":\"").append(quote.quoteAsString(c.token())).append('"')
           .append(",\"version\":").append(c.lease().version())
           .append(",\"expiresAt\":\"").append(c.expiresAt()).append("\"}}");
     }
     return out.append("]}").toString();
+  }
+
+  /**
+   * A schedule: its definition, pause, next fire times, its newest tick (the last result) and its
+   * skips and last error in the journal; {@code recentTicks} for one read by name.
+   */
+  static JsonObject schedule(ScheduleView view) {
+    ScheduleSpec spec = view.spec();
+    JournalSchedules.ScheduleRow row = view.row();
+    JsonObject json = new JsonObject().put("name", spec.name());
+    json.mergeIn(spec.stored());
+    JsonArray next = new JsonArray();
+    view.nextFireTimes().forEach(t -> next.add(time(t)));
+    json.put("paused", row.row().paused())
+        .put("origin", row.origin())
+        .put("createdAt", time(row.row().createdAt()))
+        .put("changedAt", time(row.row().changedAt()))
+        .put("nextFireAt", row.row().paused() || view.nextFireTimes().isEmpty() ? null : time(view.nextFireTimes().get(0)))
+        .put("nextFireTimes", next)
+        .put("skippedTicks", row.skipped());
+    if (row.changedBy() != null) {
+      json.put("changedBy", row.changedBy());
+    }
+    json.put("lastTick", row.row().lastTickAt() == null ? null : new JsonObject()
+        .put("tickAt", time(row.row().lastTickAt()))
+        .put("outcome", row.lastOutcome())
+        .put("taskId", row.lastTaskId() == null ? null : row.lastTaskId().toString())
+        .put("taskState", row.lastTaskState())
+        .put("reason", row.lastReason())
+        .put("detail", row.lastDetail()));
+    json.put("lastError", row.errorAt() == null ? null : new JsonObject()
+        .put("tickAt", time(row.errorTickAt())).put("at", time(row.errorAt())).put("detail", row.errorDetail()));
+    if (view.recentTicks() != null) {
+      JsonArray ticks = new JsonArray();
+      for (JournalSchedules.TickRow tick : view.recentTicks()) {
+        JsonObject t = new JsonObject().put("tickAt", time(tick.tickAt())).put("outcome", tick.outcome());
+        if (tick.taskId() != null) {
+          t.put("taskId", tick.taskId().toString()).put("taskState", tick.taskState());
+        }
+        if (tick.reason() != null) {
+          t.put("reason", tick.reason()).put("detail", tick.detail());
+        }
+        if (tick.ticks() > 1) {
+          t.put("ticks", tick.ticks());
+        }
+        ticks.add(t.put("decidedAt", time(tick.decidedAt())).put("decidedBy", tick.decidedBy()));
+      }
+      json.put("recentTicks", ticks);
+    }
+    return json;
   }
 
   static JsonObject beat(RemoteWorkers.Beat beat) {

@@ -32,7 +32,7 @@ final class BatchRoutes implements Routes {
     long arrived = System.nanoTime();
     JsonObject json = Requests.jsonBody(ctx);
     submissions.answer(ctx, arrived,
-        service.submitBatch(Requests.caller(ctx), SubmissionJson.batch(json), Submissions.idempotencyKey(ctx),
+        service.submitBatch(Requests.caller(ctx), dev.taskline.admission.SubmissionJson.batch(json), Submissions.idempotencyKey(ctx),
             Submissions.tenant(ctx)),
         admitted -> "/api/batches/" + admitted.batchId(),
         admitted -> ApiJson.acceptedBatch(admitted,

@@ -59,6 +59,7 @@ public final class HttpVerticle extends VerticleBase {
         new BatchRoutes(service, body, submissions, links),
         new StreamRoutes(service, vertx),
         new QueueRoutes(service),
+        new ScheduleRoutes(service, body),
         new WorkerRoutes(service, body),
         new HealthRoutes(service, scrapes),
         new ContractRoutes(),

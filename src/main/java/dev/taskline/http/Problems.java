@@ -1,6 +1,8 @@
 package dev.taskline.http;
 
 import dev.taskline.IsoTime;
+import dev.taskline.schedule.InvalidScheduleException;
+import dev.taskline.schedule.ScheduleExistsException;
 import dev.taskline.admission.DeadlineUnmeetableException;
 import dev.taskline.admission.IdempotencyConflictException;
 import dev.taskline.admission.InvalidTaskException;
@@ -122,6 +124,10 @@ final class Problems {
       return new Problem(409, "idempotency-key-reused", "Idempotency-Key reused", e.getMessage(), null, null);
     } else if (failure instanceof ShuttingDownException e) {
       return new Problem(503, "shutting-down", "Shutting down", e.getMessage(), null, SHUTDOWN_RETRY_AFTER_SECONDS);
+    } else if (failure instanceof InvalidScheduleException e) {
+      return new Problem(422, "invalid-schedule", "Invalid schedule", e.getMessage(), null, null);
+    } else if (failure instanceof ScheduleExistsException e) {
+      return new Problem(409, "schedule-exists", "Schedule exists", e.getMessage(), null, null);
     } else if (failure instanceof InvalidTaskException e) {
       return new Problem(422, "invalid-task", "Invalid task", e.getMessage(), null, null);
     } else if (failure instanceof LeaseLostException e) {

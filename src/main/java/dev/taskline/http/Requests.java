@@ -49,7 +49,6 @@ final class Requests {
     return mediaType.equals("application/json") || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
   }
 
-  /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
   /**
    * The strings of the array {@code field}, in order without repeats; null when it is absent.
    *
@@ -68,14 +67,11 @@ final class Requests {
     return strings;
   }
 
+  /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
   static void knownFields(JsonObject body, Set<String> known, String where) {
-    for (String field : body.fieldNames()) {
-      if (!known.contains(field)) {
-        throw ApiException.unprocessable(where + field + " is not a known field (known: "
-            + String.join(", ", known.stream().sorted().toList()) + ")");
-      }
-    }
+    dev.taskline.admission.SubmissionJson.knownFields(body, known, where);
   }
+
 
   /** The {@code :id} path parameter; an id that cannot be one is simply not found. */
   static UUID idParam(RoutingContext ctx) {

@@ -50,7 +50,7 @@ final class TaskRoutes implements Routes {
     long arrived = System.nanoTime();
     JsonObject json = Requests.jsonBody(ctx);
     submissions.answer(ctx, arrived,
-        service.submit(Requests.caller(ctx), SubmissionJson.task(json), Submissions.idempotencyKey(ctx),
+        service.submit(Requests.caller(ctx), dev.taskline.admission.SubmissionJson.task(json), Submissions.idempotencyKey(ctx),
             Submissions.tenant(ctx)),
         admitted -> "/api/tasks/" + admitted.tasks().get(0).task().id(),
         admitted -> {

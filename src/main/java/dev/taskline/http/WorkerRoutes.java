@@ -174,7 +174,7 @@ final class WorkerRoutes implements Routes {
         throw ApiException.unprocessable("result must be a JSON object");
       }
       // The journal stores JSON as jsonb, which cannot hold the NUL character.
-      if (result != null && SubmissionJson.containsNul(result)) {
+      if (result != null && dev.taskline.admission.SubmissionJson.containsNul(result)) {
         throw ApiException.unprocessable("result must not contain the NUL character");
       }
       return new LeaseWrite(id, lease, (JsonObject) result, null, null);

@@ -156,6 +156,72 @@ public final class Journal {
             : idempotentAnswer(key).map(found -> found != null ? found : IdempotentAnswer.VANISHED));
   }
 
+  /**
+   * Decides schedules' ticks, across nodes: in one transaction, the ticks no node decided yet are
+   * journaled (ticks_decide, under the schedules' share locks) and the tasks of those that fire are
+   * inserted. A tick another node decided first changes nothing and comes back {@code LOST}; one of
+   * a schedule paused or deleted meanwhile, {@code GONE}. Answers in the order of {@code writes}.
+   */
+  public Future<List<TickWrite.Decision>> decideTicks(List<TickWrite> writes, String nodeId) {
+    int n = writes.size();
+    UUID[] schedules = new UUID[n];
+    OffsetDateTime[] ticks = new OffsetDateTime[n];
+    UUID[] tasks = new UUID[n];
+    String[] reasons = new String[n];
+    String[] details = new String[n];
+    Long[] counts = new Long[n];
+    Boolean[] skipIfRunning = new Boolean[n];
+    for (int i = 0; i < n; i++) {
+      TickWrite w = writes.get(i);
+      schedules[i] = w.scheduleId();
+      ticks[i] = utc(w.tickAt());
+      tasks[i] = w.task() == null ? null : w.task().task().id();
+      reasons[i] = w.reason();
+      details[i] = w.detail();
+      counts[i] = w.ticks();
+      skipIfRunning[i] = w.skipIfRunning();
+    }
+    OffsetDateTime now = now();
+    List<Insert> fired = new ArrayList<>();
+    return guard(pool.withTransaction(conn -> conn.preparedQuery(sql.get("ticks_decide"))
+            .execute(Tuple.wrap(new Object[] {schedules, ticks, tasks, reasons, details, counts, skipIfRunning, now,
+                nodeId}))
+            .compose(rows -> {
+              Map<UUID, Row> live = new HashMap<>();
+              Map<String, Row> decided = new HashMap<>();
+              for (Row row : rows) {
+                if ("live".equals(row.getString("outcome"))) {
+                  live.put(row.getUUID("schedule_id"), row);
+                } else {
+                  decided.put(tickKey(row.getUUID("schedule_id"), row.getOffsetDateTime("tick_at").toInstant()), row);
+                }
+              }
+              List<TickWrite.Decision> answers = new ArrayList<>(n);
+              for (TickWrite w : writes) {
+                Row row = decided.get(tickKey(w.scheduleId(), w.tickAt()));
+                if (row != null && "fired".equals(row.getString("outcome"))) {
+                  fired.add(w.task());
+                  answers.add(new TickWrite.Decision(w, TickWrite.Outcome.FIRED, null));
+                } else if (row != null) {
+                  answers.add(new TickWrite.Decision(w, TickWrite.Outcome.SKIPPED, row.getString("reason")));
+                } else {
+                  answers.add(new TickWrite.Decision(w,
+                      live.containsKey(w.scheduleId()) ? TickWrite.Outcome.LOST : TickWrite.Outcome.GONE, null));
+                }
+              }
+              if (fired.isEmpty()) {
+                return Future.succeededFuture(answers);
+              }
+              return conn.preparedQuery(sql.get("insert_tasks")).execute(insertParams(List.of(fired), now))
+                  .map(answers);
+            })))
+        .onSuccess(answers -> changed(fired.stream().map(i -> i.task().id()).toList()));
+  }
+
+  private static String tickKey(UUID schedule, Instant tick) {
+    return schedule + "@" + tick.toEpochMilli() + "." + tick.getNano() % 1_000_000;
+  }
+
   // ---- an attempt's writes, fenced by its lease -----------------------------------------------
 
   /** Claims a waiting task seen at {@code expectedVersion}; null when someone else got it first. */
@@ -362,8 +428,9 @@ public final class Journal {
   }
 
   /**
-   * Deletes finished tasks older than {@code ttl}, expired idempotency keys and rate-limit entries
-   * no window can count any more, a batch at a time.
+   * Deletes finished tasks older than {@code ttl}, expired idempotency keys, rate-limit entries no
+   * window can count any more and schedules' ticks decided before {@code ttl} (but each one's
+   * newest), a batch at a time.
    */
   public Future<Integer> deleteOld(Duration finishedTtl, int limit) {
     OffsetDateTime now = now();
@@ -371,6 +438,7 @@ public final class Journal {
     OffsetDateTime rateCutoff = now.minus(Duration.ofMillis(2 * QueueConfig.RateLimit.MOST_PER_MS));
     return guard(pool.preparedQuery(sql.get("delete_expired_keys")).execute(Tuple.of(now, limit))
         .compose(v -> pool.preparedQuery(sql.get("delete_old_rate_starts")).execute(Tuple.of(rateCutoff, limit)))
+        .compose(v -> pool.preparedQuery(sql.get("delete_old_ticks")).execute(Tuple.of(cutoff, limit)))
         .compose(v -> pool.preparedQuery(sql.get("delete_finished"))
             .execute(Tuple.of(cutoff, limit, TaskIds.least(cutoff.toInstant())))))
         .map(rows -> rows.iterator().next().getLong("deleted").intValue());
@@ -434,6 +502,7 @@ public final class Journal {
           .tenant(row.getString("tenant"))
           .concurrencyKey(row.getString("concurrency_key"))
           .startBy(startBy(row))
+          .scheduled(row.getString("schedule"), instant(row, "scheduled_for"))
           .runAt(row.getOffsetDateTime("run_at").toInstant())
           .leased(row.getLong("lease_version"), row.getInteger("attempt"))
           .build());
@@ -442,8 +511,12 @@ public final class Journal {
   }
 
   private static Instant startBy(Row row) {
-    OffsetDateTime startBy = row.getOffsetDateTime("start_by");
-    return startBy == null ? null : startBy.toInstant();
+    return instant(row, "start_by");
+  }
+
+  private static Instant instant(Row row, String column) {
+    OffsetDateTime time = row.getOffsetDateTime(column);
+    return time == null ? null : time.toInstant();
   }
 
   // ---- grouped statements -------------------------------------------------------------------
@@ -506,10 +579,10 @@ public final class Journal {
       firsts[b] = batchRanges.get(batches[b])[0];
       lasts[b] = batchRanges.get(batches[b])[1];
     }
-    // The order of insert_tasks' parameters ($1 to $19), as its comment in sql/ lists them.
+    // The order of insert_tasks' parameters ($1 to $21), as its comment in sql/ lists them.
     return Tuple.wrap(new Object[] {c.ids, c.queues, c.types, c.payloads, c.priorities, c.runAts, c.maxAttempts,
         c.timeouts, c.batchIds, now, batches, sizes, c.workers, c.leaseUntil, firsts, lasts, c.tenants, c.keys,
-        c.startBys});
+        c.startBys, c.schedules, c.scheduledFor});
   }
 
   /** The per-task columns of {@code insert_tasks}, one array a column. */
@@ -528,6 +601,8 @@ public final class Journal {
     final String[] tenants;
     final String[] keys;
     final OffsetDateTime[] startBys;
+    final String[] schedules;
+    final OffsetDateTime[] scheduledFor;
     private final Memo<Instant, OffsetDateTime> runAtUtc = new Memo<>(Journal::utc);
     private final Memo<Instant, OffsetDateTime> leaseUtc = new Memo<>(Journal::utc);
     private final Memo<Instant, OffsetDateTime> startByUtc = new Memo<>(Journal::utc);
@@ -547,6 +622,8 @@ public final class Journal {
       tenants = new String[n];
       keys = new String[n];
       startBys = new OffsetDateTime[n];
+      schedules = new String[n];
+      scheduledFor = new OffsetDateTime[n];
     }
 
     void set(int i, Insert insert) {
@@ -565,6 +642,10 @@ public final class Journal {
       tenants[i] = task.tenant();
       keys[i] = task.concurrencyKey();
       startBys[i] = insert.startBy() == null ? null : startByUtc.get(insert.startBy());
+      if (task.schedule() != null) {
+        schedules[i] = task.schedule();
+        scheduledFor[i] = utc(task.scheduledFor());
+      }
     }
   }
 

@@ -187,7 +187,7 @@ public final class JournalReads {
         time(row, "run_at"), time(row, "created_at"), time(row, "updated_at"), time(row, "started_at"),
         time(row, "finished_at"), row.getUUID("batch_id"), row.getString("tenant"), row.getLong("timeout_ms"),
         worker, worker == null ? null : time(row, "lease_expires_at"), history, row.getString("concurrency_key"),
-        time(row, "start_by"));
+        time(row, "start_by"), row.getString("schedule"), time(row, "scheduled_for"));
   }
 
   private static Event event(Row row, UUID taskId) {

@@ -26,7 +26,7 @@ final class Sql {
 
   private static final class Queries {
     static final Sql SQL = load("/sql/queries/tasks.sql", "/sql/queries/events.sql", "/sql/queries/keys.sql",
-        "/sql/queries/flow.sql");
+        "/sql/queries/flow.sql", "/sql/queries/schedules.sql");
   }
 
   /** Reads packaged files; called once at start-up, before any event loop needs them. */

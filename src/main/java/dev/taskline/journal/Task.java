@@ -18,12 +18,14 @@ import java.util.UUID;
  * leaseVersion} is the version the journal had when the task was read or written, which a claim
  * must still find; {@code attempt} is the number of attempts already made; {@code startByMillis} is
  * the deadline of its first start, 0 for none (the journal enforces it; a queue only keeps such a
- * task from being claimed ahead of a slot, see {@link #deadlineHolds}).
+ * task from being claimed ahead of a slot, see {@link #deadlineHolds}); {@code schedule} and {@code
+ * scheduledForMillis} name the schedule and the tick a scheduled task was made for (null and 0 for
+ * any other task).
  */
 public record Task(
     UUID id, String queue, String type, String payloadJson, int priority, int maxAttempts, Long timeoutMs,
     UUID batchId, String tenant, long dueAtMillis, long leaseVersion, int attempt, String concurrencyKey,
-    long startByMillis) {
+    long startByMillis, String schedule, long scheduledForMillis) {
 
   /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
   public static Builder builder(UUID id, String queue, String type) {
@@ -42,13 +44,18 @@ public record Task(
   /** The same task after an attempt ended and it went back to pending, due at {@code dueAtMillis}. */
   public Task pendingAgain(long leaseVersion, int attempt, long dueAtMillis) {
     return new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
-        leaseVersion, attempt, concurrencyKey, startByMillis);
+        leaseVersion, attempt, concurrencyKey, startByMillis, schedule, scheduledForMillis);
+  }
+
+  /** The tick a scheduled task was made for; null for a task no schedule made. */
+  public Instant scheduledFor() {
+    return schedule == null ? null : Instant.ofEpochMilli(scheduledForMillis);
   }
 
   /** The same task without its first start's deadline: its handler ran, so it did start (see Journal.Attempts). */
   public Task withoutDeadline() {
     return startByMillis == 0 ? this : new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs,
-        batchId, tenant, dueAtMillis, leaseVersion, attempt, concurrencyKey, 0);
+        batchId, tenant, dueAtMillis, leaseVersion, attempt, concurrencyKey, 0, schedule, scheduledForMillis);
   }
 
   /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
@@ -67,6 +74,8 @@ public record Task(
     private int attempt;
     private String concurrencyKey;
     private long startByMillis;
+    private String schedule;
+    private long scheduledForMillis;
 
     private Builder(UUID id, String queue, String type) {
       this.id = id;
@@ -117,6 +126,13 @@ public record Task(
       return this;
     }
 
+    /** Made by schedule {@code name} for its tick at {@code tick} (a null name: no schedule). */
+    public Builder scheduled(String name, Instant tick) {
+      this.schedule = name;
+      this.scheduledForMillis = name == null ? 0 : tick.toEpochMilli();
+      return this;
+    }
+
     public Builder runAt(Instant runAt) {
       this.dueAtMillis = runAt.toEpochMilli();
       return this;
@@ -136,7 +152,7 @@ public record Task(
 
     public Task build() {
       return new Task(id, queue.intern(), type.intern(), payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
-          leaseVersion, attempt, concurrencyKey, startByMillis);
+          leaseVersion, attempt, concurrencyKey, startByMillis, schedule, scheduledForMillis);
     }
   }
 }

@@ -11,11 +11,13 @@ import java.util.UUID;
  * {@code startedAt} is when the journal recorded the first claim: for a task dispatched at
  * admission, the insert's timestamp, taken just before its commit (the handler starts after it).
  * {@code startBy} is the deadline of its first start, null for none (or once retried by hand).
+ * {@code schedule} and {@code scheduledFor} name the schedule and tick that made it, null for a
+ * task submitted otherwise.
  */
 public record TaskView(
     UUID id, String queue, String type, TaskState state, int priority, int attempt, int maxAttempts,
     long leaseVersion, Object payload, Object result, Object error, int progressPercent, String progressMessage,
     Instant runAt, Instant createdAt, Instant updatedAt, Instant startedAt, Instant finishedAt,
     UUID batchId, String tenant, Long timeoutMs, String workerId, Instant leaseExpiresAt, List<Event> history,
-    String concurrencyKey, Instant startBy) {
+    String concurrencyKey, Instant startBy, String schedule, Instant scheduledFor) {
 }

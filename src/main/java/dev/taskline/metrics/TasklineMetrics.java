@@ -20,6 +20,7 @@ import java.util.logging.Logger;
 public final class TasklineMetrics {
 
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final ScheduleMeters schedules = new ScheduleMeters(registry);
   private final Map<String, QueueMeters> queues = new ConcurrentHashMap<>();
   private final Map<String, Timer> journalWrites = new ConcurrentHashMap<>();
   private final Clock clock;
@@ -67,6 +68,11 @@ public final class TasklineMetrics {
       Gauge.builder("process.resident.memory", ResidentMemory::read).baseUnit("bytes")
           .description("Resident set size of this process (Linux: VmRSS in /proc/self/status)").register(registry);
     }
+  }
+
+  /** The schedules' tick counters. */
+  public ScheduleMeters schedules() {
+    return schedules;
   }
 
   public MeterRegistry registry() {

@@ -17,6 +17,11 @@ public class NotFoundException extends RuntimeException {
     return new NotFoundException("no queue '" + name + "'");
   }
 
+  /** No schedule of that name. */
+  public static NotFoundException schedule(String name) {
+    return new NotFoundException("no schedule '" + name + "'");
+  }
+
   /** No live issued key of that id. */
   public static NotFoundException key(String id) {
     return new NotFoundException("no key '" + id + "' issued through the API, or it is revoked already");

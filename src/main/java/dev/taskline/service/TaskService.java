@@ -13,6 +13,9 @@ import dev.taskline.events.EventHub;
 import dev.taskline.events.StreamSink;
 import dev.taskline.events.TaskStream;
 import dev.taskline.flow.QueuePauses;
+import dev.taskline.schedule.ScheduleView;
+import dev.taskline.schedule.Schedules;
+import io.vertx.core.json.JsonObject;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalFlow.QueueControl;
@@ -74,11 +77,13 @@ public final class TaskService {
   private final int maxStreams;
 
   private final QueuePauses pauses;
+  private final Schedules schedules;
 
   public TaskService(Admission admission, Control control, JournalReads reads, QueueRegistry queues,
       TasklineMetrics metrics, EventHub hub, RemoteWorkers remote, Clock clock, int maxStreams, ApiKeys keys,
-      JournalKeys journalKeys, QueuePauses pauses) {
+      JournalKeys journalKeys, QueuePauses pauses, Schedules schedules) {
     this.pauses = pauses;
+    this.schedules = schedules;
     this.keys = keys;
     this.journalKeys = journalKeys;
     this.remote = remote;
@@ -171,6 +176,67 @@ public final class TaskService {
         throw NotFoundException.queue(queue);
       }
     }).compose(v -> pauses.set(queue, paused, caller.keyId()));
+  }
+
+  // ---- schedules ----------------------------------------------------------------------------
+
+  /**
+   * Makes a schedule: an admin's call, as a schedule submits tasks on its own for as long as it
+   * lives (they have no tenant). 409 for a name taken.
+   */
+  public Future<ScheduleView> createSchedule(Caller caller, JsonObject body) {
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> schedules.create(body, caller.keyId()))
+        .map(view -> {
+          if (view == null) {
+            // Made, then deleted by another caller before it could be read back.
+            throw NotFoundException.schedule(String.valueOf(body.getValue("name")));
+          }
+          return view;
+        });
+  }
+
+  /** Every schedule, with its next fire times and last result; for callers that see every tenant. */
+  public Future<List<ScheduleView>> schedules(Caller caller) {
+    return permitted(() -> readSchedules(caller)).compose(v -> schedules.list());
+  }
+
+  /** One schedule with its ten newest ticks. */
+  public Future<ScheduleView> schedule(Caller caller, String name) {
+    return permitted(() -> readSchedules(caller)).compose(v -> schedules.get(name)).map(view -> {
+      if (view == null) {
+        throw NotFoundException.schedule(name);
+      }
+      return view;
+    });
+  }
+
+  /** Pauses ({@code paused}) or resumes a schedule on every node: no tick fires while it is paused, nor is owed after. */
+  public Future<ScheduleView> pauseSchedule(Caller caller, String name, boolean paused) {
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> schedules.pause(name, paused, caller.keyId()))
+        .map(view -> {
+          if (view == null) {
+            throw NotFoundException.schedule(name);
+          }
+          return view;
+        });
+  }
+
+  /** Deletes a schedule: no tick of it fires once this answers; the tasks it made stay. */
+  public Future<Void> deleteSchedule(Caller caller, String name) {
+    return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> schedules.delete(name)).map(found -> {
+      if (!found) {
+        throw NotFoundException.schedule(name);
+      }
+      return null;
+    });
+  }
+
+  private static void readSchedules(Caller caller) {
+    caller.require(Scope.READ);
+    if (!caller.seesEveryTenant()) {
+      throw new ForbiddenException("schedules and the tasks they make belong to no tenant: a key bound to a tenant"
+          + " does not see them");
+    }
   }
 
   private List<QueueView> tenantQueues(List<TenantCounts> counts) {

@@ -144,6 +144,11 @@ final class Attempt implements TaskContext {
   }
 
   @Override
+  public java.time.Instant scheduledFor() {
+    return task.scheduledFor();
+  }
+
+  @Override
   public JsonObject payload() {
     return payload;
   }

@@ -1,6 +1,5 @@
-package dev.taskline.http;
+package dev.taskline.admission;
 
-import dev.taskline.admission.Submission;
 import dev.taskline.config.QueueConfig;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -9,11 +8,12 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Reads submissions from request bodies. Fields must have the JSON type the API documents, and
- * unknown fields are refused, so that a misspelt option ("prority") is an error the client sees,
- * not a silent default.
+ * Reads submissions from request bodies (and schedules' tasks, from the API or a config). Fields
+ * must have the JSON type the API documents, and unknown fields are refused, so that a misspelt
+ * option ("prority") is an error the client sees, not a silent default. What it cannot read is an
+ * {@link InvalidTaskException} (422).
  */
-final class SubmissionJson {
+public final class SubmissionJson {
 
   private static final Set<String> TASK_FIELDS = Set.of("type", "payload", "queue", "priority", "maxAttempts", "timeoutMs",
       "delayMs", "runAt", "concurrencyKey", "startBy", "startWithinMs");
@@ -22,52 +22,53 @@ final class SubmissionJson {
   private SubmissionJson() {
   }
 
-  static Submission task(JsonObject body) {
+  public static Submission task(JsonObject body) {
     return task(body, "");
   }
 
-  static List<Submission> batch(JsonObject body) {
-    Requests.knownFields(body, BATCH_FIELDS, "");
+  public static List<Submission> batch(JsonObject body) {
+    knownFields(body, BATCH_FIELDS, "");
     Object tasks = body.getValue("tasks");
     if (!(tasks instanceof JsonArray array)) {
-      throw ApiException.unprocessable("tasks must be an array of task objects");
+      throw new InvalidTaskException("tasks must be an array of task objects");
     }
     List<Submission> submissions = new ArrayList<>(array.size());
     for (int i = 0; i < array.size(); i++) {
       Object item = array.getValue(i);
       if (!(item instanceof JsonObject object)) {
-        throw ApiException.unprocessable("tasks[" + i + "] must be an object");
+        throw new InvalidTaskException("tasks[" + i + "] must be an object");
       }
       submissions.add(task(object, "tasks[" + i + "]."));
     }
     return submissions;
   }
 
-  private static Submission task(JsonObject body, String where) {
-    Requests.knownFields(body, TASK_FIELDS, where);
+  /** As {@link #task(JsonObject)}, with {@code where} before every field an error names ("task."). */
+  public static Submission task(JsonObject body, String where) {
+    knownFields(body, TASK_FIELDS, where);
     Object type = body.getValue("type");
     if (!(type instanceof String text) || text.isBlank() || text.length() > 200) {
-      throw ApiException.unprocessable(where + "type must be a non-empty string of at most 200 characters");
+      throw new InvalidTaskException(where + "type must be a non-empty string of at most 200 characters");
     }
     Object payload = body.getValue("payload");
     if (payload != null && !(payload instanceof JsonObject)) {
-      throw ApiException.unprocessable(where + "payload must be an object");
+      throw new InvalidTaskException(where + "payload must be an object");
     }
     Object queue = body.getValue("queue");
     if (queue != null && !(queue instanceof String)) {
-      throw ApiException.unprocessable(where + "queue must be a string");
+      throw new InvalidTaskException(where + "queue must be a string");
     }
     if (payload != null && containsNul(payload)) {
       // PostgreSQL's jsonb cannot store U+0000; refusing it here keeps it from failing the insert.
-      throw ApiException.unprocessable(where + "payload must not contain the NUL character (\\u0000)");
+      throw new InvalidTaskException(where + "payload must not contain the NUL character (\\u0000)");
     }
     if (text.indexOf('\0') >= 0 || (queue != null && ((String) queue).indexOf('\0') >= 0)) {
-      throw ApiException.unprocessable(where + "type and queue must not contain the NUL character");
+      throw new InvalidTaskException(where + "type and queue must not contain the NUL character");
     }
     Object key = body.getValue("concurrencyKey");
     if (key != null && (!(key instanceof String keyText) || keyText.isEmpty()
         || keyText.length() > QueueConfig.MAX_KEY_LENGTH || keyText.indexOf('\0') >= 0)) {
-      throw ApiException.unprocessable(where + "concurrencyKey must be a string of 1 to " + QueueConfig.MAX_KEY_LENGTH
+      throw new InvalidTaskException(where + "concurrencyKey must be a string of 1 to " + QueueConfig.MAX_KEY_LENGTH
           + " characters, without the NUL character");
     }
     return new Submission(text, payload == null ? new JsonObject() : (JsonObject) payload, (String) queue,
@@ -88,10 +89,20 @@ final class SubmissionJson {
         // the same answer as for a value that is not a string
       }
     }
-    throw ApiException.unprocessable(where + field + " must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
+    throw new InvalidTaskException(where + field + " must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
   }
 
-  static boolean containsNul(Object value) {
+  /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
+  public static void knownFields(JsonObject body, Set<String> known, String where) {
+    for (String field : body.fieldNames()) {
+      if (!known.contains(field)) {
+        throw new InvalidTaskException(where + field + " is not a known field (known: "
+            + String.join(", ", known.stream().sorted().toList()) + ")");
+      }
+    }
+  }
+
+  public static boolean containsNul(Object value) {
     if (value instanceof String text) {
       return text.indexOf('\0') >= 0;
     }
@@ -117,7 +128,7 @@ final class SubmissionJson {
       return null;
     }
     if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
-      throw ApiException.unprocessable(where + field + " is out of range");
+      throw new InvalidTaskException(where + field + " is out of range");
     }
     return value.intValue();
   }
@@ -130,6 +141,6 @@ final class SubmissionJson {
     if (value instanceof Integer || value instanceof Long) {
       return ((Number) value).longValue();
     }
-    throw ApiException.unprocessable(where + field + " must be an integer");
+    throw new InvalidTaskException(where + field + " must be an integer");
   }
 }

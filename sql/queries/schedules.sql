@@ -1,0 +1,136 @@
+-- Named queries on schedules and schedule_ticks (migration 000015). A schedule's definition never
+-- changes once made (a declared one may be replaced by its node's config at start-up); its ticks
+-- are decided once, across nodes, by the primary key of schedule_ticks.
+
+-- name: schedule_create
+-- $1 id, $2 name, $3 spec (JSON), $4 origin, $5 now, $6 by. No row back: the name is taken.
+INSERT INTO schedules (id, name, spec, origin, paused, created_at, changed_at, changed_by)
+VALUES ($1, $2, $3, $4, false, $5, $5, $6)
+ON CONFLICT (name) DO NOTHING
+RETURNING id;
+
+-- name: schedule_declare
+-- $1 id, $2 name, $3 spec (JSON), $4 now. A schedule declared in a node's config: made when
+-- missing, its definition replaced when the config says otherwise (keeping its id, its ticks and its
+-- pause), left alone when it is the same. Returns the row's origin: 'api' means the name belongs to
+-- a schedule made through the API, which a config does not take over.
+INSERT INTO schedules (id, name, spec, origin, paused, created_at, changed_at)
+VALUES ($1, $2, $3, 'config', false, $4, $4)
+ON CONFLICT (name) DO UPDATE SET spec = EXCLUDED.spec
+ WHERE schedules.origin = 'config' AND schedules.spec <> EXCLUDED.spec
+RETURNING origin;
+
+-- name: schedule_origin
+-- $1 name
+SELECT origin FROM schedules WHERE name = $1;
+
+-- name: schedule_delete
+-- $1 name. Its ticks go with it (ON DELETE CASCADE); its tasks stay, as any task does.
+DELETE FROM schedules WHERE name = $1 RETURNING id;
+
+-- name: schedule_pause
+-- $1 name, $2 paused, $3 now, $4 by. Asking for the state it is in changes nothing (a resume of a
+-- running schedule must not move changed_at: no tick before a resume is owed). Returns whether the
+-- schedule exists.
+WITH changed AS (
+  UPDATE schedules SET paused = $2, changed_at = $3, changed_by = $4
+   WHERE name = $1 AND paused <> $2
+  RETURNING id
+)
+SELECT id FROM changed
+UNION ALL
+SELECT id FROM schedules WHERE name = $1;
+
+-- name: schedule_list
+-- Every schedule with the newest tick decided (the tick every node takes up from), that tick's
+-- outcome and task state, its skipped ticks and its last error (the newest skip that was not an
+-- overlap). $1 a name, or null for all.
+SELECT s.id, s.name, s.spec::text AS spec, s.origin, s.paused, s.created_at, s.changed_at, s.changed_by,
+       last.tick_at AS last_tick_at, last.outcome AS last_outcome, last.task_id AS last_task_id,
+       last.reason AS last_reason, last.detail AS last_detail, lt.state AS last_task_state,
+       sk.skipped, err.tick_at AS error_tick_at, err.decided_at AS error_at, err.detail AS error_detail
+  FROM schedules s
+  LEFT JOIN LATERAL (
+    SELECT tick_at, outcome, task_id, reason, detail FROM schedule_ticks
+     WHERE schedule_id = s.id ORDER BY tick_at DESC LIMIT 1) last ON true
+  LEFT JOIN tasks lt ON lt.id = last.task_id
+  LEFT JOIN LATERAL (
+    SELECT coalesce(sum(ticks), 0) AS skipped FROM schedule_ticks
+     WHERE schedule_id = s.id AND outcome = 'skipped') sk ON true
+  LEFT JOIN LATERAL (
+    SELECT tick_at, decided_at, detail FROM schedule_ticks
+     WHERE schedule_id = s.id AND outcome = 'skipped' AND reason <> 'overlap'
+     ORDER BY tick_at DESC LIMIT 1) err ON true
+ WHERE $1::text IS NULL OR s.name = $1
+ ORDER BY s.name;
+
+-- name: schedule_cursors
+-- What a node's scheduler reads on every refresh: each schedule and the newest tick decided.
+SELECT s.id, s.name, s.spec::text AS spec, s.paused, s.created_at, s.changed_at,
+       (SELECT max(tick_at) FROM schedule_ticks WHERE schedule_id = s.id) AS last_tick_at
+  FROM schedules s;
+
+-- name: schedule_recent_ticks
+-- $1 schedule id, $2 most rows: the newest ticks first, with their tasks' states (null once
+-- retention took the task).
+SELECT st.tick_at, st.outcome, st.task_id, st.reason, st.detail, st.ticks, st.decided_at, st.decided_by,
+       t.state AS task_state
+  FROM schedule_ticks st
+  LEFT JOIN tasks t ON t.id = st.task_id
+ WHERE st.schedule_id = $1
+ ORDER BY st.tick_at DESC
+ LIMIT $2;
+
+-- name: ticks_decide
+-- $1 schedule ids, $2 tick times, $3 task ids (null for a tick decided skipped), $4 reasons of the
+-- skipped, $5 their details, $6 how many ticks each row stands for, $7 whether the schedule skips a
+-- tick while its last task is unfinished (overlap: skip), $8 now, $9 the deciding node.
+-- Inserts the ticks no node decided yet and returns them, then one row ('live') for each schedule
+-- still there and not paused; the caller inserts the returned fired ticks' tasks in the same
+-- transaction. A tick already decided (a node got there first) is not returned and changes nothing. FOR SHARE on the schedules: a pause or a delete that committed
+-- first is seen (a row updated meanwhile is read again when its writer commits), and one that comes
+-- later waits for this transaction, so no tick is decided after either. Rows go in in one order
+-- (schedule, tick) on every node, so that two nodes deciding the same ticks wait on each other's
+-- rows in the same order and never deadlock.
+WITH req AS MATERIALIZED (
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::uuid[], $4::text[], $5::text[], $6::bigint[],
+                       $7::boolean[])
+           AS r(schedule_id, tick_at, task_id, reason, detail, ticks, skip_if_running)
+), live AS MATERIALIZED (
+  SELECT s.id FROM schedules s WHERE s.id = ANY ($1::uuid[]) AND NOT s.paused FOR SHARE
+), decided AS (
+  SELECT r.schedule_id, r.tick_at, r.ticks,
+         CASE WHEN prev.state IN ('pending', 'running') THEN NULL ELSE r.task_id END AS task_id,
+         CASE WHEN prev.state IN ('pending', 'running') THEN 'overlap' ELSE r.reason END AS reason,
+         CASE WHEN prev.state IN ('pending', 'running')
+              THEN 'the task of ' || to_char(prev.tick_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+                   || ' (' || prev.task_id || ') was ' || prev.state
+              ELSE r.detail END AS detail
+    FROM req r
+    JOIN live l ON l.id = r.schedule_id
+    LEFT JOIN LATERAL (
+      SELECT st.tick_at, st.task_id, t.state FROM schedule_ticks st JOIN tasks t ON t.id = st.task_id
+       WHERE st.schedule_id = r.schedule_id AND st.outcome = 'fired' AND st.tick_at < r.tick_at
+       ORDER BY st.tick_at DESC LIMIT 1) prev ON r.skip_if_running AND r.task_id IS NOT NULL
+), ins AS (
+  INSERT INTO schedule_ticks (schedule_id, tick_at, outcome, task_id, reason, detail, ticks, decided_at, decided_by)
+  SELECT d.schedule_id, d.tick_at, CASE WHEN d.task_id IS NULL THEN 'skipped' ELSE 'fired' END, d.task_id,
+         d.reason, d.detail, d.ticks, $8, $9
+    FROM decided d
+   ORDER BY d.schedule_id, d.tick_at
+  ON CONFLICT (schedule_id, tick_at) DO NOTHING
+  RETURNING schedule_id, tick_at, outcome, reason
+)
+SELECT schedule_id, tick_at, outcome, reason FROM ins
+UNION ALL
+SELECT id, NULL, 'live', NULL FROM live;
+
+-- name: delete_old_ticks
+-- $1 cut-off, $2 most rows. Retention: ticks decided before the cut-off, but never a schedule's
+-- newest (where every node takes up its ticks again: without it, a node would catch up ticks
+-- already decided).
+DELETE FROM schedule_ticks WHERE ctid IN (
+  SELECT x.ctid FROM schedule_ticks x
+   WHERE x.decided_at < $1
+     AND x.tick_at < (SELECT max(y.tick_at) FROM schedule_ticks y WHERE y.schedule_id = x.schedule_id)
+   LIMIT $2);

@@ -1,0 +1,14 @@
+package dev.taskline.schedule;
+
+import dev.taskline.journal.JournalSchedules;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * A schedule as a reader sees it: its definition, its row in the journal (pause, last tick, skips,
+ * last error), its next fire times from now, and (for one schedule read by name) its newest ticks,
+ * null in lists.
+ */
+public record ScheduleView(ScheduleSpec spec, JournalSchedules.ScheduleRow row, List<Instant> nextFireTimes,
+    List<JournalSchedules.TickRow> recentTicks) {
+}

@@ -1,0 +1,289 @@
+package dev.taskline.schedule;
+
+import dev.taskline.admission.Admission;
+import dev.taskline.journal.JournalSchedules;
+import dev.taskline.journal.TickWrite;
+import dev.taskline.metrics.ScheduleMeters;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonObject;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Evaluates every schedule's ticks on this node; every node runs one. Whichever node decides a tick
+ * first (journals its task, or its skip) wins through the journal's key on schedule and tick, and
+ * the others' writes change nothing (counted as lost races). So a tick fires once however many
+ * nodes evaluate it, and keeps firing while any one of them runs.
+ *
+ * <p>A pass reads the journal (about once a second, or always from {@link #runOnce}), plans each
+ * schedule's due ticks with {@link TickPlan}, and hands them to admission in one go: their tasks
+ * take room in their queues like any submission, and the journal decides all of them in one
+ * transaction. The next pass is timed for the next tick due, by the injected clock (at most
+ * {@value #MAX_WAIT_MS} ms away, so that a moved clock or another node's change is seen soon).
+ */
+public final class Scheduler extends VerticleBase {
+
+  private static final Logger LOG = Logger.getLogger(Scheduler.class.getName());
+  /** Most ticks of one schedule fired in one pass; the rest go in the next ones. */
+  static final int CHUNK = 100;
+  static final long MAX_WAIT_MS = 250;
+  static final long REFRESH_MS = 1000;
+  /** A pass this long after the one before means the node was not there: what came due meanwhile is caught up. */
+  static final Duration STALL = Duration.ofSeconds(60);
+
+  private final JournalSchedules journal;
+  private final Admission admission;
+  private final ScheduleMeters meters;
+  private final Clock clock;
+  private final String nodeId;
+  private final Duration grace;
+  private final int maxCatchUp;
+  private final Map<UUID, State> states = new HashMap<>(); // guarded by this
+  private final Set<String> unreadable = new HashSet<>(); // guarded by this: each is logged once
+  private Future<Void> chain = Future.succeededFuture(); // guarded by this
+  private Instant lastPass; // guarded by this
+  private long lastRefreshNanos = Long.MIN_VALUE / 2;
+  private long timer = -1;
+  private volatile boolean stopped;
+  private boolean failing;
+
+  /** One schedule as this node evaluates it. */
+  private static final class State {
+    final UUID id;
+    final String specJson;
+    final ScheduleSpec spec;
+    boolean paused;
+    /** The newest tick decided, by any node as far as this one knows; no tick at or before it is decided again. */
+    Instant cursor;
+    /** Ticks up to here came while this node was not evaluating: they follow catchUp. Null: none. */
+    Instant pastThrough;
+
+    State(UUID id, String specJson, ScheduleSpec spec) {
+      this.id = id;
+      this.specJson = specJson;
+      this.spec = spec;
+    }
+  }
+
+  /**
+   * @param grace how late a tick may be, when a node takes a schedule up, and still be fired as
+   *              live rather than follow the schedule's catchUp
+   * @param maxCatchUp most missed ticks {@code catchUp: all} fires, the newest ones
+   */
+  public Scheduler(JournalSchedules journal, Admission admission, ScheduleMeters meters, Clock clock, String nodeId,
+      Duration grace, int maxCatchUp) {
+    this.journal = journal;
+    this.admission = admission;
+    this.meters = meters;
+    this.clock = clock;
+    this.nodeId = nodeId;
+    this.grace = grace;
+    this.maxCatchUp = maxCatchUp;
+  }
+
+  @Override
+  public Future<?> start() {
+    // The first pass waits for a refresh, so that nothing is decided on an empty picture.
+    schedule(0);
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    stopped = true;
+    vertx.cancelTimer(timer);
+    return Future.succeededFuture();
+  }
+
+  /** No pass after this one: the node is shutting down, and its ticks are the other nodes' to decide. */
+  public void halt() {
+    stopped = true;
+  }
+
+  /** Reads the journal, then decides every tick due by the clock; one pass at a time. */
+  public Future<Void> runOnce() {
+    return enqueue(true);
+  }
+
+  /** The journal changed here (a schedule made, deleted, paused or resumed): read it before the next pass. */
+  public synchronized void changed() {
+    lastRefreshNanos = Long.MIN_VALUE / 2;
+  }
+
+  private void schedule(long delayMs) {
+    if (stopped) {
+      return;
+    }
+    timer = vertx.setTimer(Math.max(1, delayMs), id -> {
+      if (stopped) {
+        return;
+      }
+      boolean refresh;
+      synchronized (this) {
+        refresh = System.nanoTime() - lastRefreshNanos >= REFRESH_MS * 1_000_000;
+      }
+      enqueue(refresh).onComplete(done -> {
+        if (done.failed() && !failing) {
+          LOG.log(Level.WARNING, "evaluating schedules failed; trying again every " + MAX_WAIT_MS + " ms: "
+              + done.cause().getMessage());
+        }
+        failing = done.failed();
+        schedule(done.failed() ? MAX_WAIT_MS : untilNextTick());
+      });
+    });
+  }
+
+  private synchronized Future<Void> enqueue(boolean refresh) {
+    Future<Void> pass = chain.transform(ignored -> (refresh ? refresh() : Future.<Void>succeededFuture())
+        .compose(v -> pass()));
+    chain = pass.otherwiseEmpty().mapEmpty();
+    return pass;
+  }
+
+  private Future<Void> refresh() {
+    synchronized (this) {
+      lastRefreshNanos = System.nanoTime();
+    }
+    return journal.cursors().map(rows -> {
+      apply(rows, clock.instant());
+      return null;
+    });
+  }
+
+  private synchronized void apply(List<JournalSchedules.Stored> rows, Instant now) {
+    Set<UUID> seen = new HashSet<>();
+    for (JournalSchedules.Stored row : rows) {
+      seen.add(row.id());
+      State state = states.get(row.id());
+      if (state == null || !state.specJson.equals(row.spec())) {
+        ScheduleSpec spec;
+        try {
+          spec = ScheduleSpec.fromStored(row.name(), new JsonObject(row.spec()));
+        } catch (RuntimeException e) {
+          // Written by a node of another version, say: this one leaves it to the nodes that read it.
+          if (unreadable.add(row.spec())) {
+            LOG.warning("schedule '" + row.name() + "' cannot be read here, so this node does not evaluate it: "
+                + e.getMessage());
+          }
+          states.remove(row.id());
+          continue;
+        }
+        state = new State(row.id(), row.spec(), spec);
+        state.cursor = row.createdAt();
+        states.put(row.id(), state);
+        takeUp(state, now);
+      }
+      state.paused = row.paused();
+      state.cursor = latest(state.cursor, row.lastTickAt());
+      if (!row.paused()) {
+        // No tick at or before a resume is owed: it came while the schedule was paused.
+        state.cursor = latest(state.cursor, row.changedAt());
+      }
+    }
+    states.keySet().retainAll(seen);
+  }
+
+  /** This node takes the schedule up now: what came due more than the grace ago, and is not decided, is past. */
+  private void takeUp(State state, Instant now) {
+    state.pastThrough = now.minus(grace);
+  }
+
+  private Future<Void> pass() {
+    Instant now = clock.instant();
+    List<Admission.DueTick> due = new ArrayList<>();
+    List<TickWrite> skips = new ArrayList<>();
+    Map<UUID, String> names = new HashMap<>();
+    synchronized (this) {
+      if (lastPass != null && Duration.between(lastPass, now).compareTo(STALL) > 0) {
+        states.values().forEach(s -> takeUp(s, now));
+      }
+      lastPass = now;
+      for (State s : states.values()) {
+        if (s.paused) {
+          continue;
+        }
+        if (s.pastThrough != null) {
+          Instant newest = s.spec.cadence().previous(s.pastThrough.plusNanos(1));
+          if (newest == null || !newest.isAfter(s.cursor)) {
+            s.pastThrough = null; // caught up
+          }
+        }
+        TickPlan plan = TickPlan.of(s.spec, s.cursor, s.pastThrough, now, maxCatchUp, CHUNK);
+        if (plan.isEmpty()) {
+          continue;
+        }
+        names.put(s.id, s.spec.name());
+        if (plan.missed() != null) {
+          skips.add(TickWrite.skip(s.id, plan.missed(), "missed", missedDetail(s.spec, plan), plan.missedCount()));
+        }
+        for (Instant tick : plan.fire()) {
+          due.add(new Admission.DueTick(s.id, s.spec.name(), tick, s.spec.task(),
+              s.spec.overlap() == ScheduleSpec.Overlap.SKIP));
+        }
+      }
+    }
+    if (due.isEmpty() && skips.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    return admission.admitTicks(due, skips, nodeId).map(decisions -> {
+      boolean gone = false;
+      synchronized (this) {
+        for (TickWrite.Decision decision : decisions) {
+          TickWrite write = decision.write();
+          State s = states.get(write.scheduleId());
+          String name = names.get(write.scheduleId());
+          switch (decision.outcome()) {
+            case FIRED -> meters.fired(name);
+            case SKIPPED -> meters.skipped(name, write.task() == null ? write.ticks() : 1);
+            case LOST -> meters.lost(name);
+            case GONE -> gone = true;
+          }
+          if (s != null && decision.outcome() != TickWrite.Outcome.GONE) {
+            s.cursor = latest(s.cursor, write.tickAt());
+          }
+        }
+        if (gone) {
+          lastRefreshNanos = Long.MIN_VALUE / 2;
+        }
+      }
+      return null;
+    });
+  }
+
+  private static String missedDetail(ScheduleSpec spec, TickPlan plan) {
+    String count = (plan.countCapped() ? "at least " : "") + plan.missedCount();
+    return count + (plan.missedCount() == 1 ? " tick" : " ticks") + " from " + plan.missedFirst() + " to "
+        + plan.missed() + " came while no node evaluated the schedule (catchUp: " + spec.catchUp().label() + ")";
+  }
+
+  /** Until the soonest tick of a running schedule, by the clock; at most {@value #MAX_WAIT_MS} ms. */
+  private synchronized long untilNextTick() {
+    Instant now = clock.instant();
+    long wait = MAX_WAIT_MS;
+    for (State s : states.values()) {
+      if (s.paused) {
+        continue;
+      }
+      Instant next = s.spec.cadence().next(s.cursor);
+      if (next != null) {
+        wait = Math.min(wait, Duration.between(now, next).toMillis() + 1);
+      }
+    }
+    return Math.max(1, wait);
+  }
+
+  private static Instant latest(Instant a, Instant b) {
+    return b == null || (a != null && !b.isAfter(a)) ? a : b;
+  }
+}
