@@ -54,8 +54,28 @@ public sealed interface Cadence permits Cadence.CronCadence, Cadence.Every {
       return times.nextExecution(ZonedDateTime.ofInstant(after, zone)).map(ZonedDateTime::toInstant).orElse(null);
     }
 
+    /**
+     * The tick {@link #next} would give last before {@code before}. cron-utils' own lastExecution
+     * disagrees with its nextExecution on a fall-back day (it names the repeated 01:30 of
+     * "30 1 * * *", which nextExecution skips), so it only finds a start two of its ticks back,
+     * from which {@code next} walks forward: the ticks are those of {@code next}, in both directions.
+     */
     @Override
     public Instant previous(Instant before) {
+      Instant last = lastExecution(before);
+      if (last == null) {
+        return null;
+      }
+      Instant anchor = lastExecution(last);
+      Instant found = null;
+      for (Instant t = next(anchor == null ? last.minusNanos(1) : anchor); t != null && t.isBefore(before);
+          t = next(t)) {
+        found = t;
+      }
+      return found != null ? found : anchor;
+    }
+
+    private Instant lastExecution(Instant before) {
       return times.lastExecution(ZonedDateTime.ofInstant(before, zone)).map(ZonedDateTime::toInstant).orElse(null);
     }
   }

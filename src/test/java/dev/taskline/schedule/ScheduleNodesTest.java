@@ -1,0 +1,191 @@
+package dev.taskline.schedule;
+
+import static dev.taskline.schedule.SchedulesApiTest.START;
+import static dev.taskline.schedule.SchedulesApiTest.everySecond;
+import static dev.taskline.schedule.SchedulesApiTest.scheduled;
+import static dev.taskline.testing.TestNode.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.taskline.testing.GateHandler;
+import dev.taskline.testing.MutableClock;
+import dev.taskline.testing.TestNode;
+import dev.taskline.testing.TestPostgres;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Schedules on several nodes sharing one journal and one moved clock: each tick fires once whoever
+ * evaluates it; a node that comes back alone after ten ticks follows each schedule's catchUp;
+ * overlap; schedules a config declares.
+ */
+class ScheduleNodesTest {
+
+  private static final String CONFIG = """
+      {"queues": {"default": {"slots": 4}}, "scheduler": {"graceMs": 0}}
+      """;
+
+  @Test
+  void two_nodes_evaluating_every_tick_make_one_task_per_tick() throws Exception {
+    MutableClock clock = new MutableClock(START);
+    String db = TestPostgres.newDatabase();
+    try (TestNode a = TestNode.start(db, CONFIG, clock); TestNode b = TestNode.start(db, CONFIG, clock)) {
+      assertEquals(201, a.post("/api/schedules", everySecond("both")).statusCode());
+      await(b.node.scheduler().runOnce());
+      for (int i = 0; i < 20; i++) {
+        clock.advance(Duration.ofSeconds(1));
+        // Both at once: each pass reads the journal and then races the other for the tick.
+        Future<Void> onA = a.node.scheduler().runOnce();
+        Future<Void> onB = b.node.scheduler().runOnce();
+        await(Future.all(onA, onB));
+      }
+      List<JsonObject> tasks = SchedulesApiTest.scheduledTasks(a, "both", 20);
+      for (int i = 0; i < 20; i++) {
+        assertEquals(START.plusSeconds(i + 1).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString(),
+            tasks.get(i).getString("scheduledFor"));
+      }
+      double fired = fired(a, "both") + fired(b, "both");
+      assertEquals(20.0, fired, "each tick fired by one node");
+      double lost = lost(a, "both") + lost(b, "both");
+      assertTrue(lost <= 20.0, "at most one loser a tick: " + lost);
+    }
+  }
+
+  @Test
+  void a_node_back_alone_after_ten_ticks_follows_each_schedules_catch_up() throws Exception {
+    MutableClock clock = new MutableClock(START);
+    String db = TestPostgres.newDatabase();
+    try (TestNode first = TestNode.start(db, CONFIG, clock)) {
+      for (String catchUp : List.of("none", "latest", "all")) {
+        assertEquals(201, first.post("/api/schedules", everySecond(catchUp).put("catchUp", catchUp)).statusCode());
+      }
+      clock.advance(Duration.ofSeconds(2));
+      await(first.node.scheduler().runOnce());
+      for (String catchUp : List.of("none", "latest", "all")) {
+        SchedulesApiTest.scheduledTasks(first, catchUp, 2);
+      }
+    }
+    // Down while ticks 10:00:03 to 10:00:12 come.
+    clock.advance(Duration.ofSeconds(10));
+    try (TestNode back = TestNode.start(db, CONFIG, clock)) {
+      await(back.node.scheduler().runOnce());
+      assertEquals(List.of("01", "02"), seconds(back, "none"));
+      assertEquals(List.of("01", "02", "12"), seconds(back, "latest"));
+      assertEquals(List.of("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"), seconds(back, "all"));
+
+      JsonObject none = back.getJson("/api/schedules/none");
+      assertEquals(10, none.getInteger("skippedTicks"));
+      JsonObject missed = none.getJsonArray("recentTicks").getJsonObject(0);
+      assertEquals("2026-12-01T10:00:12Z", missed.getString("tickAt"));
+      assertEquals("missed", missed.getString("reason"));
+      assertEquals(10, missed.getInteger("ticks"));
+      assertTrue(none.getJsonObject("lastError").getString("detail")
+          .startsWith("10 ticks from 2026-12-01T10:00:03Z to 2026-12-01T10:00:12Z came while no node evaluated"),
+          none.encode());
+      assertEquals(9, back.getJson("/api/schedules/latest").getInteger("skippedTicks"));
+      assertEquals(0, back.getJson("/api/schedules/all").getInteger("skippedTicks"));
+      assertEquals(10.0, back.metric("taskline_schedule_ticks_total{outcome=\"skipped\",schedule=\"none\"}"));
+
+      // And then on as usual.
+      clock.advance(Duration.ofSeconds(1));
+      await(back.node.scheduler().runOnce());
+      assertEquals("13", last(seconds(back, "none")));
+      assertEquals("13", last(seconds(back, "latest")));
+      assertEquals("13", last(seconds(back, "all")));
+    }
+  }
+
+  @Test
+  void overlap_skip_skips_ticks_while_the_last_task_runs() throws Exception {
+    MutableClock clock = new MutableClock(START);
+    GateHandler.reset();
+    try (TestNode node = TestNode.start(TestPostgres.newDatabase(), CONFIG, clock)) {
+      JsonObject body = new JsonObject().put("name", "slow").put("every", "PT1S").put("overlap", "skip")
+          .put("task", new JsonObject().put("type", "gate"));
+      assertEquals(201, node.post("/api/schedules", body).statusCode());
+      clock.advance(Duration.ofSeconds(1));
+      await(node.node.scheduler().runOnce());
+      GateHandler.Call running = GateHandler.next(TestNode.WAIT);
+      clock.advance(Duration.ofSeconds(1));
+      await(node.node.scheduler().runOnce());
+      clock.advance(Duration.ofSeconds(1));
+      await(node.node.scheduler().runOnce());
+      running.succeed(new JsonObject());
+      node.waitForState(running.taskId().toString(), "succeeded");
+      clock.advance(Duration.ofSeconds(1));
+      await(node.node.scheduler().runOnce());
+      GateHandler.next(TestNode.WAIT).succeed(new JsonObject());
+      assertEquals(List.of("01", "04"), seconds(node, "slow"));
+      JsonArray ticks = node.getJson("/api/schedules/slow").getJsonArray("recentTicks");
+      List<String> outcomes = new ArrayList<>();
+      ticks.forEach(t -> outcomes.add(((JsonObject) t).getString("outcome") + "/"
+          + ((JsonObject) t).getString("reason", "")));
+      assertEquals(List.of("fired/", "skipped/overlap", "skipped/overlap", "fired/"), outcomes);
+      assertEquals(2, node.getJson("/api/schedules/slow").getInteger("skippedTicks"));
+      assertEquals(null, node.getJson("/api/schedules/slow").getValue("lastError"), "an overlap is not an error");
+    }
+  }
+
+  @Test
+  void a_config_declares_schedules_checked_as_the_api_checks_them() throws Exception {
+    MutableClock clock = new MutableClock(START);
+    String db = TestPostgres.newDatabase();
+    String declared = """
+        {"queues": {"default": {"slots": 4}},
+         "schedules": {"nightly": {"cron": "0 3 * * *", "timezone": "Europe/Paris", "task": {"type": "sleep"}}}}
+        """;
+    try (TestNode node = TestNode.start(db, declared, clock)) {
+      JsonObject view = node.getJson("/api/schedules/nightly");
+      assertEquals("config", view.getString("origin"));
+      assertEquals("2026-12-02T02:00:00Z", view.getString("nextFireAt"), "03:00 in Paris (UTC+1 in winter)");
+      assertEquals(201, node.post("/api/schedules", everySecond("mine")).statusCode());
+    }
+    // The same declaration again changes nothing; a changed one replaces the definition.
+    try (TestNode node = TestNode.start(db, declared.replace("0 3 * * *", "0 4 * * *"), clock)) {
+      assertEquals("0 4 * * *", node.getJson("/api/schedules/nightly").getString("cron"));
+    }
+    ExecutionException bad = assertThrows(ExecutionException.class, () -> TestNode.start(db, declared.replace(
+        "\"type\": \"sleep\"", "\"type\": \"nope\""), clock).close());
+    assertTrue(bad.getCause().getMessage().contains("schedules.nightly: task.type: unknown task type 'nope'"),
+        bad.getCause().getMessage());
+    ExecutionException taken = assertThrows(ExecutionException.class, () -> TestNode.start(db, """
+        {"schedules": {"mine": {"every": "PT1M", "task": {"type": "sleep"}}}}
+        """, clock).close());
+    assertTrue(taken.getCause().getMessage().contains("schedules.mine: a schedule of that name was made through the API"),
+        taken.getCause().getMessage());
+  }
+
+  private static List<String> seconds(TestNode node, String schedule) throws Exception {
+    List<String> seconds = new ArrayList<>();
+    for (JsonObject task : scheduled(node, schedule)) {
+      String at = task.getString("scheduledFor");
+      assertTrue(Instant.parse(at).getNano() == 0, at);
+      seconds.add(at.substring(17, 19));
+    }
+    return seconds;
+  }
+
+  private static String last(List<String> list) {
+    return list.get(list.size() - 1);
+  }
+
+  private static double fired(TestNode node, String schedule) throws Exception {
+    return orZero(node.metric("taskline_schedule_ticks_total{outcome=\"fired\",schedule=\"" + schedule + "\"}"));
+  }
+
+  private static double lost(TestNode node, String schedule) throws Exception {
+    return orZero(node.metric("taskline_schedule_ticks_total{outcome=\"lost\",schedule=\"" + schedule + "\"}"));
+  }
+
+  private static double orZero(double value) {
+    return Double.isNaN(value) ? 0 : value;
+  }
+}
