@@ -236,6 +236,10 @@ public final class ChildNode implements AutoCloseable {
         .build());
   }
 
+  public HttpResponse<String> delete(String path) {
+    return send(HttpRequest.newBuilder(uri(path)).timeout(REQUEST_TIMEOUT).DELETE().build());
+  }
+
   /** GET that must answer 200 with a JSON object. */
   public JsonObject getJson(String path) {
     HttpResponse<String> response = get(path);
