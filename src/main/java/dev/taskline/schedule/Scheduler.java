@@ -39,7 +39,10 @@ public final class Scheduler extends VerticleBase {
   static final int CHUNK = 100;
   static final long MAX_WAIT_MS = 250;
   static final long REFRESH_MS = 1000;
-  /** A pass this long after the one before means the node was not there: what came due meanwhile is caught up. */
+  /**
+   * A pass this long after the last one that succeeded means the node was not there (its passes
+   * stalled, or its journal did not answer): what came due meanwhile follows catchUp.
+   */
   static final Duration STALL = Duration.ofSeconds(60);
 
   private final JournalSchedules journal;
@@ -205,10 +208,11 @@ public final class Scheduler extends VerticleBase {
     List<TickWrite> skips = new ArrayList<>();
     Map<UUID, String> names = new HashMap<>();
     synchronized (this) {
+      // Since the last pass that decided what it had to: a node whose passes stalled, or whose
+      // journal did not answer, that long was not there for the ticks meanwhile.
       if (lastPass != null && Duration.between(lastPass, now).compareTo(STALL) > 0) {
         states.values().forEach(s -> takeUp(s, now));
       }
-      lastPass = now;
       for (State s : states.values()) {
         if (s.paused) {
           continue;
@@ -234,11 +238,15 @@ public final class Scheduler extends VerticleBase {
       }
     }
     if (due.isEmpty() && skips.isEmpty()) {
+      synchronized (this) {
+        lastPass = now;
+      }
       return Future.succeededFuture();
     }
     return admission.admitTicks(due, skips, nodeId).map(decisions -> {
       boolean gone = false;
       synchronized (this) {
+        lastPass = now;
         for (TickWrite.Decision decision : decisions) {
           TickWrite write = decision.write();
           State s = states.get(write.scheduleId());

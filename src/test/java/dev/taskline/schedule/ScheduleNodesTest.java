@@ -104,6 +104,28 @@ class ScheduleNodesTest {
   }
 
   @Test
+  void a_node_whose_passes_stalled_over_a_minute_follows_catch_up_for_the_ticks_meanwhile() throws Exception {
+    MutableClock clock = new MutableClock(START);
+    try (TestNode node = TestNode.start(TestPostgres.newDatabase(), CONFIG, clock)) {
+      assertEquals(201, node.post("/api/schedules", everySecond("stalled").put("catchUp", "none")).statusCode());
+      clock.advance(Duration.ofSeconds(1));
+      await(node.node.scheduler().runOnce());
+      // Ticks a live node was late for fire, however late (here 30 s)...
+      clock.advance(Duration.ofSeconds(30));
+      await(node.node.scheduler().runOnce());
+      assertEquals(31, scheduled(node, "stalled").size());
+      // ...but not after more than a minute without a pass: the node was not there.
+      clock.advance(Duration.ofSeconds(120));
+      await(node.node.scheduler().runOnce());
+      assertEquals(31, scheduled(node, "stalled").size());
+      assertEquals(120, node.getJson("/api/schedules/stalled").getInteger("skippedTicks"));
+      clock.advance(Duration.ofSeconds(1));
+      await(node.node.scheduler().runOnce());
+      assertEquals(32, scheduled(node, "stalled").size());
+    }
+  }
+
+  @Test
   void overlap_skip_skips_ticks_while_the_last_task_runs() throws Exception {
     MutableClock clock = new MutableClock(START);
     GateHandler.reset();
