@@ -172,10 +172,13 @@ async function main() {
   const created = Date.now();
 
   // 3. The steady window: every node has read every schedule, and each tick is one of all of them.
+  // It opens and closes half-way between two ticks, so that it holds exactly --seconds of them.
   await sleep(settle * 1000);
-  const cpu0 = cpuNow(), metrics0 = await tickMetrics(), window0 = Date.now();
-  await sleep(seconds * 1000);
-  const cpu1 = cpuNow(), metrics1 = await tickMetrics(), window1 = Date.now();
+  const window0 = (Math.floor(Date.now() / 1000) + 1) * 1000 + 500, window1 = window0 + seconds * 1000;
+  await sleep(window0 - Date.now());
+  const cpu0 = cpuNow(), metrics0 = await tickMetrics();
+  await sleep(window1 - Date.now());
+  const cpu1 = cpuNow(), metrics1 = await tickMetrics();
 
   // 4. The ticks as decided (they go with their schedules), then the deletes.
   const ticks = sql(`SELECT s.name, (extract(epoch FROM s.created_at) * 1e6)::bigint,
