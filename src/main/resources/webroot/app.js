@@ -1,10 +1,11 @@
 // Taskline dashboard: queues and totals every second, a five-minute chart sampled in the browser,
-// the recent tasks and the dead letters a page at a time, and the qualification-match form.
+// the schedules, the recent tasks and the dead letters a page at a time, and the qualification-match form.
 
 import { api, session, signIn } from './api.js';
 import { LiveChart } from './chart.js';
 import { $, h, num, reconcileRows, time } from './dom.js';
 import { setupMatchForm } from './match.js';
+import { schedulesTable } from './schedules.js';
 import { deadLetterTable, recentTasksTable } from './tasks.js';
 
 const SAMPLE_MS = 1000;
@@ -178,6 +179,11 @@ async function sample() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Schedules, every two seconds, with their Pause / Resume buttons.
+
+const schedules = schedulesTable($('#schedules'), { notify });
+
+// ---------------------------------------------------------------------------------------------
 // Recent tasks and dead letters.
 
 const recentSection = $('#recent');
@@ -274,6 +280,7 @@ setupMatchForm($('#match'), { notify, onSubmitted: () => recent.refresh() });
 updateRetryAll();
 sample();
 checkReady();
+schedules.start();
 recent.start();
 dead.start();
 document.documentElement.dataset.ready = 'true';

@@ -169,16 +169,21 @@ export function recentTasksTable(root, params) {
     },
     updateRow(row, task) {
       row.dataset.state = task.state;
+      if (task.schedule) {
+        row.dataset.schedule = task.schedule;
+        row.dataset.scheduledFor = task.scheduledFor;
+      }
       const cells = row.cells;
       setBadge(cells[3].firstChild, task.state);
       cells[4].textContent = `${task.attempt}/${task.maxAttempts}`;
       const percent = task.state === 'succeeded' ? 100 : (task.progress && task.progress.percent) || 0;
       setProgress(cells[5].firstChild, percent, task.state, task.progress && task.progress.message);
-      const text = task.state === 'failed' || task.state === 'cancelled' ? `${summary(task)}${errorMessage(task) ? ` — ${errorMessage(task)}` : ''}`
-        : task.state === 'expired' ? `${summary(task)} — not started by its deadline, ${time(task.startBy)}` : summary(task);
+      const about = task.schedule ? `${summary(task)} · schedule “${task.schedule}”, tick ${time(task.scheduledFor)}` : summary(task);
+      const text = task.state === 'failed' || task.state === 'cancelled' ? `${about}${errorMessage(task) ? ` — ${errorMessage(task)}` : ''}`
+        : task.state === 'expired' ? `${about} — not started by its deadline, ${time(task.startBy)}` : about;
       if (cells[6].textContent !== text) {
         cells[6].textContent = text;
-        cells[6].title = text;
+        cells[6].title = task.schedule ? `${text} (tick ${dateTime(task.scheduledFor)})` : text;
       }
       cells[7].textContent = time(task.updatedAt);
       cells[7].title = dateTime(task.updatedAt);
