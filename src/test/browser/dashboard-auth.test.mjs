@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Browser test of the dashboard on a node with API keys: it asks for a key, refuses a wrong one,
-// and with a tenant's key shows that tenant's tasks and no other's.
+// and with a tenant's key shows that tenant's tasks and no other's, and no schedules.
 //
 //   TL_KEY=<a tenant's key> TL_OWN=<ids,...> TL_OTHER=<ids,...> node src/test/browser/dashboard-auth.test.mjs <base url>
 //
@@ -71,6 +71,12 @@ try {
     return row && row.cells[6].textContent.trim() === String(n);
   }, own.length);
   log('ok   the queue table counts the tenant\'s tasks only');
+
+  // Schedules belong to no tenant: the section says this key does not see them, and no table.
+  await page.locator('#schedules[data-forbidden="true"] .status').waitFor({ state: 'visible' });
+  assert.match(await page.locator('#schedules .status').textContent(), /not shown to this key/);
+  assert.equal(await page.locator('#schedule-table').isVisible(), false);
+  log('ok   the schedules section tells a tenant\'s key it does not see schedules');
 } catch (e) {
   failed = true;
   log(`FAIL ${e && e.stack ? e.stack : e}`);

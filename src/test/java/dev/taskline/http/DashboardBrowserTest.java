@@ -5,15 +5,22 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.taskline.testing.TestNode;
 import dev.taskline.testing.TestPostgres;
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -22,7 +29,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The dashboard in a real browser: starts a node and runs {@code src/test/browser/dashboard.test.mjs}
  * against it (headless Debian chromium driven by playwright-core), which also checks that an event
- * stream resumed with {@code Last-Event-ID} has no gap and no duplicate.
+ * stream resumed with {@code Last-Event-ID} has no gap and no duplicate; the other scripts beside it
+ * check sign-in with keys, expired tasks and schedules (a script that needs the node's clock moved
+ * asks for it with a {@code STEP} line, see {@link #run(Tools, Path, String, Map, Map)}).
  *
  * <p>Skipped (failed when {@code CI=true}) on a machine without {@code node} (20 or later), {@code /usr/bin/chromium}
  * (or {@code $CHROMIUM}) or {@code src/test/browser/node_modules/playwright-core} ({@code npm ci --prefix src/test/browser}), so that Java
@@ -124,6 +133,46 @@ class DashboardBrowserTest {
     }
   }
 
+  @Test
+  @Timeout(value = 300, unit = TimeUnit.SECONDS)
+  void a_schedule_is_listed_with_its_next_fire_time_and_last_result_and_paused_and_resumed_from_its_row()
+      throws Exception {
+    Tools tools = tools();
+    dev.taskline.testing.MutableClock clock = new dev.taskline.testing.MutableClock(
+        Instant.parse("2026-12-01T10:00:00.250Z"));
+    String name = "heartbeat";
+    Path screenshot = Path.of(envOr("SCREENSHOT_SCHEDULES",
+        tools.project().resolve("target/dashboard-schedules.png").toString()));
+    try (TestNode taskline = TestNode.start(TestPostgres.newDatabase(),
+        "{\"queues\": {\"default\": {\"slots\": 2}}}", clock)) {
+      int[] ticks = {0};
+      // Each tick the page asks for: the clock a second on, the scheduler's pass run by hand (its
+      // own timer may decide the tick first: either way one task), and that task run to its end.
+      Step tick = () -> {
+        clock.advance(Duration.ofSeconds(1));
+        TestNode.await(taskline.node.scheduler().runOnce());
+        int wanted = ++ticks[0];
+        List<JsonObject> made = new ArrayList<>();
+        taskline.until(() -> {
+          made.clear();
+          for (Object o : taskline.getJson("/api/tasks?limit=100").getJsonArray("tasks")) {
+            JsonObject task = (JsonObject) o;
+            if (name.equals(task.getString("schedule"))) {
+              made.add(task);
+            }
+          }
+          return made.size() == wanted && made.stream().allMatch(t -> "succeeded".equals(t.getString("state")));
+        }, () -> "waiting for " + wanted + " succeeded tasks of " + name + ": " + made);
+        return made.stream().max(java.util.Comparator.comparing(t -> t.getString("scheduledFor"))).orElseThrow()
+            .getString("id");
+      };
+      String base = "http://127.0.0.1:" + taskline.node.httpPort();
+      run(tools, tools.project().resolve("src/test/browser/dashboard-schedules.test.mjs"), base,
+          Map.of("TL_SCHEDULE", name, "SCREENSHOT", screenshot.toString()), Map.of("tick", tick));
+      assertEquals(2, ticks[0], "the page asked for two ticks");
+    }
+  }
+
   private static io.vertx.core.json.JsonObject key(String id, String secret, String tenant) {
     return new io.vertx.core.json.JsonObject().put("id", id).put("hash", dev.taskline.auth.ApiKeys.hash(secret))
         .put("tenant", tenant).put("scopes", new io.vertx.core.json.JsonArray().add("submit").add("read"));
@@ -143,6 +192,22 @@ class DashboardBrowserTest {
   /** Runs a browser script against {@code base} and fails with its output unless it passes in time. */
   private static void run(Tools tools, Path script, String base, java.util.Map<String, String> env)
       throws Exception {
+    run(tools, script, base, env, Map.of());
+  }
+
+  /** Something a browser script asks of the test while it runs (move the clock, run a pass); answers a line. */
+  @FunctionalInterface
+  private interface Step {
+    String run() throws Exception;
+  }
+
+  /**
+   * As above; a line {@code STEP <name>} the script prints runs that step of {@code steps}, and its
+   * answer (or {@code FAIL <why>}) goes back on the script's stdin as one line, so that the script
+   * waits on it rather than on time.
+   */
+  private static void run(Tools tools, Path script, String base, Map<String, String> env, Map<String, Step> steps)
+      throws Exception {
     ProcessBuilder builder = new ProcessBuilder(tools.node(), script.toString(), base)
         .directory(tools.project().toFile())
         .redirectErrorStream(true);
@@ -150,7 +215,9 @@ class DashboardBrowserTest {
     builder.environment().put("CHROMIUM", tools.chromium().toString());
     Process process = builder.start();
     ByteArrayOutputStream output = new ByteArrayOutputStream();
-    Thread reader = drain(process.getInputStream(), output);
+    List<Throwable> stepFailures = java.util.Collections.synchronizedList(new ArrayList<>());
+    Thread reader = steps.isEmpty() ? drain(process.getInputStream(), output)
+        : follow(process.getInputStream(), process.getOutputStream(), output, steps, stepFailures);
     boolean finished = process.waitFor(SCRIPT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
     if (!finished) {
       process.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -163,7 +230,49 @@ class DashboardBrowserTest {
     if (!finished) {
       throw new AssertionError("the browser test did not finish within " + SCRIPT_TIMEOUT_SECONDS + " s:\n" + log);
     }
+    if (!stepFailures.isEmpty()) {
+      AssertionError failure = new AssertionError("a step the browser test asked for failed:\n" + log);
+      stepFailures.forEach(failure::addSuppressed);
+      throw failure;
+    }
     assertEquals(0, process.exitValue(), () -> "the browser test failed:\n" + log);
+  }
+
+  /** Copies the script's output line by line, running the steps it asks for and answering each on its stdin. */
+  private static Thread follow(InputStream in, OutputStream answers, ByteArrayOutputStream out,
+      Map<String, Step> steps, List<Throwable> failures) {
+    Thread thread = new Thread(() -> {
+      try (BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+          answers) {
+        String line;
+        while ((line = lines.readLine()) != null) {
+          out.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+          if (!line.startsWith("STEP ")) {
+            continue;
+          }
+          String name = line.substring("STEP ".length()).trim();
+          String answer;
+          try {
+            Step step = steps.get(name);
+            if (step == null) {
+              throw new IllegalArgumentException("no step '" + name + "'; known: " + steps.keySet());
+            }
+            answer = step.run();
+          } catch (Exception | AssertionError e) {
+            failures.add(e);
+            answer = "FAIL " + String.valueOf(e.getMessage()).replace('\n', ' ');
+          }
+          out.write(("  -> " + answer + "\n").getBytes(StandardCharsets.UTF_8));
+          answers.write((answer + "\n").getBytes(StandardCharsets.UTF_8));
+          answers.flush();
+        }
+      } catch (IOException e) {
+        // the process went away; what was read is kept
+      }
+    }, "browser-test-steps");
+    thread.setDaemon(true);
+    thread.start();
+    return thread;
   }
 
   private static Thread drain(InputStream in, ByteArrayOutputStream out) {
