@@ -1,5 +1,6 @@
 package dev.taskline.http;
 
+import dev.taskline.admission.SubmissionJson;
 import dev.taskline.service.TaskService;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -32,7 +33,7 @@ final class BatchRoutes implements Routes {
     long arrived = System.nanoTime();
     JsonObject json = Requests.jsonBody(ctx);
     submissions.answer(ctx, arrived,
-        service.submitBatch(Requests.caller(ctx), dev.taskline.admission.SubmissionJson.batch(json), Submissions.idempotencyKey(ctx),
+        service.submitBatch(Requests.caller(ctx), SubmissionJson.batch(json), Submissions.idempotencyKey(ctx),
             Submissions.tenant(ctx)),
         admitted -> "/api/batches/" + admitted.batchId(),
         admitted -> ApiJson.acceptedBatch(admitted,

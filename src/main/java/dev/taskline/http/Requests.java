@@ -1,5 +1,6 @@
 package dev.taskline.http;
 
+import dev.taskline.admission.SubmissionJson;
 import dev.taskline.service.Caller;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
@@ -69,7 +70,7 @@ final class Requests {
 
   /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
   static void knownFields(JsonObject body, Set<String> known, String where) {
-    dev.taskline.admission.SubmissionJson.knownFields(body, known, where);
+    SubmissionJson.knownFields(body, known, where);
   }
 
 

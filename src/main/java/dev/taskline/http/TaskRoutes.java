@@ -1,5 +1,6 @@
 package dev.taskline.http;
 
+import dev.taskline.admission.SubmissionJson;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.journal.Insert;
 import dev.taskline.journal.TaskState;
@@ -50,7 +51,7 @@ final class TaskRoutes implements Routes {
     long arrived = System.nanoTime();
     JsonObject json = Requests.jsonBody(ctx);
     submissions.answer(ctx, arrived,
-        service.submit(Requests.caller(ctx), dev.taskline.admission.SubmissionJson.task(json), Submissions.idempotencyKey(ctx),
+        service.submit(Requests.caller(ctx), SubmissionJson.task(json), Submissions.idempotencyKey(ctx),
             Submissions.tenant(ctx)),
         admitted -> "/api/tasks/" + admitted.tasks().get(0).task().id(),
         admitted -> {

@@ -1,5 +1,6 @@
 package dev.taskline.http;
 
+import dev.taskline.admission.SubmissionJson;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
@@ -174,7 +175,7 @@ final class WorkerRoutes implements Routes {
         throw ApiException.unprocessable("result must be a JSON object");
       }
       // The journal stores JSON as jsonb, which cannot hold the NUL character.
-      if (result != null && dev.taskline.admission.SubmissionJson.containsNul(result)) {
+      if (result != null && SubmissionJson.containsNul(result)) {
         throw ApiException.unprocessable("result must not contain the NUL character");
       }
       return new LeaseWrite(id, lease, (JsonObject) result, null, null);
