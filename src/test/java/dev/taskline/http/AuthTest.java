@@ -70,6 +70,12 @@ class AuthTest {
       Map.entry("POST /api/keys", "admin"),
       Map.entry("GET /api/keys", "admin"),
       Map.entry("DELETE /api/keys/{id}", "admin"),
+      Map.entry("POST /api/schedules", "admin"),
+      Map.entry("GET /api/schedules", "read"),
+      Map.entry("GET /api/schedules/{name}", "read"),
+      Map.entry("DELETE /api/schedules/{name}", "admin"),
+      Map.entry("POST /api/schedules/{name}/pause", "admin"),
+      Map.entry("POST /api/schedules/{name}/resume", "admin"),
       // Any key may open a session for itself, and close one.
       Map.entry("POST /api/session", "any"),
       Map.entry("DELETE /api/session", "any"),
@@ -124,6 +130,8 @@ class AuthTest {
       case "POST /api/batches" -> new JsonObject().put("tasks", new JsonArray().add(bodyFor("POST /api/tasks")));
       case "POST /api/tasks/retry" -> new JsonObject().put("queue", "default");
       case "POST /api/keys" -> new JsonObject().put("scopes", new JsonArray().add("read"));
+      case "POST /api/schedules" -> new JsonObject().put("name", "s-" + UUID.randomUUID()).put("every", "PT1H")
+          .put("task", new JsonObject().put("type", "sleep"));
       case "POST /api/queues/{queue}/claim" -> new JsonObject().put("worker", "w1");
       case "POST /api/queues/{queue}/complete", "POST /api/queues/{queue}/heartbeat" -> new JsonObject()
           .put("tasks", new JsonArray().add(new JsonObject().put("id", UUID.randomUUID().toString()).put("lease", "x")));
@@ -139,7 +147,7 @@ class AuthTest {
 
   private static String path(String route) {
     return route.substring(route.indexOf(' ') + 1).replace("{id}", UUID.randomUUID().toString())
-        .replace("{queue}", "remote");
+        .replace("{queue}", "remote").replace("{name}", "no-such-schedule");
   }
 
   @Test
@@ -321,6 +329,17 @@ class AuthTest {
 
   private static JsonObject defaultQueueAs(String key) throws Exception {
     return TestNode.queueIn(as(key, HttpMethod.GET, "/api/queues", null).bodyAsJsonObject(), "default");
+  }
+
+  @Test
+  void schedules_belong_to_no_tenant_so_a_tenants_key_does_not_see_them() throws Exception {
+    JsonObject body = new JsonObject().put("name", "ops-only").put("every", "PT1H")
+        .put("task", new JsonObject().put("type", "sleep"));
+    assertEquals(201, as("admin", HttpMethod.POST, "/api/schedules", body).statusCode());
+    assertEquals(403, as("acme", HttpMethod.GET, "/api/schedules", null).statusCode());
+    assertEquals(403, as("acme", HttpMethod.GET, "/api/schedules/ops-only", null).statusCode());
+    assertEquals(200, as("no-submit", HttpMethod.GET, "/api/schedules/ops-only", null).statusCode());
+    assertEquals(204, as("admin", HttpMethod.DELETE, "/api/schedules/ops-only", null).statusCode());
   }
 
   @Test
