@@ -73,6 +73,11 @@ public record ScheduleSpec(String name, String cron, Duration every, ZoneId zone
     if ((cron == null) == (everyText == null)) {
       throw new InvalidScheduleException("give cron or every, one of them");
     }
+    if (everyText != null && json.getValue("timezone") != null) {
+      // Silently ignored, a zone would read as if P1D fired at midnight there: it fires at 00:00 UTC.
+      throw new InvalidScheduleException("timezone applies to cron only: every counts its multiples from the Unix"
+          + " epoch, in UTC (for a time of day in a zone, use cron)");
+    }
     ZoneId zone = zone(json);
     Duration every = null;
     Cadence cadence;
@@ -108,11 +113,11 @@ public record ScheduleSpec(String name, String cron, Duration every, ZoneId zone
   public JsonObject stored() {
     JsonObject json = new JsonObject();
     if (cron != null) {
-      json.put("cron", cron);
+      json.put("cron", cron).put("timezone", zone.getId());
     } else {
       json.put("every", every.toString());
     }
-    return json.put("timezone", zone.getId()).put("task", taskJson.copy()).put("overlap", overlap.label())
+    return json.put("task", taskJson.copy()).put("overlap", overlap.label())
         .put("catchUp", catchUp.label());
   }
 

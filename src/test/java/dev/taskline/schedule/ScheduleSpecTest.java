@@ -48,9 +48,11 @@ class ScheduleSpecTest {
     assertMessage(base().put("every", "PT1S"), "give cron or every");
     assertMessage(base().putNull("cron"), "give cron or every");
     assertMessage(base().put("cron", 5), "cron must be a non-empty string");
-    assertMessage(base().putNull("cron").put("every", "PT999.999S").put("every", "PT0.999S"), "at least one second");
-    assertMessage(base().putNull("cron").put("every", "-PT5S"), "at least one second");
-    assertMessage(base().putNull("cron").put("every", "P400D"), "at most 366 days");
+    JsonObject every = base().putNull("cron").putNull("timezone");
+    assertMessage(every.copy().put("every", "PT0.999S"), "at least one second");
+    assertMessage(every.copy().put("every", "-PT5S"), "at least one second");
+    assertMessage(every.copy().put("every", "P400D"), "at most 366 days");
+    assertMessage(every.copy().put("every", "P1D").put("timezone", "Europe/Paris"), "timezone applies to cron only");
     assertMessage(base().put("timezone", "Europe/Atlantis"), "timezone: 'Europe/Atlantis' is not a time zone");
     assertMessage(base().put("name", ""), "name must be");
   }
