@@ -2,6 +2,7 @@ package dev.taskline.schedule;
 
 import static dev.taskline.schedule.SchedulesApiTest.START;
 import static dev.taskline.schedule.SchedulesApiTest.everySecond;
+import static dev.taskline.schedule.SchedulesApiTest.later;
 import static dev.taskline.schedule.SchedulesApiTest.scheduled;
 import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -67,8 +68,7 @@ class ScheduleNodesTest {
       for (String catchUp : List.of("none", "latest", "all")) {
         assertEquals(201, first.post("/api/schedules", everySecond(catchUp).put("catchUp", catchUp)).statusCode());
       }
-      clock.advance(Duration.ofSeconds(2));
-      await(first.node.scheduler().runOnce());
+      later(first, clock, Duration.ofSeconds(2));
       for (String catchUp : List.of("none", "latest", "all")) {
         SchedulesApiTest.scheduledTasks(first, catchUp, 2);
       }
@@ -95,8 +95,7 @@ class ScheduleNodesTest {
       assertEquals(10.0, back.metric("taskline_schedule_ticks_total{outcome=\"skipped\",schedule=\"none\"}"));
 
       // And then on as usual.
-      clock.advance(Duration.ofSeconds(1));
-      await(back.node.scheduler().runOnce());
+      later(back, clock, Duration.ofSeconds(1));
       assertEquals("13", last(seconds(back, "none")));
       assertEquals("13", last(seconds(back, "latest")));
       assertEquals("13", last(seconds(back, "all")));
@@ -108,19 +107,15 @@ class ScheduleNodesTest {
     MutableClock clock = new MutableClock(START);
     try (TestNode node = TestNode.start(TestPostgres.newDatabase(), CONFIG, clock)) {
       assertEquals(201, node.post("/api/schedules", everySecond("stalled").put("catchUp", "none")).statusCode());
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(1));
       // Ticks a live node was late for fire, however late (here 30 s)...
-      clock.advance(Duration.ofSeconds(30));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(30));
       assertEquals(31, scheduled(node, "stalled").size());
       // ...but not after more than a minute without a pass: the node was not there.
-      clock.advance(Duration.ofSeconds(120));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(120));
       assertEquals(31, scheduled(node, "stalled").size());
       assertEquals(120, node.getJson("/api/schedules/stalled").getInteger("skippedTicks"));
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(1));
       assertEquals(32, scheduled(node, "stalled").size());
     }
   }
@@ -133,17 +128,13 @@ class ScheduleNodesTest {
       JsonObject body = new JsonObject().put("name", "slow").put("every", "PT1S").put("overlap", "skip")
           .put("task", new JsonObject().put("type", "gate"));
       assertEquals(201, node.post("/api/schedules", body).statusCode());
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(1));
       GateHandler.Call running = GateHandler.next(TestNode.WAIT);
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(1));
+      later(node, clock, Duration.ofSeconds(1));
       running.succeed(new JsonObject());
       node.waitForState(running.taskId().toString(), "succeeded");
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(1));
       GateHandler.next(TestNode.WAIT).succeed(new JsonObject());
       assertEquals(List.of("01", "04"), seconds(node, "slow"));
       JsonArray ticks = node.getJson("/api/schedules/slow").getJsonArray("recentTicks");

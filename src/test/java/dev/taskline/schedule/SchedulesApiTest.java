@@ -56,8 +56,7 @@ class SchedulesApiTest {
       assertEquals("2026-12-01T10:00:01Z", view.getString("nextFireAt"));
       assertNull(view.getValue("lastTick"));
 
-      clock.advance(Duration.ofSeconds(3));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(3));
       List<JsonObject> tasks = scheduledTasks(node, "heartbeat", 3);
       List<String> ticks = new ArrayList<>();
       for (JsonObject task : tasks) {
@@ -95,27 +94,23 @@ class SchedulesApiTest {
     MutableClock clock = new MutableClock(START);
     try (TestNode node = TestNode.start(TestPostgres.newDatabase(), CONFIG, clock)) {
       assertEquals(201, node.post("/api/schedules", everySecond("paused").put("catchUp", "all")).statusCode());
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(1));
       scheduledTasks(node, "paused", 1);
 
       JsonObject paused = node.post("/api/schedules/paused/pause", new JsonObject()).bodyAsJsonObject();
       assertEquals(true, paused.getBoolean("paused"));
       assertNull(paused.getValue("nextFireAt"));
-      clock.advance(Duration.ofSeconds(5));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(5));
       JsonObject resumed = node.post("/api/schedules/paused/resume", new JsonObject()).bodyAsJsonObject();
       assertEquals(false, resumed.getBoolean("paused"));
-      clock.advance(Duration.ofSeconds(2));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(2));
       List<String> ticks = scheduledTasks(node, "paused", 3).stream().map(t -> t.getString("scheduledFor")).toList();
       // 10:00:01 before the pause; 02 to 06 came while it was paused (catchUp all does not owe them);
       // 07 and 08 after the resume at 06.25.
       assertEquals(List.of("2026-12-01T10:00:01Z", "2026-12-01T10:00:07Z", "2026-12-01T10:00:08Z"), ticks);
 
       assertEquals(204, await(node.http.delete("/api/schedules/paused").send()).statusCode());
-      clock.advance(Duration.ofSeconds(5));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(5));
       assertEquals(3, scheduled(node, "paused").size(), "nothing after the delete");
       assertEquals(404, node.get("/api/schedules/paused").statusCode());
       assertEquals(404, await(node.http.delete("/api/schedules/paused").send()).statusCode());
@@ -155,8 +150,7 @@ class SchedulesApiTest {
       refused(node, everySecond("no spaces"), 422, "invalid-schedule", "name must be");
       refused(node, everySecond("x").put("when", "now"), 422, "invalid-schedule", "when is not a known field");
       assertEquals(1, node.getJson("/api/schedules").getJsonArray("schedules").size(), "only the first was made");
-      clock.advance(Duration.ofSeconds(2));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(2));
       assertEquals(2, scheduled(node, "taken").size());
     }
   }
@@ -171,13 +165,10 @@ class SchedulesApiTest {
           .put("task", new JsonObject().put("type", "gate").put("queue", "small"));
       GateHandler.reset();
       assertEquals(201, node.post("/api/schedules", gate).statusCode());
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(1));
       GateHandler.Call running = GateHandler.next(TestNode.WAIT);
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
-      clock.advance(Duration.ofSeconds(1));
-      await(node.node.scheduler().runOnce());
+      later(node, clock, Duration.ofSeconds(1));
+      later(node, clock, Duration.ofSeconds(1));
       JsonObject view = node.getJson("/api/schedules/full");
       assertEquals(1, view.getInteger("skippedTicks"), view.encodePrettily());
       JsonObject error = view.getJsonObject("lastError");
@@ -192,6 +183,12 @@ class SchedulesApiTest {
       assertEquals(2, scheduled(node, "full").size(), "the skipped tick is not tried again");
       assertEquals(1.0, node.metric("taskline_schedule_ticks_total{outcome=\"skipped\",schedule=\"full\"}"));
     }
+  }
+
+  /** Moves the clock on by {@code by} and runs the node's scheduler pass, as its timer would when the time came. */
+  static void later(TestNode node, MutableClock clock, Duration by) throws Exception {
+    clock.advance(by);
+    await(node.node.scheduler().runOnce());
   }
 
   private static JsonObject cron(String name, String cron) {
