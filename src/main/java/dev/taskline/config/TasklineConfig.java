@@ -162,9 +162,9 @@ public record TasklineConfig(
    *            {@code META-INF/services} entries); a directory that does not exist holds none
    */
   /**
-   * @param graceMs    how late a tick may be, when a node takes a schedule up (at its start, or on
-   *                   reading a schedule another node made), and still fire as due rather than follow
-   *                   the schedule's catchUp
+   * @param graceMs    how late a tick may be, when a node takes a schedule up (at its start, or
+   *                   after its passes stalled), and still fire as due rather than follow the
+   *                   schedule's catchUp
    * @param maxCatchUp most missed ticks of a schedule that {@code catchUp: all} fires (the newest)
    * @param declared   schedules the config declares: name to definition, as JSON text
    */

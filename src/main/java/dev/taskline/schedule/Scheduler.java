@@ -54,6 +54,7 @@ public final class Scheduler extends VerticleBase {
   private final int maxCatchUp;
   private final Map<UUID, State> states = new HashMap<>(); // guarded by this
   private final Set<String> unreadable = new HashSet<>(); // guarded by this: each is logged once
+  private final Instant startedAt;
   private Future<Void> chain = Future.succeededFuture(); // guarded by this
   private Instant lastPass; // guarded by this
   private long lastRefreshNanos = Long.MIN_VALUE / 2;
@@ -71,6 +72,8 @@ public final class Scheduler extends VerticleBase {
     Instant cursor;
     /** Ticks up to here came while this node was not evaluating: they follow catchUp. Null: none. */
     Instant pastThrough;
+    /** Not before then are the past ticks decided (see takeUp). */
+    Instant catchUpAt;
     // The first tick after nextFor (the cursor when it was computed): a cron's next tick costs tens
     // of microseconds, and most passes find most schedules with nothing due.
     private Instant nextFor;
@@ -93,8 +96,9 @@ public final class Scheduler extends VerticleBase {
   }
 
   /**
-   * @param grace how late a tick may be, when a node takes a schedule up, and still be fired as
-   *              live rather than follow the schedule's catchUp
+   * @param grace how late a tick may be, when this node takes a schedule up (one made before it
+   *              started, or after its passes stalled), and still be fired as live rather than
+   *              follow the schedule's catchUp
    * @param maxCatchUp most missed ticks {@code catchUp: all} fires, the newest ones
    */
   public Scheduler(JournalSchedules journal, Admission admission, ScheduleMeters meters, Clock clock, String nodeId,
@@ -106,6 +110,7 @@ public final class Scheduler extends VerticleBase {
     this.nodeId = nodeId;
     this.grace = grace;
     this.maxCatchUp = maxCatchUp;
+    this.startedAt = clock.instant();
   }
 
   @Override
@@ -198,7 +203,11 @@ public final class Scheduler extends VerticleBase {
         state = new State(row.id(), row.spec(), spec);
         state.cursor = row.createdAt();
         states.put(row.id(), state);
-        takeUp(state, now);
+        // A schedule made (or resumed) while this node ran has no ticks from a time it was away.
+        Instant owedSince = row.paused() ? row.createdAt() : latest(row.createdAt(), row.changedAt());
+        if (owedSince.isBefore(startedAt)) {
+          takeUp(state, now);
+        }
       }
       state.paused = row.paused();
       state.cursor = latest(state.cursor, row.lastTickAt());
@@ -210,9 +219,14 @@ public final class Scheduler extends VerticleBase {
     states.keySet().retainAll(seen);
   }
 
-  /** This node takes the schedule up now: what came due more than the grace ago, and is not decided, is past. */
+  /**
+   * This node takes the schedule up now: what came due more than the grace ago, and is not decided,
+   * is past. Past ticks wait for a read of the journal at least a grace later: a node that was there
+   * but slow (a loaded machine) has that long to decide them first, as its own.
+   */
   private void takeUp(State state, Instant now) {
     state.pastThrough = now.minus(grace);
+    state.catchUpAt = now.plus(grace).plusMillis(REFRESH_MS);
   }
 
   private Future<Void> pass() {
@@ -238,6 +252,9 @@ public final class Scheduler extends VerticleBase {
         }
         if (s.pastThrough == null && (s.next() == null || s.next().isAfter(now))) {
           continue; // nothing due
+        }
+        if (s.pastThrough != null && now.isBefore(s.catchUpAt)) {
+          continue; // its live ticks wait too: deciding them would pass over the past ones
         }
         TickPlan plan = TickPlan.of(s.spec, s.cursor, s.pastThrough, now, maxCatchUp, CHUNK);
         if (plan.isEmpty()) {
@@ -299,7 +316,7 @@ public final class Scheduler extends VerticleBase {
       if (s.paused) {
         continue;
       }
-      Instant next = s.next();
+      Instant next = s.pastThrough != null && s.catchUpAt.isAfter(now) ? s.catchUpAt : s.next();
       if (next != null) {
         wait = Math.min(wait, Duration.between(now, next).toMillis() + 1);
       }

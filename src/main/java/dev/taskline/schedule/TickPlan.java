@@ -10,8 +10,8 @@ import java.util.List;
  *
  * <p>A node takes a schedule's ticks up after {@code cursor}, the newest tick decided (by any node,
  * as the journal said when it last read, or by this one since). Ticks up to {@code pastThrough}
- * came while this node was not evaluating the schedule (it had just started or read the schedule,
- * or its passes stalled): they follow the schedule's {@link ScheduleSpec.CatchUp}. Ticks after it
+ * came while this node was not evaluating the schedule (it started after the schedule was made, or
+ * its passes stalled): they follow the schedule's {@link ScheduleSpec.CatchUp}. Ticks after it
  * are live: this node was there when they came due, and each fires, however late its pass (a
  * loaded machine must not lose ticks). A pass fires at most {@code chunk} ticks of a schedule (one
  * under {@code overlap: skip}, which decides a tick only once the one before it is in the journal)
