@@ -81,6 +81,14 @@ SELECT st.tick_at, st.outcome, st.task_id, st.reason, st.detail, st.ticks, st.de
  ORDER BY st.tick_at DESC
  LIMIT $2;
 
+-- name: ticks_decided
+-- $1 schedule ids, $2 tick times: those of them some node has decided. What a node that lost a
+-- schedule's last tick asks before it would decide the next one itself (it leaves each tick to the
+-- node that won the last one for a moment first): index lookups, no task made, no lock waited on.
+SELECT r.schedule_id, r.tick_at
+  FROM unnest($1::uuid[], $2::timestamptz[]) AS r(schedule_id, tick_at)
+ WHERE EXISTS (SELECT 1 FROM schedule_ticks st WHERE st.schedule_id = r.schedule_id AND st.tick_at = r.tick_at);
+
 -- name: ticks_decide
 -- $1 schedule ids, $2 tick times, $3 task ids (null for a tick decided skipped), $4 reasons of the
 -- skipped, $5 their details, $6 how many ticks each row stands for, $7 whether the schedule skips a

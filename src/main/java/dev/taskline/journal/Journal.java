@@ -188,17 +188,18 @@ public final class Journal {
                 nodeId}))
             .compose(rows -> {
               Map<UUID, Row> live = new HashMap<>();
-              Map<String, Row> decided = new HashMap<>();
+              Map<TickWrite.Tick, Row> decided = new HashMap<>();
               for (Row row : rows) {
                 if ("live".equals(row.getString("outcome"))) {
                   live.put(row.getUUID("schedule_id"), row);
                 } else {
-                  decided.put(tickKey(row.getUUID("schedule_id"), row.getOffsetDateTime("tick_at").toInstant()), row);
+                  decided.put(new TickWrite.Tick(row.getUUID("schedule_id"), row.getOffsetDateTime("tick_at").toInstant()),
+                      row);
                 }
               }
               List<TickWrite.Decision> answers = new ArrayList<>(n);
               for (TickWrite w : writes) {
-                Row row = decided.get(tickKey(w.scheduleId(), w.tickAt()));
+                Row row = decided.get(w.tick());
                 if (row != null && "fired".equals(row.getString("outcome"))) {
                   fired.add(w.task());
                   answers.add(new TickWrite.Decision(w, TickWrite.Outcome.FIRED, null));
@@ -216,10 +217,6 @@ public final class Journal {
                   .map(answers);
             })))
         .onSuccess(answers -> changed(fired.stream().map(i -> i.task().id()).toList()));
-  }
-
-  private static String tickKey(UUID schedule, Instant tick) {
-    return schedule + "@" + tick.toEpochMilli() + "." + tick.getNano() % 1_000_000;
   }
 
   // ---- an attempt's writes, fenced by its lease -----------------------------------------------

@@ -10,6 +10,8 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.List;
 import java.util.UUID;
 
@@ -99,6 +101,21 @@ public final class JournalSchedules {
             time(row, "error_tick_at"), time(row, "error_at"), row.getString("error_detail")));
       }
       return list;
+    });
+  }
+
+  /** Which of {@code ticks} some node has decided. */
+  public Future<Set<TickWrite.Tick>> decided(List<TickWrite.Tick> ticks) {
+    UUID[] schedules = new UUID[ticks.size()];
+    OffsetDateTime[] times = new OffsetDateTime[ticks.size()];
+    for (int i = 0; i < ticks.size(); i++) {
+      schedules[i] = ticks.get(i).scheduleId();
+      times[i] = ticks.get(i).tickAt().atOffset(ZoneOffset.UTC);
+    }
+    return guard(pool.preparedQuery(sql.get("ticks_decided")).execute(Tuple.wrap(new Object[] {schedules, times}))).map(rows -> {
+      Set<TickWrite.Tick> decided = new HashSet<>();
+      rows.forEach(row -> decided.add(new TickWrite.Tick(row.getUUID("schedule_id"), time(row, "tick_at"))));
+      return decided;
     });
   }
 

@@ -12,6 +12,15 @@ import java.util.UUID;
 public record TickWrite(UUID scheduleId, Instant tickAt, Insert task, String reason, String detail, long ticks,
     boolean skipIfRunning) {
 
+  /** The tick this write is for. */
+  public Tick tick() {
+    return new Tick(scheduleId, tickAt);
+  }
+
+  /** A schedule's tick, as the journal keys it. */
+  public record Tick(UUID scheduleId, Instant tickAt) {
+  }
+
   public static TickWrite fire(UUID scheduleId, Instant tickAt, Insert task, boolean skipIfRunning) {
     return new TickWrite(scheduleId, tickAt, task, null, null, 1, skipIfRunning);
   }

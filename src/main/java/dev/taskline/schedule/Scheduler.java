@@ -40,6 +40,14 @@ public final class Scheduler extends VerticleBase {
   static final long MAX_WAIT_MS = 250;
   static final long REFRESH_MS = 1000;
   /**
+   * How long a node leaves a tick to the node that decided the schedule's last one. Every node
+   * racing for every tick at the same instant doubles the work (each loser builds the task, takes
+   * room, and waits on the winner's row lock to learn that it lost); a node that waits this long
+   * and then asks the journal only decides what the other did not. Were the other gone, its ticks
+   * come this much later, once, until this node has won one.
+   */
+  static final Duration BACKUP_DELAY = Duration.ofMillis(200);
+  /**
    * A pass this long after the last one that succeeded means the node was not there (its passes
    * stalled, or its journal did not answer): what came due meanwhile follows catchUp.
    */
@@ -74,6 +82,11 @@ public final class Scheduler extends VerticleBase {
     Instant pastThrough;
     /** Not before then are the past ticks decided (see takeUp). */
     Instant catchUpAt;
+    /**
+     * Another node decided the last tick this one knows of: this one leaves the next tick to it
+     * for {@link #BACKUP_DELAY}, then decides it only if the journal says nobody has.
+     */
+    boolean backup;
     // The first tick after nextFor (the cursor when it was computed): a cron's next tick costs tens
     // of microseconds, and most passes find most schedules with nothing due.
     private Instant nextFor;
@@ -135,6 +148,11 @@ public final class Scheduler extends VerticleBase {
   /** Reads the journal, then decides every tick due by the clock; one pass at a time. */
   public Future<Void> runOnce() {
     return enqueue(true);
+  }
+
+  /** As {@link #runOnce}, with the journal read only if {@code refresh}: a pass between two reads, for tests. */
+  Future<Void> runOnce(boolean refresh) {
+    return enqueue(refresh);
   }
 
   /** The journal changed here (a schedule made, deleted, paused or resumed): read it before the next pass. */
@@ -210,6 +228,9 @@ public final class Scheduler extends VerticleBase {
         }
       }
       state.paused = row.paused();
+      if (row.lastTickAt() != null && row.lastTickAt().isAfter(state.cursor)) {
+        state.backup = true; // decided elsewhere: another node is at it
+      }
       state.cursor = latest(state.cursor, row.lastTickAt());
       if (!row.paused()) {
         // No tick at or before a resume is owed: it came while the schedule was paused.
@@ -233,6 +254,7 @@ public final class Scheduler extends VerticleBase {
     Instant now = clock.instant();
     List<Admission.DueTick> due = new ArrayList<>();
     List<TickWrite> skips = new ArrayList<>();
+    List<TickWrite.Tick> checks = new ArrayList<>();
     Map<UUID, String> names = new HashMap<>();
     synchronized (this) {
       // Since the last pass that decided what it had to: a node whose passes stalled, or whose
@@ -250,13 +272,14 @@ public final class Scheduler extends VerticleBase {
             s.pastThrough = null; // caught up
           }
         }
-        if (s.pastThrough == null && (s.next() == null || s.next().isAfter(now))) {
+        Instant until = s.backup ? now.minus(BACKUP_DELAY) : now;
+        if (s.pastThrough == null && (s.next() == null || s.next().isAfter(until))) {
           continue; // nothing due
         }
         if (s.pastThrough != null && now.isBefore(s.catchUpAt)) {
           continue; // its live ticks wait too: deciding them would pass over the past ones
         }
-        TickPlan plan = TickPlan.of(s.spec, s.cursor, s.pastThrough, now, maxCatchUp, CHUNK);
+        TickPlan plan = TickPlan.of(s.spec, s.cursor, s.pastThrough, until, maxCatchUp, CHUNK);
         if (plan.isEmpty()) {
           continue;
         }
@@ -267,9 +290,37 @@ public final class Scheduler extends VerticleBase {
         for (Instant tick : plan.fire()) {
           due.add(new Admission.DueTick(s.id, s.spec.name(), tick, s.spec.task(),
               s.spec.overlap() == ScheduleSpec.Overlap.SKIP));
+          if (s.backup) {
+            checks.add(new TickWrite.Tick(s.id, tick));
+          }
         }
       }
     }
+    if (checks.isEmpty()) {
+      return decide(due, skips, names, now);
+    }
+    return journal.decided(checks).compose(decided -> {
+      List<Admission.DueTick> left = new ArrayList<>(due.size());
+      synchronized (this) {
+        for (Admission.DueTick tick : due) {
+          if (decided.contains(new TickWrite.Tick(tick.scheduleId(), tick.tick()))) {
+            meters.lost(tick.schedule());
+            State s = states.get(tick.scheduleId());
+            if (s != null) {
+              s.cursor = latest(s.cursor, tick.tick());
+            }
+          } else {
+            left.add(tick);
+          }
+        }
+      }
+      return decide(left, skips, names, now);
+    });
+  }
+
+  /** Admits and decides the ticks due, then moves each schedule's cursor on by what became of them. */
+  private Future<Void> decide(List<Admission.DueTick> due, List<TickWrite> skips, Map<UUID, String> names,
+      Instant now) {
     if (due.isEmpty() && skips.isEmpty()) {
       synchronized (this) {
         lastPass = now;
@@ -292,6 +343,7 @@ public final class Scheduler extends VerticleBase {
           }
           if (s != null && decision.outcome() != TickWrite.Outcome.GONE) {
             s.cursor = latest(s.cursor, write.tickAt());
+            s.backup = decision.outcome() == TickWrite.Outcome.LOST;
           }
         }
         if (gone) {
@@ -316,7 +368,8 @@ public final class Scheduler extends VerticleBase {
       if (s.paused) {
         continue;
       }
-      Instant next = s.pastThrough != null && s.catchUpAt.isAfter(now) ? s.catchUpAt : s.next();
+      Instant next = s.pastThrough != null && s.catchUpAt.isAfter(now) ? s.catchUpAt
+          : s.backup && s.next() != null ? s.next().plus(BACKUP_DELAY) : s.next();
       if (next != null) {
         wait = Math.min(wait, Duration.between(now, next).toMillis() + 1);
       }

@@ -61,6 +61,38 @@ class ScheduleNodesTest {
   }
 
   @Test
+  void the_node_that_lost_a_tick_leaves_the_next_to_the_winner_and_takes_over_once_it_is_gone() throws Exception {
+    MutableClock clock = new MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
+    String db = TestPostgres.newDatabase();
+    try (TestNode a = TestNode.start(db, CONFIG, clock); TestNode b = TestNode.start(db, CONFIG, clock)) {
+      // Only the test's passes, in the order it gives.
+      a.node.scheduler().halt();
+      b.node.scheduler().halt();
+      assertEquals(201, a.post("/api/schedules", everySecond("pair")).statusCode());
+      await(b.node.scheduler().runOnce());
+      later(a, clock, Duration.ofMillis(1100));
+      await(b.node.scheduler().runOnce()); // reads that a decided 10:00:01
+      clock.advance(Duration.ofSeconds(1)); // 10:00:02.1: within b's wait for a
+      await(b.node.scheduler().runOnce(false));
+      assertEquals(List.of("01"), seconds(b, "pair"));
+      await(a.node.scheduler().runOnce());
+      clock.advance(Duration.ofMillis(200)); // 10:00:02.3: b asks the journal, finds 02 decided, makes nothing
+      await(b.node.scheduler().runOnce(false));
+      assertEquals(List.of("01", "02"), seconds(b, "pair"));
+      assertEquals(1.0, lost(b, "pair"));
+      // a is gone (its passes stopped): b decides 03 once its wait is over, then each tick at once.
+      clock.advance(Duration.ofMillis(800)); // 10:00:03.1
+      await(b.node.scheduler().runOnce());
+      assertEquals(List.of("01", "02"), seconds(b, "pair"));
+      later(b, clock, Duration.ofMillis(150)); // 10:00:03.25
+      assertEquals(List.of("01", "02", "03"), seconds(b, "pair"));
+      later(b, clock, Duration.ofMillis(760)); // 10:00:04.01
+      assertEquals(List.of("01", "02", "03", "04"), seconds(b, "pair"));
+      assertEquals(2.0, fired(b, "pair"));
+    }
+  }
+
+  @Test
   void a_node_that_reads_a_new_schedule_late_fires_its_ticks_since_it_was_made() throws Exception {
     MutableClock clock = new MutableClock(START);
     String db = TestPostgres.newDatabase();
