@@ -65,10 +65,14 @@ SELECT s.id, s.name, s.spec::text AS spec, s.origin, s.paused, s.created_at, s.c
  ORDER BY s.name;
 
 -- name: schedule_cursors
--- What a node's scheduler reads on every refresh: each schedule and the newest tick decided.
+-- What a node's scheduler reads on every refresh: each schedule, the newest tick decided and the
+-- node that decided it.
 SELECT s.id, s.name, s.spec::text AS spec, s.paused, s.created_at, s.changed_at,
-       (SELECT max(tick_at) FROM schedule_ticks WHERE schedule_id = s.id) AS last_tick_at
-  FROM schedules s;
+       last.tick_at AS last_tick_at, last.decided_by AS last_decided_by
+  FROM schedules s
+  LEFT JOIN LATERAL (
+    SELECT tick_at, decided_by FROM schedule_ticks
+     WHERE schedule_id = s.id ORDER BY tick_at DESC LIMIT 1) last ON true;
 
 -- name: schedule_recent_ticks
 -- $1 schedule id, $2 most rows: the newest ticks first, with their tasks' states (null once

@@ -20,10 +20,11 @@ public final class JournalSchedules {
 
   /**
    * A schedule's row: {@code spec} is its definition as JSON text; {@code changedAt} when it was
-   * last paused or resumed (or made); {@code lastTickAt} the newest tick decided, null for none.
+   * last paused or resumed (or made); {@code lastTickAt} the newest tick decided, null for none, and
+   * {@code lastDecidedBy} the node that decided it.
    */
   public record Stored(UUID id, String name, String spec, boolean paused, Instant createdAt, Instant changedAt,
-      Instant lastTickAt) {
+      Instant lastTickAt, String lastDecidedBy) {
   }
 
   /**
@@ -134,7 +135,8 @@ public final class JournalSchedules {
 
   private static Stored row0(Row row) {
     return new Stored(row.getUUID("id"), row.getString("name"), row.getString("spec"), row.getBoolean("paused"),
-        time(row, "created_at"), time(row, "changed_at"), time(row, "last_tick_at"));
+        time(row, "created_at"), time(row, "changed_at"), time(row, "last_tick_at"),
+        row.getColumnIndex("last_decided_by") < 0 ? null : row.getString("last_decided_by"));
   }
 
   private OffsetDateTime now() {

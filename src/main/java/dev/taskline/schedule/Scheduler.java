@@ -40,11 +40,12 @@ public final class Scheduler extends VerticleBase {
   static final long MAX_WAIT_MS = 250;
   static final long REFRESH_MS = 1000;
   /**
-   * How long a node leaves a tick to the node that decided the schedule's last one. Every node
-   * racing for every tick at the same instant doubles the work (each loser builds the task, takes
-   * room, and waits on the winner's row lock to learn that it lost); a node that waits this long
-   * and then asks the journal only decides what the other did not. Were the other gone, its ticks
-   * come this much later, once, until this node has won one.
+   * How long a node leaves a tick to the node that decided the schedule's last one, when that node
+   * ranks above it for the schedule (see {@link #backup}). Every node racing for every tick at the
+   * same instant doubles the work (each loser builds the task, takes room, and waits on the
+   * winner's row lock to learn that it lost); a node that waits this long and then asks the journal
+   * only decides what the other did not. Were the other gone, its ticks come this much later, once,
+   * until this node has decided one.
    */
   static final Duration BACKUP_DELAY = Duration.ofMillis(200);
   /**
@@ -82,11 +83,8 @@ public final class Scheduler extends VerticleBase {
     Instant pastThrough;
     /** Not before then are the past ticks decided (see takeUp). */
     Instant catchUpAt;
-    /**
-     * Another node decided the last tick this one knows of: this one leaves the next tick to it
-     * for {@link #BACKUP_DELAY}, then decides it only if the journal says nobody has.
-     */
-    boolean backup;
+    /** The node that decided the newest tick this one knows of; "" for another whose id is not read yet. */
+    String lastDecider;
     // The first tick after nextFor (the cursor when it was computed): a cron's next tick costs tens
     // of microseconds, and most passes find most schedules with nothing due.
     private Instant nextFor;
@@ -228,8 +226,8 @@ public final class Scheduler extends VerticleBase {
         }
       }
       state.paused = row.paused();
-      if (row.lastTickAt() != null && row.lastTickAt().isAfter(state.cursor)) {
-        state.backup = true; // decided elsewhere: another node is at it
+      if (row.lastTickAt() != null && !row.lastTickAt().isBefore(state.cursor)) {
+        state.lastDecider = row.lastDecidedBy();
       }
       state.cursor = latest(state.cursor, row.lastTickAt());
       if (!row.paused()) {
@@ -272,7 +270,8 @@ public final class Scheduler extends VerticleBase {
             s.pastThrough = null; // caught up
           }
         }
-        Instant until = s.backup ? now.minus(BACKUP_DELAY) : now;
+        boolean backup = backup(s);
+        Instant until = backup ? now.minus(BACKUP_DELAY) : now;
         if (s.pastThrough == null && (s.next() == null || s.next().isAfter(until))) {
           continue; // nothing due
         }
@@ -290,7 +289,7 @@ public final class Scheduler extends VerticleBase {
         for (Instant tick : plan.fire()) {
           due.add(new Admission.DueTick(s.id, s.spec.name(), tick, s.spec.task(),
               s.spec.overlap() == ScheduleSpec.Overlap.SKIP));
-          if (s.backup) {
+          if (backup) {
             checks.add(new TickWrite.Tick(s.id, tick));
           }
         }
@@ -343,7 +342,7 @@ public final class Scheduler extends VerticleBase {
           }
           if (s != null && decision.outcome() != TickWrite.Outcome.GONE) {
             s.cursor = latest(s.cursor, write.tickAt());
-            s.backup = decision.outcome() == TickWrite.Outcome.LOST;
+            s.lastDecider = decision.outcome() == TickWrite.Outcome.LOST ? "" : nodeId;
           }
         }
         if (gone) {
@@ -352,6 +351,25 @@ public final class Scheduler extends VerticleBase {
       }
       return null;
     });
+  }
+
+  /**
+   * Whether this node leaves the schedule's next tick to another for {@link #BACKUP_DELAY}: the
+   * last tick was decided by a node that ranks above this one for the schedule (or by one whose
+   * id it has not read yet). The ranks (a hash of schedule and node) spread the schedules over the
+   * nodes that decide them, rather than leave them all to whichever node was quickest once.
+   */
+  private boolean backup(State s) {
+    return s.lastDecider != null && !s.lastDecider.equals(nodeId)
+        && (s.lastDecider.isEmpty() || rank(s.id, s.lastDecider) > rank(s.id, nodeId));
+  }
+
+  /** Node {@code node}'s rank for schedule {@code schedule}: the same on every node (String.hashCode is specified). */
+  static long rank(UUID schedule, String node) {
+    long h = (schedule.toString() + '/' + node).hashCode() * 0x9E3779B97F4A7C15L;
+    h ^= h >>> 31;
+    h *= 0xBF58476D1CE4E5B9L;
+    return h ^ (h >>> 29);
   }
 
   private static String missedDetail(ScheduleSpec spec, TickPlan plan) {
@@ -369,7 +387,7 @@ public final class Scheduler extends VerticleBase {
         continue;
       }
       Instant next = s.pastThrough != null && s.catchUpAt.isAfter(now) ? s.catchUpAt
-          : s.backup && s.next() != null ? s.next().plus(BACKUP_DELAY) : s.next();
+          : backup(s) && s.next() != null ? s.next().plus(BACKUP_DELAY) : s.next();
       if (next != null) {
         wait = Math.min(wait, Duration.between(now, next).toMillis() + 1);
       }

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import org.junit.jupiter.api.Test;
 
@@ -61,34 +62,58 @@ class ScheduleNodesTest {
   }
 
   @Test
-  void the_node_that_lost_a_tick_leaves_the_next_to_the_winner_and_takes_over_once_it_is_gone() throws Exception {
+  void a_node_leaves_a_tick_to_the_node_that_ranks_above_it_and_takes_over_once_that_one_is_gone()
+      throws Exception {
     MutableClock clock = new MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
     String db = TestPostgres.newDatabase();
-    try (TestNode a = TestNode.start(db, CONFIG, clock); TestNode b = TestNode.start(db, CONFIG, clock)) {
+    try (TestNode one = TestNode.start(db, CONFIG, clock); TestNode two = TestNode.start(db, CONFIG, clock)) {
       // Only the test's passes, in the order it gives.
-      a.node.scheduler().halt();
-      b.node.scheduler().halt();
-      assertEquals(201, a.post("/api/schedules", everySecond("pair")).statusCode());
-      await(b.node.scheduler().runOnce());
-      later(a, clock, Duration.ofMillis(1100));
-      await(b.node.scheduler().runOnce()); // reads that a decided 10:00:01
-      clock.advance(Duration.ofSeconds(1)); // 10:00:02.1: within b's wait for a
-      await(b.node.scheduler().runOnce(false));
-      assertEquals(List.of("01"), seconds(b, "pair"));
-      await(a.node.scheduler().runOnce());
-      clock.advance(Duration.ofMillis(200)); // 10:00:02.3: b asks the journal, finds 02 decided, makes nothing
-      await(b.node.scheduler().runOnce(false));
-      assertEquals(List.of("01", "02"), seconds(b, "pair"));
-      assertEquals(1.0, lost(b, "pair"));
-      // a is gone (its passes stopped): b decides 03 once its wait is over, then each tick at once.
-      clock.advance(Duration.ofMillis(800)); // 10:00:03.1
-      await(b.node.scheduler().runOnce());
-      assertEquals(List.of("01", "02"), seconds(b, "pair"));
-      later(b, clock, Duration.ofMillis(150)); // 10:00:03.25
-      assertEquals(List.of("01", "02", "03"), seconds(b, "pair"));
-      later(b, clock, Duration.ofMillis(760)); // 10:00:04.01
-      assertEquals(List.of("01", "02", "03", "04"), seconds(b, "pair"));
-      assertEquals(2.0, fired(b, "pair"));
+      one.node.scheduler().halt();
+      two.node.scheduler().halt();
+      assertEquals(201, one.post("/api/schedules", everySecond("pair")).statusCode());
+      UUID id = scheduleId(db, "pair");
+      boolean oneFirst = Scheduler.rank(id, one.node.nodeId()) > Scheduler.rank(id, two.node.nodeId());
+      TestNode p = oneFirst ? one : two; // ranks above for this schedule
+      TestNode q = oneFirst ? two : one;
+      await(p.node.scheduler().runOnce());
+      // q happens to decide 10:00:01 (p's pass comes later): p does not defer to it, q then defers to p.
+      later(q, clock, Duration.ofMillis(1100));
+      clock.advance(Duration.ofSeconds(1)); // 10:00:02.1
+      await(p.node.scheduler().runOnce());
+      await(q.node.scheduler().runOnce()); // reads that p decided 02
+      assertEquals(List.of("01", "02"), seconds(q, "pair"));
+      clock.advance(Duration.ofSeconds(1)); // 10:00:03.1: within q's wait for p
+      await(q.node.scheduler().runOnce(false));
+      assertEquals(List.of("01", "02"), seconds(q, "pair"));
+      await(p.node.scheduler().runOnce());
+      clock.advance(Duration.ofMillis(200)); // 10:00:03.3: q asks the journal, finds 03 decided, makes nothing
+      double lostBefore = lost(q, "pair");
+      await(q.node.scheduler().runOnce(false));
+      assertEquals(List.of("01", "02", "03"), seconds(q, "pair"));
+      assertEquals(lostBefore + 1, lost(q, "pair"));
+      // p is gone (its passes stopped): q decides 04 once its wait is over, then each tick at once.
+      clock.advance(Duration.ofMillis(800)); // 10:00:04.1
+      await(q.node.scheduler().runOnce());
+      assertEquals(List.of("01", "02", "03"), seconds(q, "pair"));
+      later(q, clock, Duration.ofMillis(150)); // 10:00:04.25
+      assertEquals(List.of("01", "02", "03", "04"), seconds(q, "pair"));
+      later(q, clock, Duration.ofMillis(760)); // 10:00:05.01
+      assertEquals(List.of("01", "02", "03", "04", "05"), seconds(q, "pair"));
+      assertEquals(3.0, fired(q, "pair"));
+    }
+  }
+
+  private static UUID scheduleId(String db, String name) throws Exception {
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    try {
+      io.vertx.sqlclient.Pool pool = io.vertx.pgclient.PgBuilder.pool().connectingTo(dev.taskline.journal.PgUrl.parse(db))
+          .using(vertx).build();
+      UUID id = await(pool.preparedQuery("SELECT id FROM schedules WHERE name = $1")
+          .execute(io.vertx.sqlclient.Tuple.of(name))).iterator().next().getUUID("id");
+      await(pool.close());
+      return id;
+    } finally {
+      await(vertx.close());
     }
   }
 
