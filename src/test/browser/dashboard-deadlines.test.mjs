@@ -8,10 +8,7 @@
 // Exit code 0 when every check passed.
 
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { openPage, stopwatchLog } from './chromium.mjs';
 
 const base = (process.argv[2] || '').replace(/\/+$/, '');
 const expired = process.env.TL_EXPIRED || '';
@@ -20,25 +17,12 @@ if (!/^https?:\/\//.test(base) || !expired) {
   process.exit(2);
 }
 
-const started = Date.now();
-const log = (m) => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${m}`);
-const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskline-chromium-'));
-let context;
+const log = stopwatchLog();
+let browser;
 let failed = false;
 try {
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(30000);
-  const pageErrors = [];
-  page.on('pageerror', (e) => {
-    pageErrors.push(e.message);
-    log(`page error: ${e.message}`);
-  });
+  browser = await openPage(log);
+  const { page, pageErrors } = browser;
   await page.goto(`${base}/`);
   await page.waitForSelector('html[data-ready="true"]');
 
@@ -67,9 +51,6 @@ try {
   failed = true;
   log(`FAIL ${e && e.stack ? e.stack : e}`);
 } finally {
-  if (context) {
-    await context.close();
-  }
-  fs.rmSync(profileDir, { recursive: true, force: true });
+  await browser?.close();
 }
 process.exit(failed ? 1 : 0);

@@ -14,10 +14,9 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { chromium } from 'playwright-core';
+import { openPage, stopwatchLog } from './chromium.mjs';
 
 const base = (process.argv[2] || '').replace(/\/+$/, '');
 const name = process.env.TL_SCHEDULE || 'heartbeat';
@@ -27,8 +26,7 @@ if (!/^https?:\/\//.test(base)) {
 }
 const screenshotPath = path.resolve(process.env.SCREENSHOT || 'target/dashboard-schedules.png');
 
-const started = Date.now();
-const log = (m) => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${m}`);
+const log = stopwatchLog();
 
 const input = readline.createInterface({ input: process.stdin });
 const answers = input[Symbol.asyncIterator]();
@@ -56,24 +54,11 @@ async function http(method, pathname, body) {
   return { status: response.status, json: text ? JSON.parse(text) : null, headers: response.headers };
 }
 
-const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskline-chromium-'));
-let context;
+let browser;
 let failed = false;
 try {
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1440, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(30000);
-  const pageErrors = [];
-  page.on('pageerror', (e) => {
-    pageErrors.push(e.message);
-    log(`page error: ${e.message}`);
-  });
+  browser = await openPage(log, { viewport: { width: 1440, height: 900 } });
+  const { page, pageErrors } = browser;
   page.on('console', (m) => {
     if (m.type() === 'error' || m.type() === 'warning') {
       log(`console ${m.type()}: ${m.text()}`);
@@ -178,9 +163,6 @@ try {
   log(`FAIL ${e && e.stack ? e.stack : e}`);
 } finally {
   input.close();
-  if (context) {
-    await context.close();
-  }
-  fs.rmSync(profileDir, { recursive: true, force: true });
+  await browser?.close();
 }
 process.exit(failed ? 1 : 0);

@@ -10,9 +10,8 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { executablePath, openPage, stopwatchLog } from './chromium.mjs';
 import { readEvents } from './sse.mjs';
 
 const base = (process.argv[2] || '').replace(/\/+$/, '');
@@ -21,16 +20,11 @@ if (!/^https?:\/\//.test(base)) {
   process.exit(2);
 }
 const screenshotPath = path.resolve(process.env.SCREENSHOT || 'target/dashboard.png');
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const only = process.env.ONLY || '';
 
 let passed = 0;
 let failed = 0;
-const started = Date.now();
-
-function log(message) {
-  console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${message}`);
-}
+const log = stopwatchLog();
 
 async function check(name, fn) {
   const t0 = Date.now();
@@ -78,23 +72,9 @@ async function until(what, fn, timeoutMs = 30000, everyMs = 100) {
 // Scenario 1: the dashboard in a real browser.
 
 async function dashboardScenario() {
-  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskline-chromium-'));
-  let context;
-  const pageErrors = [];
+  const browser = await openPage(log, { viewport: { width: 1440, height: 900 } });
+  const { page, pageErrors } = browser;
   try {
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath,
-      headless: true,
-      viewport: { width: 1440, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    const page = context.pages()[0] || await context.newPage();
-    page.setDefaultTimeout(30000);
-    page.on('pageerror', (e) => {
-      pageErrors.push(e.message);
-      log(`page error: ${e.message}`);
-    });
     page.on('console', (m) => {
       if (m.type() === 'error' || m.type() === 'warning') {
         log(`console ${m.type()}: ${m.text()}`);
@@ -442,10 +422,7 @@ async function dashboardScenario() {
 
     assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
   } finally {
-    if (context) {
-      await context.close().catch(() => {});
-    }
-    fs.rmSync(profileDir, { recursive: true, force: true });
+    await browser.close();
   }
 }
 
