@@ -498,8 +498,8 @@ public final class Journal {
           .timeoutMs(row.getLong("timeout_ms"))
           .tenant(row.getString("tenant"))
           .concurrencyKey(row.getString("concurrency_key"))
-          .startBy(startBy(row))
-          .scheduled(row.getString("schedule"), instant(row, "scheduled_for"))
+          .startBy(Rows.instant(row, "start_by"))
+          .scheduled(row.getString("schedule"), Rows.instant(row, "scheduled_for"))
           .runAt(row.getOffsetDateTime("run_at").toInstant())
           .leased(row.getLong("lease_version"), row.getInteger("attempt"))
           .build());
@@ -507,14 +507,6 @@ public final class Journal {
     return found;
   }
 
-  private static Instant startBy(Row row) {
-    return instant(row, "start_by");
-  }
-
-  private static Instant instant(Row row, String column) {
-    OffsetDateTime time = row.getOffsetDateTime(column);
-    return time == null ? null : time.toInstant();
-  }
 
   // ---- grouped statements -------------------------------------------------------------------
 

@@ -58,10 +58,9 @@ public final class JournalKeys {
     return JournalUnavailableException.guard(pool.preparedQuery(sql.get("keys_all")).execute()).map(rows -> {
       List<KeyView> keys = new ArrayList<>();
       for (Row row : rows) {
-        OffsetDateTime revoked = row.getOffsetDateTime("revoked_at");
         keys.add(new KeyView(row.getString("id"), row.getString("tenant"), Arrays.asList(row.getArrayOfStrings("scopes")),
             Arrays.asList(row.getArrayOfStrings("queues")), row.getOffsetDateTime("created_at").toInstant(),
-            row.getString("created_by"), revoked == null ? null : revoked.toInstant(), row.getString("revoked_by")));
+            row.getString("created_by"), Rows.instant(row, "revoked_at"), row.getString("revoked_by")));
       }
       return keys;
     });

@@ -184,10 +184,10 @@ public final class JournalReads {
         TaskState.parse(row.getString("state")), row.getInteger("priority"), row.getInteger("attempt"),
         row.getInteger("max_attempts"), row.getLong("lease_version"), row.getValue("payload"), row.getValue("result"),
         row.getValue("error"), percent(row), row.getString("progress_message"),
-        time(row, "run_at"), time(row, "created_at"), time(row, "updated_at"), time(row, "started_at"),
-        time(row, "finished_at"), row.getUUID("batch_id"), row.getString("tenant"), row.getLong("timeout_ms"),
-        worker, worker == null ? null : time(row, "lease_expires_at"), history, row.getString("concurrency_key"),
-        time(row, "start_by"), row.getString("schedule"), time(row, "scheduled_for"));
+        Rows.instant(row, "run_at"), Rows.instant(row, "created_at"), Rows.instant(row, "updated_at"), Rows.instant(row, "started_at"),
+        Rows.instant(row, "finished_at"), row.getUUID("batch_id"), row.getString("tenant"), row.getLong("timeout_ms"),
+        worker, worker == null ? null : Rows.instant(row, "lease_expires_at"), history, row.getString("concurrency_key"),
+        Rows.instant(row, "start_by"), row.getString("schedule"), Rows.instant(row, "scheduled_for"));
   }
 
   private static Event event(Row row, UUID taskId) {
@@ -195,7 +195,7 @@ public final class JournalReads {
     int result = row.getColumnIndex("result");
     return new Event(row.getLong("event_id"), taskId, TaskState.parse(row.getString("from_state")),
         TaskState.parse(row.getString("to_state")), Reason.parse(row.getString("reason")), row.getString("worker_id"),
-        row.getLong("lease_version"), row.getInteger("attempt"), time(row, "at"),
+        row.getLong("lease_version"), row.getInteger("attempt"), Rows.instant(row, "at"),
         detail instanceof io.vertx.core.json.JsonObject object ? object : null,
         result < 0 ? null : row.getValue(result));
   }
@@ -203,10 +203,5 @@ public final class JournalReads {
   private static int percent(Row row) {
     Integer percent = row.getInteger("progress_percent");
     return percent == null ? 0 : percent;
-  }
-
-  private static java.time.Instant time(Row row, String column) {
-    OffsetDateTime time = row.getOffsetDateTime(column);
-    return time == null ? null : time.toInstant();
   }
 }

@@ -99,7 +99,7 @@ public final class JournalSchedules {
         list.add(new ScheduleRow(row0(row), row.getString("origin"), row.getString("changed_by"),
             row.getString("last_outcome"), row.getUUID("last_task_id"), row.getString("last_reason"),
             row.getString("last_detail"), row.getString("last_task_state"), skipped == null ? 0 : skipped,
-            time(row, "error_tick_at"), time(row, "error_at"), row.getString("error_detail")));
+            Rows.instant(row, "error_tick_at"), Rows.instant(row, "error_at"), row.getString("error_detail")));
       }
       return list;
     });
@@ -115,7 +115,7 @@ public final class JournalSchedules {
     }
     return guard(pool.preparedQuery(sql.get("ticks_decided")).execute(Tuple.wrap(new Object[] {schedules, times}))).map(rows -> {
       Set<TickWrite.Tick> decided = new HashSet<>();
-      rows.forEach(row -> decided.add(new TickWrite.Tick(row.getUUID("schedule_id"), time(row, "tick_at"))));
+      rows.forEach(row -> decided.add(new TickWrite.Tick(row.getUUID("schedule_id"), Rows.instant(row, "tick_at"))));
       return decided;
     });
   }
@@ -125,8 +125,8 @@ public final class JournalSchedules {
     return guard(pool.preparedQuery(sql.get("schedule_recent_ticks")).execute(Tuple.of(schedule, limit))).map(rows -> {
       List<TickRow> list = new ArrayList<>(rows.size());
       for (Row row : rows) {
-        list.add(new TickRow(time(row, "tick_at"), row.getString("outcome"), row.getUUID("task_id"),
-            row.getString("reason"), row.getString("detail"), row.getLong("ticks"), time(row, "decided_at"),
+        list.add(new TickRow(Rows.instant(row, "tick_at"), row.getString("outcome"), row.getUUID("task_id"),
+            row.getString("reason"), row.getString("detail"), row.getLong("ticks"), Rows.instant(row, "decided_at"),
             row.getString("decided_by"), row.getString("task_state")));
       }
       return list;
@@ -135,17 +135,12 @@ public final class JournalSchedules {
 
   private static Stored row0(Row row) {
     return new Stored(row.getUUID("id"), row.getString("name"), row.getString("spec"), row.getBoolean("paused"),
-        time(row, "created_at"), time(row, "changed_at"), time(row, "last_tick_at"),
+        Rows.instant(row, "created_at"), Rows.instant(row, "changed_at"), Rows.instant(row, "last_tick_at"),
         row.getColumnIndex("last_decided_by") < 0 ? null : row.getString("last_decided_by"));
   }
 
   private OffsetDateTime now() {
     return clock.instant().atOffset(ZoneOffset.UTC);
-  }
-
-  private static Instant time(Row row, String column) {
-    OffsetDateTime time = row.getOffsetDateTime(column);
-    return time == null ? null : time.toInstant();
   }
 
   private static <T> Future<T> guard(Future<T> future) {
