@@ -132,11 +132,10 @@ public record ScheduleSpec(String name, String cron, Duration every, ZoneId zone
   }
 
   private static void knownFields(JsonObject json) {
-    for (String field : json.fieldNames()) {
-      if (!FIELDS.contains(field)) {
-        throw new InvalidScheduleException(field + " is not a known field (known: "
-            + String.join(", ", FIELDS.stream().sorted().toList()) + ")");
-      }
+    try {
+      SubmissionJson.knownFields(json, FIELDS, "");
+    } catch (InvalidTaskException e) {
+      throw new InvalidScheduleException(e.getMessage());
     }
   }
 
