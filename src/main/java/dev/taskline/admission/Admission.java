@@ -194,16 +194,19 @@ public final class Admission {
           }
         })
         .map(inserted -> {
-          for (TaskQueue.Reservation reservation : made) {
-            if (inserted) {
-              reservation.commit();
-              metrics.queue(reservation.queue().name()).accepted(reservation.inserts().size());
-            } else {
-              reservation.abort();
-            }
-          }
+          made.forEach(reservation -> settle(reservation, inserted));
           return inserts;
         });
+  }
+
+  /** The room a reservation took becomes its tasks' ({@code journaled}: accepted) or is given back. */
+  private void settle(TaskQueue.Reservation reservation, boolean journaled) {
+    if (journaled) {
+      reservation.commit();
+      metrics.queue(reservation.queue().name()).accepted(reservation.inserts().size());
+    } else {
+      reservation.abort();
+    }
   }
 
   private Admitted replay(String key, String hash, IdempotentAnswer earlier) {
@@ -401,14 +404,8 @@ public final class Admission {
         .map(decisions -> {
           for (TickWrite.Decision decision : decisions) {
             TaskQueue.Reservation reservation = held.get(decision.write());
-            if (reservation == null) {
-              continue;
-            }
-            if (decision.outcome() == TickWrite.Outcome.FIRED) {
-              reservation.commit();
-              metrics.queue(reservation.queue().name()).accepted(1);
-            } else {
-              reservation.abort();
+            if (reservation != null) {
+              settle(reservation, decision.outcome() == TickWrite.Outcome.FIRED);
             }
           }
           return decisions;
