@@ -112,11 +112,11 @@ public final class Schedules {
   /** One schedule with its newest ticks; null when there is none of that name. */
   public Future<ScheduleView> get(String name) {
     return journal.list(name).compose(rows -> {
-      if (rows.isEmpty() || readable(rows.get(0)) == null) {
+      ScheduleSpec spec = rows.isEmpty() ? null : readable(rows.get(0));
+      if (spec == null) {
         return Future.succeededFuture(null);
       }
       JournalSchedules.ScheduleRow row = rows.get(0);
-      ScheduleSpec spec = readable(row);
       return journal.recentTicks(row.row().id(), RECENT_TICKS)
           .map(ticks -> new ScheduleView(spec, row, spec.nextTicks(clock.instant(), NEXT_FIRE_TIMES), ticks));
     });

@@ -185,14 +185,9 @@ public final class TaskService {
    * lives (they have no tenant). 409 for a name taken.
    */
   public Future<ScheduleView> createSchedule(Caller caller, JsonObject body) {
+    // Null: made, then deleted by another caller before it could be read back.
     return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> schedules.create(body, caller.keyId()))
-        .map(view -> {
-          if (view == null) {
-            // Made, then deleted by another caller before it could be read back.
-            throw NotFoundException.schedule(String.valueOf(body.getValue("name")));
-          }
-          return view;
-        });
+        .map(view -> found(view, String.valueOf(body.getValue("name"))));
   }
 
   /** Every schedule, with its next fire times and last result; for callers that see every tenant. */
@@ -202,23 +197,13 @@ public final class TaskService {
 
   /** One schedule with its ten newest ticks. */
   public Future<ScheduleView> schedule(Caller caller, String name) {
-    return permitted(() -> readSchedules(caller)).compose(v -> schedules.get(name)).map(view -> {
-      if (view == null) {
-        throw NotFoundException.schedule(name);
-      }
-      return view;
-    });
+    return permitted(() -> readSchedules(caller)).compose(v -> schedules.get(name)).map(view -> found(view, name));
   }
 
   /** Pauses ({@code paused}) or resumes a schedule on every node: no tick fires while it is paused, nor is owed after. */
   public Future<ScheduleView> pauseSchedule(Caller caller, String name, boolean paused) {
     return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> schedules.pause(name, paused, caller.keyId()))
-        .map(view -> {
-          if (view == null) {
-            throw NotFoundException.schedule(name);
-          }
-          return view;
-        });
+        .map(view -> found(view, name));
   }
 
   /** Deletes a schedule: no tick of it fires once this answers; the tasks it made stay. */
@@ -229,6 +214,13 @@ public final class TaskService {
       }
       return null;
     });
+  }
+
+  private static ScheduleView found(ScheduleView view, String name) {
+    if (view == null) {
+      throw NotFoundException.schedule(name);
+    }
+    return view;
   }
 
   private static void readSchedules(Caller caller) {
