@@ -9,26 +9,26 @@ import java.util.logging.LogManager;
  */
 public final class LogManagerForShutdown extends LogManager {
 
-  private static volatile LogManagerForShutdown instance;
-  private volatile boolean mayReset;
+    private static volatile LogManagerForShutdown instance;
+    private volatile boolean mayReset;
 
-  public LogManagerForShutdown() {
-    instance = this;
-  }
-
-  @Override
-  public void reset() {
-    if (mayReset) {
-      super.reset();
+    public LogManagerForShutdown() {
+        instance = this;
     }
-  }
 
-  /** Our shutdown is done: logging may close now. */
-  static void shutdownDone() {
-    LogManagerForShutdown manager = instance;
-    if (manager != null) {
-      manager.mayReset = true;
-      manager.reset();
+    @Override
+    public void reset() {
+        if (mayReset) {
+            super.reset();
+        }
     }
-  }
+
+    /** Our shutdown is done: logging may close now. */
+    static void shutdownDone() {
+        LogManagerForShutdown manager = instance;
+        if (manager != null) {
+            manager.mayReset = true;
+            manager.reset();
+        }
+    }
 }

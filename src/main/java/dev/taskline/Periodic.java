@@ -13,44 +13,46 @@ import java.util.logging.Logger;
  */
 public final class Periodic extends VerticleBase {
 
-  private static final Logger LOG = Logger.getLogger(Periodic.class.getName());
+    private static final Logger LOG = Logger.getLogger(Periodic.class.getName());
 
-  private final String what;
-  private final long intervalMs;
-  private final Supplier<Future<?>> pass;
-  private long timer = -1;
-  private boolean running;
-  private boolean failing;
+    private final String what;
+    private final long intervalMs;
+    private final Supplier<Future<?>> pass;
+    private long timer = -1;
+    private boolean running;
+    private boolean failing;
 
-  /** @param what the pass, as the warning names it ("reading the queue switches") */
-  public Periodic(String what, long intervalMs, Supplier<Future<?>> pass) {
-    this.what = what;
-    this.intervalMs = intervalMs;
-    this.pass = pass;
-  }
+    /** @param what the pass, as the warning names it ("reading the queue switches") */
+    public Periodic(String what, long intervalMs, Supplier<Future<?>> pass) {
+        this.what = what;
+        this.intervalMs = intervalMs;
+        this.pass = pass;
+    }
 
-  @Override
-  public Future<?> start() {
-    timer = vertx.setPeriodic(intervalMs, id -> {
-      if (running) {
-        return;
-      }
-      running = true;
-      pass.get().onComplete(done -> {
-        running = false;
-        if (done.failed() && !failing) {
-          LOG.log(Level.WARNING, what + " failed; trying again every " + intervalMs + " ms: "
-              + done.cause().getMessage());
-        }
-        failing = done.failed();
-      });
-    });
-    return Future.succeededFuture();
-  }
+    @Override
+    public Future<?> start() {
+        timer = vertx.setPeriodic(intervalMs, id -> {
+            if (running) {
+                return;
+            }
+            running = true;
+            pass.get().onComplete(done -> {
+                running = false;
+                if (done.failed() && !failing) {
+                    LOG.log(
+                            Level.WARNING,
+                            what + " failed; trying again every " + intervalMs + " ms: "
+                                    + done.cause().getMessage());
+                }
+                failing = done.failed();
+            });
+        });
+        return Future.succeededFuture();
+    }
 
-  @Override
-  public Future<?> stop() {
-    vertx.cancelTimer(timer);
-    return Future.succeededFuture();
-  }
+    @Override
+    public Future<?> stop() {
+        vertx.cancelTimer(timer);
+        return Future.succeededFuture();
+    }
 }

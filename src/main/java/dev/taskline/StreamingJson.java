@@ -14,16 +14,16 @@ import io.vertx.core.spi.json.JsonCodec;
  */
 public final class StreamingJson implements JsonFactory {
 
-  private static final JacksonCodec CODEC = new JacksonCodec();
+    private static final JacksonCodec CODEC = new JacksonCodec();
 
-  @Override
-  public int order() {
-    // Before Vert.x's own factory, which leaves the default order.
-    return 0;
-  }
+    @Override
+    public int order() {
+        // Before Vert.x's own factory, which leaves the default order.
+        return 0;
+    }
 
-  @Override
-  public JsonCodec codec() {
-    return CODEC;
-  }
+    @Override
+    public JsonCodec codec() {
+        return CODEC;
+    }
 }

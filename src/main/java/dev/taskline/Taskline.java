@@ -1,10 +1,12 @@
 package dev.taskline;
 
 import dev.taskline.admission.Admission;
+import dev.taskline.admission.Control;
 import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.events.EventHub;
 import dev.taskline.flow.DeadlineSweep;
 import dev.taskline.flow.QueuePauses;
 import dev.taskline.handler.HandlerRegistry;
@@ -16,38 +18,36 @@ import dev.taskline.journal.JournalConnections;
 import dev.taskline.journal.JournalFlow;
 import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
+import dev.taskline.journal.JournalSchedules;
 import dev.taskline.journal.Migrator;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.queue.Promoter;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
-import dev.taskline.service.TaskService;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.schedule.Schedules;
-import dev.taskline.journal.JournalSchedules;
+import dev.taskline.service.TaskService;
 import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.worker.WorkerVerticle;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
-import dev.taskline.admission.Control;
-import dev.taskline.events.EventHub;
-import dev.taskline.queue.Promoter;
 import java.time.Clock;
-import io.vertx.core.json.JsonObject;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.function.DoubleSupplier;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.DoubleSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -56,310 +56,368 @@ import java.util.logging.Logger;
  */
 public final class Taskline {
 
-  private static final Logger LOG = Logger.getLogger(Taskline.class.getName());
+    private static final Logger LOG = Logger.getLogger(Taskline.class.getName());
 
-  private final Vertx vertx;
-  private final String nodeId;
-  private final EmbeddedPostgresServer embedded;
-  private final Pool pool;
-  /** One connection: inserts go one statement at a time (see Journal's group commit). */
-  private final Pool insertPool;
-  private final Journal journal;
-  private final JournalReads reads;
-  private final QueueRegistry queues;
-  private final TasklineMetrics metrics;
-  private final Recovery recovery;
-  private final Promoter promoter;
-  private final QueuePauses pauses;
-  private final DeadlineSweep deadlines;
-  private final Clock clock;
-  private final TasklineConfig config;
-  private final List<String> deployments = new ArrayList<>();
-  private final List<WorkerVerticle> workers = new ArrayList<>();
-  private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
-  private Admission admission;
-  private EventHub hub;
-  private TaskService service;
-  private Scheduler scheduler;
-  private Schedules schedules;
-  private RemoteWorkers remote;
-  private final ApiKeys keys;
-  private long keysTimer = -1;
-  /** How often streams ask the journal about writes made by other nodes. */
-  private static final long CATCH_UP_MS = 2_000;
-  /** How often a node reads the keys issued through the API: a revocation reaches it within this. */
-  private static final long KEYS_REFRESH_MS = 1_000;
-  /** How often a node reads the queues' switches: a pause made through another node holds here within this. */
-  private static final long FLOW_REFRESH_MS = 500;
-  /**
-   * How often overdue tasks are expired. Claims refuse them meanwhile on their own; this bounds how
-   * long one still shows pending, and holds its place, after its deadline.
-   */
-  private static final long DEADLINE_SWEEP_MS = 250;
-  private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
+    private final Vertx vertx;
+    private final String nodeId;
+    private final EmbeddedPostgresServer embedded;
+    private final Pool pool;
+    /** One connection: inserts go one statement at a time (see Journal's group commit). */
+    private final Pool insertPool;
 
-  private Taskline(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
-      EmbeddedPostgresServer embedded, String pgUrl) {
-    this.vertx = vertx;
-    this.nodeId = "node-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-    this.embedded = embedded;
-    this.pool = PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(config.journal().poolSize()))
-        .connectingTo(JournalConnections.options(pgUrl))
-        .using(vertx)
-        .build();
-    this.metrics = metrics;
-    this.insertPool = PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(1))
-        .connectingTo(JournalConnections.insertOptions(pgUrl))
-        .using(vertx)
-        .build();
-    this.journal = new Journal(pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
-    this.reads = new JournalReads(pool);
-    this.keys = new ApiKeys(config.auth());
-    metrics.waitingInserts(journal::waitingInserts);
-    this.queues = new QueueRegistry(config.queues().values());
-    for (TaskQueue queue : queues.all()) {
-      metrics.register(queue);
+    private final Journal journal;
+    private final JournalReads reads;
+    private final QueueRegistry queues;
+    private final TasklineMetrics metrics;
+    private final Recovery recovery;
+    private final Promoter promoter;
+    private final QueuePauses pauses;
+    private final DeadlineSweep deadlines;
+    private final Clock clock;
+    private final TasklineConfig config;
+    private final List<String> deployments = new ArrayList<>();
+    private final List<WorkerVerticle> workers = new ArrayList<>();
+    private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
+    private Admission admission;
+    private EventHub hub;
+    private TaskService service;
+    private Scheduler scheduler;
+    private Schedules schedules;
+    private RemoteWorkers remote;
+    private final ApiKeys keys;
+    private long keysTimer = -1;
+    /** How often streams ask the journal about writes made by other nodes. */
+    private static final long CATCH_UP_MS = 2_000;
+    /** How often a node reads the keys issued through the API: a revocation reaches it within this. */
+    private static final long KEYS_REFRESH_MS = 1_000;
+    /** How often a node reads the queues' switches: a pause made through another node holds here within this. */
+    private static final long FLOW_REFRESH_MS = 500;
+    /**
+     * How often overdue tasks are expired. Claims refuse them meanwhile on their own; this bounds how
+     * long one still shows pending, and holds its place, after its deadline.
+     */
+    private static final long DEADLINE_SWEEP_MS = 250;
+
+    private final List<HttpVerticle> httpInstances = new CopyOnWriteArrayList<>();
+
+    private Taskline(
+            Vertx vertx,
+            TasklineConfig config,
+            Clock clock,
+            TasklineMetrics metrics,
+            EmbeddedPostgresServer embedded,
+            String pgUrl) {
+        this.vertx = vertx;
+        this.nodeId =
+                "node-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+        this.embedded = embedded;
+        this.pool = PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(config.journal().poolSize()))
+                .connectingTo(JournalConnections.options(pgUrl))
+                .using(vertx)
+                .build();
+        this.metrics = metrics;
+        this.insertPool = PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(1))
+                .connectingTo(JournalConnections.insertOptions(pgUrl))
+                .using(vertx)
+                .build();
+        this.journal = new Journal(
+                pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
+        this.reads = new JournalReads(pool);
+        this.keys = new ApiKeys(config.auth());
+        metrics.waitingInserts(journal::waitingInserts);
+        this.queues = new QueueRegistry(config.queues().values());
+        for (TaskQueue queue : queues.all()) {
+            metrics.register(queue);
+        }
+        this.recovery = new Recovery(
+                journal,
+                queues,
+                metrics,
+                config.recovery().batchSize(),
+                Duration.ofMillis(config.retention().finishedTaskTtlMs()));
+        this.promoter = new Promoter(queues, clock);
+        this.pauses = new QueuePauses(new JournalFlow(pool, clock), queues);
+        this.deadlines =
+                new DeadlineSweep(journal, queues, metrics, config.recovery().batchSize());
+        this.clock = clock;
+        this.config = config;
     }
-    this.recovery = new Recovery(journal, queues, metrics, config.recovery().batchSize(),
-        Duration.ofMillis(config.retention().finishedTaskTtlMs()));
-    this.promoter = new Promoter(queues, clock);
-    this.pauses = new QueuePauses(new JournalFlow(pool, clock), queues);
-    this.deadlines = new DeadlineSweep(journal, queues, metrics, config.recovery().batchSize());
-    this.clock = clock;
-    this.config = config;
-  }
 
-  /** Starts a node: journal (embedded unless a URL is configured), migrations, workers, recovery, API. */
-  public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock) {
-    return start(vertx, config, clock, new TasklineMetrics(clock), null);
-  }
+    /** Starts a node: journal (embedded unless a URL is configured), migrations, workers, recovery, API. */
+    public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock) {
+        return start(vertx, config, clock, new TasklineMetrics(clock), null);
+    }
 
-  /**
-   * As {@link #start(Vertx, TasklineConfig, Clock)}, with the meter registry given (so that Vert.x
-   * itself can report to it) and the source of retry jitter (draws from [0, 1]; null for random),
-   * so that tests can make backoff delays exact.
-   */
-  public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics,
-      DoubleSupplier jitter) {
-    Future<EmbeddedPostgresServer> embedded = config.journal().pgUrl() != null
-        ? Future.succeededFuture(null)
-        // Starting PostgreSQL takes seconds and blocks; it runs on a worker thread.
-        : vertx.executeBlocking(() -> EmbeddedPostgresServer.start(config.journal().dataDir()), false);
-    return embedded.compose(server -> {
-      String url = server == null ? config.journal().pgUrl() : server.url();
-      Taskline node = new Taskline(vertx, config, clock, metrics, server, url);
-      if (jitter != null) {
-        node.jitter = jitter;
-      }
-      return node.deploy(config).recover(e -> node.close().transform(ignored -> Future.failedFuture(e)));
-    });
-  }
-
-  private Future<Taskline> deploy(TasklineConfig config) {
-    // Reads the handler jars: files, so not on an event loop.
-    return vertx.executeBlocking(() -> HandlerRegistry.load(config.handlers().dir()), false)
-        .compose(handlers -> deploy(config, handlers));
-  }
-
-  private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
-    admission = new Admission(config, queues, handlers, journal, metrics, clock);
-    EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
-    journal.onChange(hub::changed);
-    this.hub = hub;
-    Control control = new Control(journal, reads, queues, vertx.eventBus(), metrics);
-    remote = new RemoteWorkers(queues.all().stream().filter(q -> q.config().remote()).toList(), journal, reads,
-        metrics, clock, () -> jitter.getAsDouble(), hub::progress, config.recovery().intervalMs());
-    JournalSchedules journalSchedules = new JournalSchedules(pool, clock);
-    scheduler = new Scheduler(journalSchedules, admission, metrics.schedules(), clock, nodeId,
-        Duration.ofMillis(config.scheduling().graceMs()), config.scheduling().maxCatchUp());
-    schedules = new Schedules(journalSchedules, admission, scheduler, clock);
-    service = new TaskService(admission, control, reads, queues, metrics, hub, remote, clock,
-        config.http().maxStreams(), keys, new JournalKeys(pool, clock), pauses, schedules);
-    return Migrator.migrate(vertx, pool)
-        // A queue paused before this node started must not start anything on it, even once.
-        .compose(applied -> pauses.runOnce())
-        .compose(v -> schedules.declare(declared(config)))
-        .compose(v -> deployWorkers(handlers, config))
-        // A journal that does not answer leaves the switches as last read.
-        .compose(v -> track(vertx.deployVerticle(new Periodic("reading the queue switches", FLOW_REFRESH_MS,
-            pauses::runOnce))))
-        .compose(v -> track(vertx.deployVerticle(new Periodic("expiring tasks past their deadlines", DEADLINE_SWEEP_MS,
-            deadlines::runOnce))))
-        .compose(v -> track(vertx.deployVerticle(promoter)))
-        .compose(v -> track(vertx.deployVerticle(new Periodic("catching streams up with other nodes' writes",
-            CATCH_UP_MS, hub::catchUp))))
-        .compose(v -> track(vertx.deployVerticle(new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
-        .compose(v -> track(vertx.deployVerticle(scheduler)))
-        .compose(v -> service.refreshKeys())
-        .compose(v -> {
-          // Keys issued or revoked through any node's API reach this one within a second. A
-          // journal that does not answer keeps the keys last read.
-          keysTimer = vertx.setPeriodic(KEYS_REFRESH_MS, id -> service.refreshKeys());
-          // Stream tokens signed by one node open streams on any: the secret is the journal's.
-          return journal.sharedSecret(StreamTokens.SECRET);
-        })
-        .compose(streamSecret -> {
-          // One deployment of N instances: Vert.x shares their listening socket (a random port too)
-          // and hands each new connection to the next instance's event loop.
-          // One secret for stream and session tokens: their texts begin differently, so neither
-          // can be taken for the other.
-          Authentication authentication = new Authentication(config.auth(), keys, new StreamTokens(streamSecret, clock),
-              new SessionTokens(streamSecret, clock), clock);
-          return track(vertx.deployVerticle(() -> {
-            HttpVerticle instance = new HttpVerticle(config, service, metrics, authentication);
-            httpInstances.add(instance);
-            return instance;
-          }, new DeploymentOptions().setInstances(config.http().instances())));
-        })
-        .map(v -> {
-          LOG.info(nodeId + " listening on http://" + config.http().host() + ":" + httpPort()
-              + (httpInstances.size() > 1 ? " (" + httpInstances.size() + " HTTP event loops)" : ""));
-          return this;
+    /**
+     * As {@link #start(Vertx, TasklineConfig, Clock)}, with the meter registry given (so that Vert.x
+     * itself can report to it) and the source of retry jitter (draws from [0, 1]; null for random),
+     * so that tests can make backoff delays exact.
+     */
+    public static Future<Taskline> start(
+            Vertx vertx, TasklineConfig config, Clock clock, TasklineMetrics metrics, DoubleSupplier jitter) {
+        Future<EmbeddedPostgresServer> embedded = config.journal().pgUrl() != null
+                ? Future.succeededFuture(null)
+                // Starting PostgreSQL takes seconds and blocks; it runs on a worker thread.
+                : vertx.executeBlocking(
+                        () -> EmbeddedPostgresServer.start(config.journal().dataDir()), false);
+        return embedded.compose(server -> {
+            String url = server == null ? config.journal().pgUrl() : server.url();
+            Taskline node = new Taskline(vertx, config, clock, metrics, server, url);
+            if (jitter != null) {
+                node.jitter = jitter;
+            }
+            return node.deploy(config).recover(e -> node.close().transform(ignored -> Future.failedFuture(e)));
         });
-  }
-
-  private static Map<String, JsonObject> declared(TasklineConfig config) {
-    Map<String, JsonObject> declared = new LinkedHashMap<>();
-    config.scheduling().declared().forEach((name, json) -> declared.put(name, new JsonObject(json)));
-    return declared;
-  }
-
-  private Future<Void> deployWorkers(HandlerRegistry handlers, TasklineConfig config) {
-    Future<Void> chain = Future.succeededFuture();
-    for (TaskQueue queue : queues.all()) {
-      if (queue.config().remote()) {
-        continue; // run by remote workers, through RemoteWorkers
-      }
-      WorkerVerticle worker = new WorkerVerticle(queue, journal, handlers, metrics.queue(queue.name()), clock,
-          () -> jitter.getAsDouble(), hub::progress, nodeId, config.worker().progressIntervalMs());
-      workers.add(worker);
-      chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
     }
-    return chain.compose(v -> track(vertx.deployVerticle(remote)));
-  }
 
-  private Future<Void> track(Future<String> deployment) {
-    return deployment.map(id -> {
-      deployments.add(id);
-      return null;
-    });
-  }
-
-  public int httpPort() {
-    // Every instance listens on the one shared socket.
-    return httpInstances.get(0).port();
-  }
-
-  /** The API's routes, as {@link HttpVerticle#routes} gives them. */
-  public List<String> httpRoutes() {
-    return httpInstances.get(0).routes();
-  }
-
-  /** How many HTTP verticles (each on its own event loop) serve the API. */
-  public int httpInstances() {
-    return httpInstances.size();
-  }
-
-  public String nodeId() {
-    return nodeId;
-  }
-
-  public Recovery recovery() {
-    return recovery;
-  }
-
-  public Promoter promoter() {
-    return promoter;
-  }
-
-  /** The queues' pause switches; tests run its read of the journal by hand. */
-  public QueuePauses pauses() {
-    return pauses;
-  }
-
-  /** The sweep that expires tasks not started by their deadlines; tests run it by hand. */
-  public DeadlineSweep deadlines() {
-    return deadlines;
-  }
-
-  /** This node's evaluation of the schedules' ticks; tests run its pass by hand. */
-  public Scheduler scheduler() {
-    return scheduler;
-  }
-
-  /** The remote queues' claims and leases; tests run its reconciling pass by hand. */
-  public RemoteWorkers remote() {
-    return remote;
-  }
-
-  /** The node's open event streams; tests run its catch-up pass by hand. */
-  public EventHub events() {
-    return hub;
-  }
-
-  /**
-   * The graceful half of a shutdown: readiness goes false and new submissions get 503; running
-   * tasks get {@code grace} to finish; those that do not are handed back to the journal (pending,
-   * version bumped) so that a restarted or another node takes them at once, without waiting out
-   * their leases. Call {@link #close} after it.
-   */
-  public Future<Void> shutdown(Duration grace) {
-    scheduler.halt();
-    admission.drain();
-    LOG.info(nodeId + " draining: " + grace.toMillis() + " ms for running tasks to finish");
-    List<Future<Void>> drained = new ArrayList<>();
-    drained.add(remote.drain());
-    for (WorkerVerticle worker : workers) {
-      drained.add(worker.drain(grace));
+    private Future<Taskline> deploy(TasklineConfig config) {
+        // Reads the handler jars: files, so not on an event loop.
+        return vertx.executeBlocking(
+                        () -> HandlerRegistry.load(config.handlers().dir()), false)
+                .compose(handlers -> deploy(config, handlers));
     }
-    return Future.join(drained).<Void>mapEmpty().onComplete(v -> LOG.info(nodeId + " drained"));
-  }
 
-  /** {@link #shutdown(Duration)} with the configured grace period. */
-  public Future<Void> shutdown() {
-    return shutdown(Duration.ofMillis(config.shutdown().graceMs()));
-  }
-
-  public Journal journal() {
-    return journal;
-  }
-
-  public JournalReads reads() {
-    return reads;
-  }
-
-  /** Every operation a caller can ask of this node; the HTTP API calls nothing else. */
-  public TaskService service() {
-    return service;
-  }
-
-  public QueueRegistry queues() {
-    return queues;
-  }
-
-  public TasklineMetrics metrics() {
-    return metrics;
-  }
-
-  /** Undeploys in reverse order, then closes the pools and the embedded PostgreSQL. */
-  public Future<Void> close() {
-    vertx.cancelTimer(keysTimer);
-    Future<Void> chain = Future.succeededFuture();
-    for (int i = deployments.size() - 1; i >= 0; i--) {
-      String id = deployments.get(i);
-      chain = chain.compose(v -> vertx.undeploy(id)).recover(e -> Future.succeededFuture());
+    private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
+        admission = new Admission(config, queues, handlers, journal, metrics, clock);
+        EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
+        journal.onChange(hub::changed);
+        this.hub = hub;
+        Control control = new Control(journal, reads, queues, vertx.eventBus(), metrics);
+        remote = new RemoteWorkers(
+                queues.all().stream().filter(q -> q.config().remote()).toList(),
+                journal,
+                reads,
+                metrics,
+                clock,
+                () -> jitter.getAsDouble(),
+                hub::progress,
+                config.recovery().intervalMs());
+        JournalSchedules journalSchedules = new JournalSchedules(pool, clock);
+        scheduler = new Scheduler(
+                journalSchedules,
+                admission,
+                metrics.schedules(),
+                clock,
+                nodeId,
+                Duration.ofMillis(config.scheduling().graceMs()),
+                config.scheduling().maxCatchUp());
+        schedules = new Schedules(journalSchedules, admission, scheduler, clock);
+        service = new TaskService(
+                admission,
+                control,
+                reads,
+                queues,
+                metrics,
+                hub,
+                remote,
+                clock,
+                config.http().maxStreams(),
+                keys,
+                new JournalKeys(pool, clock),
+                pauses,
+                schedules);
+        return Migrator.migrate(vertx, pool)
+                // A queue paused before this node started must not start anything on it, even once.
+                .compose(applied -> pauses.runOnce())
+                .compose(v -> schedules.declare(declared(config)))
+                .compose(v -> deployWorkers(handlers, config))
+                // A journal that does not answer leaves the switches as last read.
+                .compose(v -> track(vertx.deployVerticle(
+                        new Periodic("reading the queue switches", FLOW_REFRESH_MS, pauses::runOnce))))
+                .compose(v -> track(vertx.deployVerticle(
+                        new Periodic("expiring tasks past their deadlines", DEADLINE_SWEEP_MS, deadlines::runOnce))))
+                .compose(v -> track(vertx.deployVerticle(promoter)))
+                .compose(v -> track(vertx.deployVerticle(
+                        new Periodic("catching streams up with other nodes' writes", CATCH_UP_MS, hub::catchUp))))
+                .compose(v -> track(vertx.deployVerticle(
+                        new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
+                .compose(v -> track(vertx.deployVerticle(scheduler)))
+                .compose(v -> service.refreshKeys())
+                .compose(v -> {
+                    // Keys issued or revoked through any node's API reach this one within a second. A
+                    // journal that does not answer keeps the keys last read.
+                    keysTimer = vertx.setPeriodic(KEYS_REFRESH_MS, id -> service.refreshKeys());
+                    // Stream tokens signed by one node open streams on any: the secret is the journal's.
+                    return journal.sharedSecret(StreamTokens.SECRET);
+                })
+                .compose(streamSecret -> {
+                    // One deployment of N instances: Vert.x shares their listening socket (a random port too)
+                    // and hands each new connection to the next instance's event loop.
+                    // One secret for stream and session tokens: their texts begin differently, so neither
+                    // can be taken for the other.
+                    Authentication authentication = new Authentication(
+                            config.auth(),
+                            keys,
+                            new StreamTokens(streamSecret, clock),
+                            new SessionTokens(streamSecret, clock),
+                            clock);
+                    return track(vertx.deployVerticle(
+                            () -> {
+                                HttpVerticle instance = new HttpVerticle(config, service, metrics, authentication);
+                                httpInstances.add(instance);
+                                return instance;
+                            },
+                            new DeploymentOptions().setInstances(config.http().instances())));
+                })
+                .map(v -> {
+                    LOG.info(nodeId + " listening on http://" + config.http().host() + ":" + httpPort()
+                            + (httpInstances.size() > 1 ? " (" + httpInstances.size() + " HTTP event loops)" : ""));
+                    return this;
+                });
     }
-    // Each step whatever became of the one before: a pool that fails to close must not keep the
-    // other, or the embedded PostgreSQL, open.
-    return chain
-        .eventually(() -> Future.join(pool.close(), insertPool.close()))
-        .eventually(() -> embedded == null ? Future.<Void>succeededFuture()
-            : vertx.executeBlocking(() -> {
-              embedded.close();
-              return null;
-            }, false))
-        .mapEmpty();
-  }
+
+    private static Map<String, JsonObject> declared(TasklineConfig config) {
+        Map<String, JsonObject> declared = new LinkedHashMap<>();
+        config.scheduling().declared().forEach((name, json) -> declared.put(name, new JsonObject(json)));
+        return declared;
+    }
+
+    private Future<Void> deployWorkers(HandlerRegistry handlers, TasklineConfig config) {
+        Future<Void> chain = Future.succeededFuture();
+        for (TaskQueue queue : queues.all()) {
+            if (queue.config().remote()) {
+                continue; // run by remote workers, through RemoteWorkers
+            }
+            WorkerVerticle worker = new WorkerVerticle(
+                    queue,
+                    journal,
+                    handlers,
+                    metrics.queue(queue.name()),
+                    clock,
+                    () -> jitter.getAsDouble(),
+                    hub::progress,
+                    nodeId,
+                    config.worker().progressIntervalMs());
+            workers.add(worker);
+            chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
+        }
+        return chain.compose(v -> track(vertx.deployVerticle(remote)));
+    }
+
+    private Future<Void> track(Future<String> deployment) {
+        return deployment.map(id -> {
+            deployments.add(id);
+            return null;
+        });
+    }
+
+    public int httpPort() {
+        // Every instance listens on the one shared socket.
+        return httpInstances.get(0).port();
+    }
+
+    /** The API's routes, as {@link HttpVerticle#routes} gives them. */
+    public List<String> httpRoutes() {
+        return httpInstances.get(0).routes();
+    }
+
+    /** How many HTTP verticles (each on its own event loop) serve the API. */
+    public int httpInstances() {
+        return httpInstances.size();
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public Recovery recovery() {
+        return recovery;
+    }
+
+    public Promoter promoter() {
+        return promoter;
+    }
+
+    /** The queues' pause switches; tests run its read of the journal by hand. */
+    public QueuePauses pauses() {
+        return pauses;
+    }
+
+    /** The sweep that expires tasks not started by their deadlines; tests run it by hand. */
+    public DeadlineSweep deadlines() {
+        return deadlines;
+    }
+
+    /** This node's evaluation of the schedules' ticks; tests run its pass by hand. */
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /** The remote queues' claims and leases; tests run its reconciling pass by hand. */
+    public RemoteWorkers remote() {
+        return remote;
+    }
+
+    /** The node's open event streams; tests run its catch-up pass by hand. */
+    public EventHub events() {
+        return hub;
+    }
+
+    /**
+     * The graceful half of a shutdown: readiness goes false and new submissions get 503; running
+     * tasks get {@code grace} to finish; those that do not are handed back to the journal (pending,
+     * version bumped) so that a restarted or another node takes them at once, without waiting out
+     * their leases. Call {@link #close} after it.
+     */
+    public Future<Void> shutdown(Duration grace) {
+        scheduler.halt();
+        admission.drain();
+        LOG.info(nodeId + " draining: " + grace.toMillis() + " ms for running tasks to finish");
+        List<Future<Void>> drained = new ArrayList<>();
+        drained.add(remote.drain());
+        for (WorkerVerticle worker : workers) {
+            drained.add(worker.drain(grace));
+        }
+        return Future.join(drained).<Void>mapEmpty().onComplete(v -> LOG.info(nodeId + " drained"));
+    }
+
+    /** {@link #shutdown(Duration)} with the configured grace period. */
+    public Future<Void> shutdown() {
+        return shutdown(Duration.ofMillis(config.shutdown().graceMs()));
+    }
+
+    public Journal journal() {
+        return journal;
+    }
+
+    public JournalReads reads() {
+        return reads;
+    }
+
+    /** Every operation a caller can ask of this node; the HTTP API calls nothing else. */
+    public TaskService service() {
+        return service;
+    }
+
+    public QueueRegistry queues() {
+        return queues;
+    }
+
+    public TasklineMetrics metrics() {
+        return metrics;
+    }
+
+    /** Undeploys in reverse order, then closes the pools and the embedded PostgreSQL. */
+    public Future<Void> close() {
+        vertx.cancelTimer(keysTimer);
+        Future<Void> chain = Future.succeededFuture();
+        for (int i = deployments.size() - 1; i >= 0; i--) {
+            String id = deployments.get(i);
+            chain = chain.compose(v -> vertx.undeploy(id)).recover(e -> Future.succeededFuture());
+        }
+        // Each step whatever became of the one before: a pool that fails to close must not keep the
+        // other, or the embedded PostgreSQL, open.
+        return chain.eventually(() -> Future.join(pool.close(), insertPool.close()))
+                .eventually(() -> embedded == null
+                        ? Future.<Void>succeededFuture()
+                        : vertx.executeBlocking(
+                                () -> {
+                                    embedded.close();
+                                    return null;
+                                },
+                                false))
+                .mapEmpty();
+    }
 }

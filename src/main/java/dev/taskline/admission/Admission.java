@@ -23,10 +23,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
@@ -39,542 +39,602 @@ import java.util.regex.Pattern;
  */
 public final class Admission {
 
-  public static final int MIN_PRIORITY = -1000;
-  public static final int MAX_PRIORITY = 1000;
-  public static final int MAX_ATTEMPTS = 100;
-  public static final long MAX_TIMEOUT_MS = 24L * 3600 * 1000;
-  public static final long MAX_DELAY_MS = 365L * 24 * 3600 * 1000;
-  public static final int MAX_KEY_LENGTH = 255;
-  /** A tenant name: what a caller's own account or customer ids look like, nothing that needs escaping. */
-  static final Pattern TENANT = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
+    public static final int MIN_PRIORITY = -1000;
+    public static final int MAX_PRIORITY = 1000;
+    public static final int MAX_ATTEMPTS = 100;
+    public static final long MAX_TIMEOUT_MS = 24L * 3600 * 1000;
+    public static final long MAX_DELAY_MS = 365L * 24 * 3600 * 1000;
+    public static final int MAX_KEY_LENGTH = 255;
+    /** A tenant name: what a caller's own account or customer ids look like, nothing that needs escaping. */
+    static final Pattern TENANT = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
 
-  private final TasklineConfig config;
-  private final QueueRegistry queues;
-  private final HandlerRegistry handlers;
-  private final Journal journal;
-  private final TasklineMetrics metrics;
-  private final Clock clock;
-  private volatile boolean draining;
+    private final TasklineConfig config;
+    private final QueueRegistry queues;
+    private final HandlerRegistry handlers;
+    private final Journal journal;
+    private final TasklineMetrics metrics;
+    private final Clock clock;
+    private volatile boolean draining;
 
-  public Admission(TasklineConfig config, QueueRegistry queues, HandlerRegistry handlers, Journal journal,
-      TasklineMetrics metrics, Clock clock) {
-    this.config = config;
-    this.queues = queues;
-    this.handlers = handlers;
-    this.journal = journal;
-    this.metrics = metrics;
-    this.clock = clock;
-  }
+    public Admission(
+            TasklineConfig config,
+            QueueRegistry queues,
+            HandlerRegistry handlers,
+            Journal journal,
+            TasklineMetrics metrics,
+            Clock clock) {
+        this.config = config;
+        this.queues = queues;
+        this.handlers = handlers;
+        this.journal = journal;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
 
-  /** From now on every submission is refused with {@link ShuttingDownException}. */
-  public void drain() {
-    draining = true;
-  }
+    /** From now on every submission is refused with {@link ShuttingDownException}. */
+    public void drain() {
+        draining = true;
+    }
 
-  public boolean draining() {
-    return draining;
-  }
+    public boolean draining() {
+        return draining;
+    }
 
-  /** Admits one task; {@code idempotencyKey} and {@code tenant} may be null. */
-  public Future<Admitted> submit(Submission submission, String idempotencyKey, String tenant) {
-    return admit(List.of(submission), false, idempotencyKey, tenant);
-  }
+    /** Admits one task; {@code idempotencyKey} and {@code tenant} may be null. */
+    public Future<Admitted> submit(Submission submission, String idempotencyKey, String tenant) {
+        return admit(List.of(submission), false, idempotencyKey, tenant);
+    }
 
-  /** Admits a batch, all or nothing; {@code idempotencyKey} and {@code tenant} may be null. */
-  public Future<Admitted> submitBatch(List<Submission> submissions, String idempotencyKey, String tenant) {
-    int max = config.http().maxBatchSize();
-    if (submissions.isEmpty()) {
-      return Future.failedFuture(new InvalidTaskException("a batch needs at least one task"));
-    }
-    if (submissions.size() > max) {
-      return Future.failedFuture(new InvalidTaskException(
-          "a batch may hold at most " + max + " tasks, got " + submissions.size()));
-    }
-    return admit(submissions, true, idempotencyKey, tenant);
-  }
-
-  private Future<Admitted> admit(List<Submission> submissions, boolean batch, String key, String tenant) {
-    if (draining) {
-      TaskQueue queue = queues.get(submissions.get(0).queue() == null ? TasklineConfig.DEFAULT_QUEUE
-          : submissions.get(0).queue());
-      if (queue != null) {
-        metrics.queue(queue.name()).rejectedShuttingDown(submissions.size());
-      }
-      return Future.failedFuture(new ShuttingDownException());
-    }
-    List<Insert> tasks;
-    try {
-      if (key != null && (key.isBlank() || key.length() > MAX_KEY_LENGTH)) {
-        throw new InvalidTaskException("Idempotency-Key must be 1 to " + MAX_KEY_LENGTH + " characters");
-      }
-      if (tenant != null && !TENANT.matcher(tenant).matches()) {
-        throw new InvalidTaskException("Taskline-Tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
-      }
-      tasks = validate(submissions, batch ? TaskIds.next(clock) : null, tenant);
-      if (tenant != null) {
-        withinTenantLimits(tasks);
-      }
-    } catch (InvalidTaskException e) {
-      return Future.failedFuture(e);
-    }
-    UUID batchId = tasks.get(0).task().batchId();
-    if (key == null) {
-      return reserveAndInsert(tasks, tenant, inserts -> journal.insert(inserts).map(v -> true))
-          .map(inserts -> new Admitted(batchId, inserts, false));
-    }
-    String hash = requestHash(submissions, batch, tenant);
-    // Keys are the caller's own names (an order number, say), and two tenants may well pick the
-    // same one: each tenant's keys live apart. HTTP allows no control character in a header value;
-    // and as the tenant is part of the request's hash, a key made to look like another tenant's
-    // would only get 409, never that tenant's answer.
-    String journalKey = tenant == null ? key : tenant + '\u0001' + key;
-    // A replay answers even when the queue is full now: the work it names was accepted long ago.
-    return journal.idempotentAnswer(journalKey).compose(earlier -> {
-      if (earlier != null) {
-        return Future.succeededFuture(replay(key, hash, earlier));
-      }
-      IdempotentAnswer[] lost = new IdempotentAnswer[1];
-      Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-      return reserveAndInsert(tasks, tenant,
-              inserts -> journal.insertIdempotent(journalKey, hash, inserts, keepFor)
-              .map(answer -> {
-                lost[0] = answer;
-                return answer == null;
-              }))
-          .map(inserts -> lost[0] == null ? new Admitted(batchId, inserts, false) : replay(key, hash, lost[0]))
-          // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
-          .recover(e -> e instanceof QueueFullException || e instanceof TenantLimitException
-              || e instanceof DeadlineUnmeetableException
-              ? journal.idempotentAnswer(journalKey).compose(twin -> twin == null ? Future.failedFuture(e)
-                  : Future.succeededFuture(replay(key, hash, twin)))
-              : Future.failedFuture(e));
-    });
-  }
-
-  /**
-   * Checks the tasks' deadlines, reserves room for the tasks in their queues, runs {@code insert}
-   * with the tasks as they will be journaled, then commits the reservations (when the insert says
-   * it journaled them) or aborts them (when it failed or inserted nothing). The future holds the
-   * journaled tasks, in order.
-   */
-  private Future<List<Insert>> reserveAndInsert(List<Insert> tasks, String tenant,
-      Function<List<Insert>, Future<Boolean>> insert) {
-    Instant now = clock.instant();
-    try {
-      deadlinesAhead(tasks, now);
-      startsInTime(tasks, now);
-    } catch (InvalidTaskException | DeadlineUnmeetableException e) {
-      return Future.failedFuture(e);
-    }
-    Map<String, List<Insert>> byQueue = new LinkedHashMap<>();
-    for (Insert task : tasks) {
-      byQueue.computeIfAbsent(task.task().queue(), k -> new ArrayList<>()).add(task);
-    }
-    List<TaskQueue.Reservation> made = new ArrayList<>();
-    Map<UUID, Insert> journaled = new HashMap<>();
-    for (List<Insert> group : byQueue.values()) {
-      TaskQueue.Reservation reservation = queues.get(group.get(0).task().queue()).reserve(group, tenant, now);
-      if (reservation.refusal() != null) {
-        made.forEach(TaskQueue.Reservation::abort);
-        return Future.failedFuture(refused(reservation, tasks.size()));
-      }
-      made.add(reservation);
-      reservation.inserts().forEach(i -> journaled.put(i.task().id(), i));
-    }
-    List<Insert> inserts = new ArrayList<>(tasks.size());
-    for (Insert task : tasks) {
-      inserts.add(journaled.get(task.task().id()));
-    }
-    // Through compose, so that an insert that throws still gives the room back.
-    return Future.succeededFuture(inserts).compose(insert)
-        .onFailure(e -> {
-          made.forEach(TaskQueue.Reservation::abort);
-          if (e instanceof JournalBusyException) {
-            made.forEach(r -> metrics.queue(r.queue().name()).rejectedJournalBusy(r.inserts().size()));
-          }
-        })
-        .map(inserted -> {
-          made.forEach(reservation -> settle(reservation, inserted));
-          return inserts;
-        });
-  }
-
-  /** The room a reservation took becomes its tasks' ({@code journaled}: accepted) or is given back. */
-  private void settle(TaskQueue.Reservation reservation, boolean journaled) {
-    if (journaled) {
-      reservation.commit();
-      metrics.queue(reservation.queue().name()).accepted(reservation.inserts().size());
-    } else {
-      reservation.abort();
-    }
-  }
-
-  private Admitted replay(String key, String hash, IdempotentAnswer earlier) {
-    if (earlier.requestHash() == null || !earlier.requestHash().equals(hash)) {
-      throw new IdempotencyConflictException(key);
-    }
-    return new Admitted(earlier.batchId(), earlier.tasks(), true);
-  }
-
-  private static String requestHash(List<Submission> submissions, boolean batch, String tenant) {
-    JsonArray canonical = new JsonArray();
-    for (Submission submission : submissions) {
-      canonical.add(submission.canonical());
-    }
-    // The same key from another tenant is another request: it must not replay this one's answer.
-    return Canonical.sha256((batch ? "batch:" : "task:") + (tenant == null ? "" : "tenant=" + tenant + ":")
-        + canonical.encode());
-  }
-
-  private RuntimeException refused(TaskQueue.Reservation reservation, int total) {
-    TaskQueue queue = reservation.queue();
-    int wanted = reservation.refused();
-    QueueMeters meters = metrics.queue(queue.name());
-    switch (reservation.refusal()) {
-      case TENANT_LIMIT -> {
-        meters.rejectedTenantLimit(total);
-        // The tenant's tasks wait in line with everyone else's, so one of them may end only when
-        // the work ahead of it is done: the queue's whole backlog at its completion rate, as for a
-        // full queue.
-        TaskQueue.Counts counts = queue.counts();
-        return new TenantLimitException(queue.name(), reservation.tenant(), queue.config().tenantLimit(),
-            queue.tenantHeld(reservation.tenant()), wanted,
-            RetryAfter.seconds(counts.waiting() + counts.running(), meters.completionRate()));
-      }
-      case SCHEDULED_FULL -> {
-        meters.rejectedScheduledFull(total);
-        return new QueueFullException(queue.name(), queue.config().scheduledCapacity(), queue.scheduled(), wanted,
-            RetryAfter.seconds(queue.scheduled(), meters.completionRate()), true);
-      }
-      default -> {
-        meters.rejectedFull(total);
-        int capacity = queue.config().capacity();
-        int backlog = capacity - queue.room();
-        return new QueueFullException(queue.name(), capacity, backlog, wanted,
-            RetryAfter.seconds(backlog, meters.completionRate()));
-      }
-    }
-  }
-
-  /** A request with more tasks for one queue than its tenant limit could never be admitted: 422, not 429. */
-  private void withinTenantLimits(List<Insert> tasks) {
-    Map<String, Integer> perQueue = new LinkedHashMap<>();
-    for (Insert task : tasks) {
-      perQueue.merge(task.task().queue(), 1, Integer::sum);
-    }
-    perQueue.forEach((name, n) -> {
-      int limit = queues.get(name).config().tenantLimit();
-      if (limit > 0 && n > limit) {
-        throw new InvalidTaskException("queue '" + name + "' holds at most " + limit
-            + " unfinished tasks of one tenant, and this request has " + n + " for it");
-      }
-    });
-  }
-
-  private List<Insert> validate(List<Submission> submissions, UUID batchId, String tenant) {
-    List<Insert> tasks = new ArrayList<>(submissions.size());
-    Instant now = clock.instant();
-    for (int i = 0; i < submissions.size(); i++) {
-      String where = batchId == null ? "" : "tasks[" + i + "].";
-      tasks.add(insert(submissions.get(i), where, batchId, tenant, now, null, null));
-    }
-    return tasks;
-  }
-
-  /** One task as it will be journaled, if it breaks no rule; {@code schedule} and {@code tick} are null unless a schedule made it. */
-  private Insert insert(Submission s, String where, UUID batchId, String tenant, Instant now, String schedule,
-      Instant tick) {
-    String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
-    TaskQueue queue = queues.get(queueName);
-    if (queue == null) {
-      throw new InvalidTaskException(where + "queue: unknown queue '" + queueName + "'");
-    }
-    QueueConfig queueConfig = queue.config();
-    // A remote queue's tasks are run by workers elsewhere: any type they name, no handler here.
-    TaskHandler handler = queueConfig.external() ? null : handlers.get(s.type());
-    if (queueConfig.external() && !queueConfig.acceptsExternalType(s.type())) {
-      throw new InvalidTaskException(where + "type: '" + s.type() + "' is not a type of queue '"
-          + queueConfig.name() + "' (" + (queueConfig.types().isEmpty()
-              ? "1-128 letters, digits, '.', '_', ':' or '-'" : "known: " + String.join(", ", queueConfig.types()))
-          + ")");
-    }
-    if (!queueConfig.external() && handler == null) {
-      throw new InvalidTaskException(where + "type: unknown task type '" + s.type() + "' (known: "
-          + String.join(", ", handlers.types()) + ")");
-    }
-    int priority = s.priority() == null ? 0 : s.priority();
-    if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
-      throw new InvalidTaskException(where + "priority must be from " + MIN_PRIORITY + " to " + MAX_PRIORITY);
-    }
-    int maxAttempts = s.maxAttempts() == null ? queueConfig.maxAttempts() : s.maxAttempts();
-    if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS) {
-      throw new InvalidTaskException(where + "maxAttempts must be from 1 to " + MAX_ATTEMPTS);
-    }
-    long timeoutMs = s.timeoutMs() == null ? queueConfig.timeoutMs() : s.timeoutMs();
-    if (timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
-      throw new InvalidTaskException(where + "timeoutMs must be from 1 to " + MAX_TIMEOUT_MS);
-    }
-    Instant runAt = runAt(s, now, where);
-    Instant startBy = startBy(s, runAt, where);
-    try {
-      if (handler != null) {
-        handler.validate(s.payload());
-      }
-    } catch (InvalidPayloadException e) {
-      throw new InvalidTaskException(where + "payload: " + e.getMessage());
-    }
-    return Insert.waiting(Task.builder(TaskIds.next(clock), queueConfig.name(), s.type())
-        .payloadJson(s.payload().encode())
-        .priority(priority)
-        .runAt(runAt)
-        .maxAttempts(maxAttempts)
-        .timeoutMs(timeoutMs)
-        .batch(batchId)
-        .tenant(tenant)
-        .concurrencyKey(s.concurrencyKey())
-        .startBy(startBy)
-        .scheduled(schedule, tick)
-        .build(), runAt, startBy);
-  }
-
-  // ---- schedules' ticks ---------------------------------------------------------------------
-
-  /**
-   * Checks a schedule's task as every tick will submit it, without admitting anything: a task that
-   * would be refused for a rule it breaks is refused when the schedule is made, not at each tick.
-   *
-   * @throws InvalidTaskException naming the field, with {@code where} before it
-   */
-  public void check(Submission task, String where) {
-    insert(task, where, null, null, clock.instant(), null, null);
-  }
-
-  /**
-   * A tick due: schedule {@code schedule} (journal id {@code scheduleId}) submits {@code
-   * submission} for its tick at {@code tick}; with {@code skipIfRunning}, only when its last task is
-   * finished.
-   */
-  public record DueTick(UUID scheduleId, String schedule, Instant tick, Submission submission,
-      boolean skipIfRunning) {
-  }
-
-  /**
-   * Admits schedules' ticks. Each due tick's task goes through the rules and the room of its queue
-   * like any submission; one the queue has no room for becomes a skipped tick ("queue-full", with
-   * the problem as its detail), and one that breaks a rule now (its queue gone from the config, a
-   * deadline it cannot meet) a skipped tick too: decided once, never tried again. Then the journal
-   * decides them all, with {@code skips}, in one transaction; the room of a tick that another node
-   * decided first, or whose schedule is gone, is given back. Answers as {@link Journal#decideTicks}.
-   */
-  public Future<List<TickWrite.Decision>> admitTicks(List<DueTick> due, List<TickWrite> skips, String nodeId) {
-    if (draining) {
-      return Future.failedFuture(new ShuttingDownException());
-    }
-    Instant now = clock.instant();
-    List<TickWrite> writes = new ArrayList<>(due.size() + skips.size());
-    writes.addAll(skips);
-    Map<TickWrite, TaskQueue.Reservation> held = new IdentityHashMap<>();
-    for (DueTick tick : due) {
-      try {
-        List<Insert> one = List.of(insert(tick.submission(), "task.", null, null, now, tick.schedule(), tick.tick()));
-        deadlinesAhead(one, now);
-        startsInTime(one, now);
-        TaskQueue.Reservation reservation = queues.get(one.get(0).task().queue()).reserve(one, null, now);
-        if (reservation.refusal() != null) {
-          writes.add(TickWrite.skip(tick.scheduleId(), tick.tick(), "queue-full", refused(reservation, 1).getMessage(),
-              1));
-          continue;
+    /** Admits a batch, all or nothing; {@code idempotencyKey} and {@code tenant} may be null. */
+    public Future<Admitted> submitBatch(List<Submission> submissions, String idempotencyKey, String tenant) {
+        int max = config.http().maxBatchSize();
+        if (submissions.isEmpty()) {
+            return Future.failedFuture(new InvalidTaskException("a batch needs at least one task"));
         }
-        TickWrite write = TickWrite.fire(tick.scheduleId(), tick.tick(), reservation.inserts().get(0),
-            tick.skipIfRunning());
-        writes.add(write);
-        held.put(write, reservation);
-      } catch (InvalidTaskException e) {
-        writes.add(TickWrite.skip(tick.scheduleId(), tick.tick(), "refused", e.getMessage(), 1));
-      } catch (DeadlineUnmeetableException e) {
-        writes.add(TickWrite.skip(tick.scheduleId(), tick.tick(), "deadline-unmeetable", e.getMessage(), 1));
-      }
+        if (submissions.size() > max) {
+            return Future.failedFuture(
+                    new InvalidTaskException("a batch may hold at most " + max + " tasks, got " + submissions.size()));
+        }
+        return admit(submissions, true, idempotencyKey, tenant);
     }
-    if (writes.isEmpty()) {
-      return Future.succeededFuture(List.of());
-    }
-    // Through compose, so that a decide that throws still gives the room back.
-    return Future.succeededFuture(writes).compose(w -> journal.decideTicks(w, nodeId))
-        .onFailure(e -> held.values().forEach(TaskQueue.Reservation::abort))
-        .map(decisions -> {
-          for (TickWrite.Decision decision : decisions) {
-            TaskQueue.Reservation reservation = held.get(decision.write());
-            if (reservation != null) {
-              settle(reservation, decision.outcome() == TickWrite.Outcome.FIRED);
+
+    private Future<Admitted> admit(List<Submission> submissions, boolean batch, String key, String tenant) {
+        if (draining) {
+            TaskQueue queue = queues.get(
+                    submissions.get(0).queue() == null
+                            ? TasklineConfig.DEFAULT_QUEUE
+                            : submissions.get(0).queue());
+            if (queue != null) {
+                metrics.queue(queue.name()).rejectedShuttingDown(submissions.size());
             }
-          }
-          return decisions;
-        });
-  }
-
-  /**
-   * The deadline of the task's first start: as given, or {@code startWithinMs} after it is due; to
-   * the microsecond, as the journal keeps and enforces it, so that the answer shows the deadline that
-   * holds. Whether it is still ahead is checked with the room ({@link #deadlinesAhead}), after an
-   * idempotent request's replay has been looked for: the answer to a request accepted before its
-   * deadline is still its answer afterwards.
-   */
-  private static Instant startBy(Submission s, Instant runAt, String where) {
-    if (s.startBy() != null && s.startWithinMs() != null) {
-      throw new InvalidTaskException(where + "give startBy or startWithinMs, not both");
-    }
-    if (s.startWithinMs() != null) {
-      if (s.startWithinMs() < 1 || s.startWithinMs() > MAX_DELAY_MS) {
-        throw new InvalidTaskException(where + "startWithinMs must be from 1 to " + MAX_DELAY_MS
-            + " (milliseconds after the task is due)");
-      }
-      return runAt.plusMillis(s.startWithinMs()).truncatedTo(ChronoUnit.MICROS);
-    }
-    if (s.startBy() != null && s.startBy().isAfter(runAt.plusMillis(MAX_DELAY_MS))) {
-      // Beyond, the journal's timestamps (and a millisecond count) run out long before a deadline means anything.
-      throw new InvalidTaskException(where + "startBy must be at most " + MAX_DELAY_MS
-          + " ms after the task is due, got " + s.startBy());
-    }
-    return s.startBy() == null ? null : s.startBy().truncatedTo(ChronoUnit.MICROS);
-  }
-
-  /** A deadline must be ahead, and not before the task is due (it could never be met). */
-  private static void deadlinesAhead(List<Insert> tasks, Instant now) {
-    for (int i = 0; i < tasks.size(); i++) {
-      Insert task = tasks.get(i);
-      if (task.startBy() == null) {
-        continue;
-      }
-      String where = where(tasks, i);
-      if (!task.startBy().isAfter(now)) {
-        throw new InvalidTaskException(where + "startBy must be in the future: " + task.startBy()
-            + " is not after now (" + now + ")");
-      }
-      if (task.startBy().isBefore(task.runAt())) {
-        throw new InvalidTaskException(where + "startBy must not be before the task is due: " + task.startBy()
-            + " is before its runAt (" + task.runAt() + ")");
-      }
-    }
-  }
-
-  private static String where(List<Insert> tasks, int i) {
-    return tasks.get(0).task().batchId() == null ? "" : "tasks[" + i + "].";
-  }
-
-  /**
-   * Refuses, before any room is taken, a submission with a task due now that its queue on this
-   * node would not start by its deadline, by {@link StartEstimate}, or would not start at all (it is
-   * paused). Its tasks ahead of one another count: a batch is refused whole when any one of them
-   * would miss, and the answer names the one that misses by most. A task due later is not
-   * estimated: the backlog it will meet is not this one.
-   */
-  private void startsInTime(List<Insert> tasks, Instant now) {
-    if (!anyDueWithDeadline(tasks, now)) {
-      return; // as a rule: and then nothing is allocated for it
-    }
-    Map<String, List<Integer>> dueByQueue = new LinkedHashMap<>();
-    for (int i = 0; i < tasks.size(); i++) {
-      Insert task = tasks.get(i);
-      if (!task.runAt().isAfter(now)) {
-        dueByQueue.computeIfAbsent(task.task().queue(), q -> new ArrayList<>()).add(i);
-      }
-    }
-    boolean batch = tasks.get(0).task().batchId() != null;
-    DeadlineUnmeetableException worst = null;
-    for (Map.Entry<String, List<Integer>> due : dueByQueue.entrySet()) {
-      TaskQueue queue = queues.get(due.getKey());
-      QueueMeters meters = metrics.queue(queue.name());
-      // One reading of the queue per priority: the tasks of one priority differ only in how many of
-      // their own submission go before them.
-      Map<Integer, List<Integer>> byPriority = new LinkedHashMap<>();
-      for (int i : due.getValue()) {
-        if (tasks.get(i).startBy() != null) {
-          byPriority.computeIfAbsent(tasks.get(i).task().priority(), p -> new ArrayList<>()).add(i);
+            return Future.failedFuture(new ShuttingDownException());
         }
-      }
-      for (List<Integer> same : byPriority.values()) {
-        int[] peers = new int[same.size()];
-        for (int k = 0; k < peers.length; k++) {
-          peers[k] = peersBefore(tasks, due.getValue(), same.get(k));
-        }
-        TaskQueue.Outlook outlook = queue.outlook(tasks.get(same.get(0)).task(), peers);
-        for (int k = 0; k < peers.length; k++) {
-          int i = same.get(k);
-          Instant startBy = tasks.get(i).startBy();
-          DeadlineUnmeetableException refusal;
-          if (outlook.paused()) {
-            refusal = new DeadlineUnmeetableException(queue.name(), batch ? i : -1, startBy, null, null, true,
-                RetryAfter.UNKNOWN_RATE_SECONDS);
-          } else {
-            StartEstimate estimate = StartEstimate.of(outlook.startsBefore()[k], outlook.freeSlots(),
-                queue.config().slots(), meters.completionRate(), meters.meanRunMillis(), sharedRateLimit(queue));
-            if (estimate.meets(now, startBy)) {
-              continue;
+        List<Insert> tasks;
+        try {
+            if (key != null && (key.isBlank() || key.length() > MAX_KEY_LENGTH)) {
+                throw new InvalidTaskException("Idempotency-Key must be 1 to " + MAX_KEY_LENGTH + " characters");
             }
-            refusal = new DeadlineUnmeetableException(queue.name(), batch ? i : -1, startBy, estimate.startAt(now),
-                estimate.untilStart().toMillis(), false, estimate.retryAfterSeconds(now, startBy));
-          }
-          if (worst == null || refusal.retryAfterSeconds() > worst.retryAfterSeconds()) {
-            worst = refusal;
-          }
+            if (tenant != null && !TENANT.matcher(tenant).matches()) {
+                throw new InvalidTaskException(
+                        "Taskline-Tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
+            }
+            tasks = validate(submissions, batch ? TaskIds.next(clock) : null, tenant);
+            if (tenant != null) {
+                withinTenantLimits(tasks);
+            }
+        } catch (InvalidTaskException e) {
+            return Future.failedFuture(e);
         }
-      }
+        UUID batchId = tasks.get(0).task().batchId();
+        if (key == null) {
+            return reserveAndInsert(
+                            tasks, tenant, inserts -> journal.insert(inserts).map(v -> true))
+                    .map(inserts -> new Admitted(batchId, inserts, false));
+        }
+        String hash = requestHash(submissions, batch, tenant);
+        // Keys are the caller's own names (an order number, say), and two tenants may well pick the
+        // same one: each tenant's keys live apart. HTTP allows no control character in a header value;
+        // and as the tenant is part of the request's hash, a key made to look like another tenant's
+        // would only get 409, never that tenant's answer.
+        String journalKey = tenant == null ? key : tenant + '\u0001' + key;
+        // A replay answers even when the queue is full now: the work it names was accepted long ago.
+        return journal.idempotentAnswer(journalKey).compose(earlier -> {
+            if (earlier != null) {
+                return Future.succeededFuture(replay(key, hash, earlier));
+            }
+            IdempotentAnswer[] lost = new IdempotentAnswer[1];
+            Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
+            return reserveAndInsert(
+                            tasks,
+                            tenant,
+                            inserts -> journal.insertIdempotent(journalKey, hash, inserts, keepFor)
+                                    .map(answer -> {
+                                        lost[0] = answer;
+                                        return answer == null;
+                                    }))
+                    .map(inserts ->
+                            lost[0] == null ? new Admitted(batchId, inserts, false) : replay(key, hash, lost[0]))
+                    // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
+                    .recover(e -> e instanceof QueueFullException
+                                    || e instanceof TenantLimitException
+                                    || e instanceof DeadlineUnmeetableException
+                            ? journal.idempotentAnswer(journalKey)
+                                    .compose(twin -> twin == null
+                                            ? Future.failedFuture(e)
+                                            : Future.succeededFuture(replay(key, hash, twin)))
+                            : Future.failedFuture(e));
+        });
     }
-    if (worst != null) {
-      metrics.queue(worst.queue()).rejectedDeadline(tasks.size());
-      throw worst;
-    }
-  }
 
-  private static boolean anyDueWithDeadline(List<Insert> tasks, Instant now) {
-    for (Insert task : tasks) {
-      if (task.startBy() != null && !task.runAt().isAfter(now)) {
-        return true;
-      }
+    /**
+     * Checks the tasks' deadlines, reserves room for the tasks in their queues, runs {@code insert}
+     * with the tasks as they will be journaled, then commits the reservations (when the insert says
+     * it journaled them) or aborts them (when it failed or inserted nothing). The future holds the
+     * journaled tasks, in order.
+     */
+    private Future<List<Insert>> reserveAndInsert(
+            List<Insert> tasks, String tenant, Function<List<Insert>, Future<Boolean>> insert) {
+        Instant now = clock.instant();
+        try {
+            deadlinesAhead(tasks, now);
+            startsInTime(tasks, now);
+        } catch (InvalidTaskException | DeadlineUnmeetableException e) {
+            return Future.failedFuture(e);
+        }
+        Map<String, List<Insert>> byQueue = new LinkedHashMap<>();
+        for (Insert task : tasks) {
+            byQueue.computeIfAbsent(task.task().queue(), k -> new ArrayList<>()).add(task);
+        }
+        List<TaskQueue.Reservation> made = new ArrayList<>();
+        Map<UUID, Insert> journaled = new HashMap<>();
+        for (List<Insert> group : byQueue.values()) {
+            TaskQueue.Reservation reservation =
+                    queues.get(group.get(0).task().queue()).reserve(group, tenant, now);
+            if (reservation.refusal() != null) {
+                made.forEach(TaskQueue.Reservation::abort);
+                return Future.failedFuture(refused(reservation, tasks.size()));
+            }
+            made.add(reservation);
+            reservation.inserts().forEach(i -> journaled.put(i.task().id(), i));
+        }
+        List<Insert> inserts = new ArrayList<>(tasks.size());
+        for (Insert task : tasks) {
+            inserts.add(journaled.get(task.task().id()));
+        }
+        // Through compose, so that an insert that throws still gives the room back.
+        return Future.succeededFuture(inserts)
+                .compose(insert)
+                .onFailure(e -> {
+                    made.forEach(TaskQueue.Reservation::abort);
+                    if (e instanceof JournalBusyException) {
+                        made.forEach(r -> metrics.queue(r.queue().name())
+                                .rejectedJournalBusy(r.inserts().size()));
+                    }
+                })
+                .map(inserted -> {
+                    made.forEach(reservation -> settle(reservation, inserted));
+                    return inserts;
+                });
     }
-    return false;
-  }
 
-  /** Tasks of the submission, due now in the same queue, that go before task {@code i}: higher priority, or earlier. */
-  private static int peersBefore(List<Insert> tasks, List<Integer> sameQueue, int i) {
-    int priority = tasks.get(i).task().priority();
-    int n = 0;
-    for (int j : sameQueue) {
-      int other = tasks.get(j).task().priority();
-      if (other > priority || (other == priority && j < i)) {
-        n++;
-      }
+    /** The room a reservation took becomes its tasks' ({@code journaled}: accepted) or is given back. */
+    private void settle(TaskQueue.Reservation reservation, boolean journaled) {
+        if (journaled) {
+            reservation.commit();
+            metrics.queue(reservation.queue().name())
+                    .accepted(reservation.inserts().size());
+        } else {
+            reservation.abort();
+        }
     }
-    return n;
-  }
 
-  /**
-   * The rate limit that paces the tasks before a new one, as the deadline estimate reads it: the
-   * queue's own budget, which every task of the queue spends. A per-key budget is left out: the
-   * tasks ahead of other keys do not spend it, and the estimate does not count a key's own.
-   */
-  private static QueueConfig.RateLimit sharedRateLimit(TaskQueue queue) {
-    QueueConfig.RateLimit limit = queue.config().rateLimit();
-    return limit == null || limit.perKey() ? null : limit;
-  }
+    private Admitted replay(String key, String hash, IdempotentAnswer earlier) {
+        if (earlier.requestHash() == null || !earlier.requestHash().equals(hash)) {
+            throw new IdempotencyConflictException(key);
+        }
+        return new Admitted(earlier.batchId(), earlier.tasks(), true);
+    }
 
-  private static Instant runAt(Submission s, Instant now, String where) {
-    if (s.delayMs() != null && s.runAt() != null) {
-      throw new InvalidTaskException(where + "give delayMs or runAt, not both");
+    private static String requestHash(List<Submission> submissions, boolean batch, String tenant) {
+        JsonArray canonical = new JsonArray();
+        for (Submission submission : submissions) {
+            canonical.add(submission.canonical());
+        }
+        // The same key from another tenant is another request: it must not replay this one's answer.
+        return Canonical.sha256(
+                (batch ? "batch:" : "task:") + (tenant == null ? "" : "tenant=" + tenant + ":") + canonical.encode());
     }
-    if (s.delayMs() != null) {
-      if (s.delayMs() < 0 || s.delayMs() > MAX_DELAY_MS) {
-        throw new InvalidTaskException(where + "delayMs must be from 0 to " + MAX_DELAY_MS);
-      }
-      return now.plusMillis(s.delayMs());
+
+    private RuntimeException refused(TaskQueue.Reservation reservation, int total) {
+        TaskQueue queue = reservation.queue();
+        int wanted = reservation.refused();
+        QueueMeters meters = metrics.queue(queue.name());
+        switch (reservation.refusal()) {
+            case TENANT_LIMIT -> {
+                meters.rejectedTenantLimit(total);
+                // The tenant's tasks wait in line with everyone else's, so one of them may end only when
+                // the work ahead of it is done: the queue's whole backlog at its completion rate, as for a
+                // full queue.
+                TaskQueue.Counts counts = queue.counts();
+                return new TenantLimitException(
+                        queue.name(),
+                        reservation.tenant(),
+                        queue.config().tenantLimit(),
+                        queue.tenantHeld(reservation.tenant()),
+                        wanted,
+                        RetryAfter.seconds(counts.waiting() + counts.running(), meters.completionRate()));
+            }
+            case SCHEDULED_FULL -> {
+                meters.rejectedScheduledFull(total);
+                return new QueueFullException(
+                        queue.name(),
+                        queue.config().scheduledCapacity(),
+                        queue.scheduled(),
+                        wanted,
+                        RetryAfter.seconds(queue.scheduled(), meters.completionRate()),
+                        true);
+            }
+            default -> {
+                meters.rejectedFull(total);
+                int capacity = queue.config().capacity();
+                int backlog = capacity - queue.room();
+                return new QueueFullException(
+                        queue.name(), capacity, backlog, wanted, RetryAfter.seconds(backlog, meters.completionRate()));
+            }
+        }
     }
-    if (s.runAt() != null) {
-      if (s.runAt().isAfter(now.plusMillis(MAX_DELAY_MS))) {
-        throw new InvalidTaskException(where + "runAt must be at most a year ahead");
-      }
-      // A time in the past means "now"; the task keeps its age from then for fairness.
-      return s.runAt().isBefore(now) ? now : s.runAt();
+
+    /** A request with more tasks for one queue than its tenant limit could never be admitted: 422, not 429. */
+    private void withinTenantLimits(List<Insert> tasks) {
+        Map<String, Integer> perQueue = new LinkedHashMap<>();
+        for (Insert task : tasks) {
+            perQueue.merge(task.task().queue(), 1, Integer::sum);
+        }
+        perQueue.forEach((name, n) -> {
+            int limit = queues.get(name).config().tenantLimit();
+            if (limit > 0 && n > limit) {
+                throw new InvalidTaskException("queue '" + name + "' holds at most " + limit
+                        + " unfinished tasks of one tenant, and this request has " + n + " for it");
+            }
+        });
     }
-    return now;
-  }
+
+    private List<Insert> validate(List<Submission> submissions, UUID batchId, String tenant) {
+        List<Insert> tasks = new ArrayList<>(submissions.size());
+        Instant now = clock.instant();
+        for (int i = 0; i < submissions.size(); i++) {
+            String where = batchId == null ? "" : "tasks[" + i + "].";
+            tasks.add(insert(submissions.get(i), where, batchId, tenant, now, null, null));
+        }
+        return tasks;
+    }
+
+    /** One task as it will be journaled, if it breaks no rule; {@code schedule} and {@code tick} are null unless a schedule made it. */
+    private Insert insert(
+            Submission s, String where, UUID batchId, String tenant, Instant now, String schedule, Instant tick) {
+        String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
+        TaskQueue queue = queues.get(queueName);
+        if (queue == null) {
+            throw new InvalidTaskException(where + "queue: unknown queue '" + queueName + "'");
+        }
+        QueueConfig queueConfig = queue.config();
+        // A remote queue's tasks are run by workers elsewhere: any type they name, no handler here.
+        TaskHandler handler = queueConfig.external() ? null : handlers.get(s.type());
+        if (queueConfig.external() && !queueConfig.acceptsExternalType(s.type())) {
+            throw new InvalidTaskException(where + "type: '" + s.type() + "' is not a type of queue '"
+                    + queueConfig.name() + "' ("
+                    + (queueConfig.types().isEmpty()
+                            ? "1-128 letters, digits, '.', '_', ':' or '-'"
+                            : "known: " + String.join(", ", queueConfig.types()))
+                    + ")");
+        }
+        if (!queueConfig.external() && handler == null) {
+            throw new InvalidTaskException(where + "type: unknown task type '" + s.type() + "' (known: "
+                    + String.join(", ", handlers.types()) + ")");
+        }
+        int priority = s.priority() == null ? 0 : s.priority();
+        if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
+            throw new InvalidTaskException(where + "priority must be from " + MIN_PRIORITY + " to " + MAX_PRIORITY);
+        }
+        int maxAttempts = s.maxAttempts() == null ? queueConfig.maxAttempts() : s.maxAttempts();
+        if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS) {
+            throw new InvalidTaskException(where + "maxAttempts must be from 1 to " + MAX_ATTEMPTS);
+        }
+        long timeoutMs = s.timeoutMs() == null ? queueConfig.timeoutMs() : s.timeoutMs();
+        if (timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
+            throw new InvalidTaskException(where + "timeoutMs must be from 1 to " + MAX_TIMEOUT_MS);
+        }
+        Instant runAt = runAt(s, now, where);
+        Instant startBy = startBy(s, runAt, where);
+        try {
+            if (handler != null) {
+                handler.validate(s.payload());
+            }
+        } catch (InvalidPayloadException e) {
+            throw new InvalidTaskException(where + "payload: " + e.getMessage());
+        }
+        return Insert.waiting(
+                Task.builder(TaskIds.next(clock), queueConfig.name(), s.type())
+                        .payloadJson(s.payload().encode())
+                        .priority(priority)
+                        .runAt(runAt)
+                        .maxAttempts(maxAttempts)
+                        .timeoutMs(timeoutMs)
+                        .batch(batchId)
+                        .tenant(tenant)
+                        .concurrencyKey(s.concurrencyKey())
+                        .startBy(startBy)
+                        .scheduled(schedule, tick)
+                        .build(),
+                runAt,
+                startBy);
+    }
+
+    // ---- schedules' ticks ---------------------------------------------------------------------
+
+    /**
+     * Checks a schedule's task as every tick will submit it, without admitting anything: a task that
+     * would be refused for a rule it breaks is refused when the schedule is made, not at each tick.
+     *
+     * @throws InvalidTaskException naming the field, with {@code where} before it
+     */
+    public void check(Submission task, String where) {
+        insert(task, where, null, null, clock.instant(), null, null);
+    }
+
+    /**
+     * A tick due: schedule {@code schedule} (journal id {@code scheduleId}) submits {@code
+     * submission} for its tick at {@code tick}; with {@code skipIfRunning}, only when its last task is
+     * finished.
+     */
+    public record DueTick(
+            UUID scheduleId, String schedule, Instant tick, Submission submission, boolean skipIfRunning) {}
+
+    /**
+     * Admits schedules' ticks. Each due tick's task goes through the rules and the room of its queue
+     * like any submission; one the queue has no room for becomes a skipped tick ("queue-full", with
+     * the problem as its detail), and one that breaks a rule now (its queue gone from the config, a
+     * deadline it cannot meet) a skipped tick too: decided once, never tried again. Then the journal
+     * decides them all, with {@code skips}, in one transaction; the room of a tick that another node
+     * decided first, or whose schedule is gone, is given back. Answers as {@link Journal#decideTicks}.
+     */
+    public Future<List<TickWrite.Decision>> admitTicks(List<DueTick> due, List<TickWrite> skips, String nodeId) {
+        if (draining) {
+            return Future.failedFuture(new ShuttingDownException());
+        }
+        Instant now = clock.instant();
+        List<TickWrite> writes = new ArrayList<>(due.size() + skips.size());
+        writes.addAll(skips);
+        Map<TickWrite, TaskQueue.Reservation> held = new IdentityHashMap<>();
+        for (DueTick tick : due) {
+            try {
+                List<Insert> one =
+                        List.of(insert(tick.submission(), "task.", null, null, now, tick.schedule(), tick.tick()));
+                deadlinesAhead(one, now);
+                startsInTime(one, now);
+                TaskQueue.Reservation reservation =
+                        queues.get(one.get(0).task().queue()).reserve(one, null, now);
+                if (reservation.refusal() != null) {
+                    writes.add(TickWrite.skip(
+                            tick.scheduleId(),
+                            tick.tick(),
+                            "queue-full",
+                            refused(reservation, 1).getMessage(),
+                            1));
+                    continue;
+                }
+                TickWrite write = TickWrite.fire(
+                        tick.scheduleId(), tick.tick(), reservation.inserts().get(0), tick.skipIfRunning());
+                writes.add(write);
+                held.put(write, reservation);
+            } catch (InvalidTaskException e) {
+                writes.add(TickWrite.skip(tick.scheduleId(), tick.tick(), "refused", e.getMessage(), 1));
+            } catch (DeadlineUnmeetableException e) {
+                writes.add(TickWrite.skip(tick.scheduleId(), tick.tick(), "deadline-unmeetable", e.getMessage(), 1));
+            }
+        }
+        if (writes.isEmpty()) {
+            return Future.succeededFuture(List.of());
+        }
+        // Through compose, so that a decide that throws still gives the room back.
+        return Future.succeededFuture(writes)
+                .compose(w -> journal.decideTicks(w, nodeId))
+                .onFailure(e -> held.values().forEach(TaskQueue.Reservation::abort))
+                .map(decisions -> {
+                    for (TickWrite.Decision decision : decisions) {
+                        TaskQueue.Reservation reservation = held.get(decision.write());
+                        if (reservation != null) {
+                            settle(reservation, decision.outcome() == TickWrite.Outcome.FIRED);
+                        }
+                    }
+                    return decisions;
+                });
+    }
+
+    /**
+     * The deadline of the task's first start: as given, or {@code startWithinMs} after it is due; to
+     * the microsecond, as the journal keeps and enforces it, so that the answer shows the deadline that
+     * holds. Whether it is still ahead is checked with the room ({@link #deadlinesAhead}), after an
+     * idempotent request's replay has been looked for: the answer to a request accepted before its
+     * deadline is still its answer afterwards.
+     */
+    private static Instant startBy(Submission s, Instant runAt, String where) {
+        if (s.startBy() != null && s.startWithinMs() != null) {
+            throw new InvalidTaskException(where + "give startBy or startWithinMs, not both");
+        }
+        if (s.startWithinMs() != null) {
+            if (s.startWithinMs() < 1 || s.startWithinMs() > MAX_DELAY_MS) {
+                throw new InvalidTaskException(where + "startWithinMs must be from 1 to " + MAX_DELAY_MS
+                        + " (milliseconds after the task is due)");
+            }
+            return runAt.plusMillis(s.startWithinMs()).truncatedTo(ChronoUnit.MICROS);
+        }
+        if (s.startBy() != null && s.startBy().isAfter(runAt.plusMillis(MAX_DELAY_MS))) {
+            // Beyond, the journal's timestamps (and a millisecond count) run out long before a deadline means anything.
+            throw new InvalidTaskException(where + "startBy must be at most " + MAX_DELAY_MS
+                    + " ms after the task is due, got " + s.startBy());
+        }
+        return s.startBy() == null ? null : s.startBy().truncatedTo(ChronoUnit.MICROS);
+    }
+
+    /** A deadline must be ahead, and not before the task is due (it could never be met). */
+    private static void deadlinesAhead(List<Insert> tasks, Instant now) {
+        for (int i = 0; i < tasks.size(); i++) {
+            Insert task = tasks.get(i);
+            if (task.startBy() == null) {
+                continue;
+            }
+            String where = where(tasks, i);
+            if (!task.startBy().isAfter(now)) {
+                throw new InvalidTaskException(
+                        where + "startBy must be in the future: " + task.startBy() + " is not after now (" + now + ")");
+            }
+            if (task.startBy().isBefore(task.runAt())) {
+                throw new InvalidTaskException(where + "startBy must not be before the task is due: " + task.startBy()
+                        + " is before its runAt (" + task.runAt() + ")");
+            }
+        }
+    }
+
+    private static String where(List<Insert> tasks, int i) {
+        return tasks.get(0).task().batchId() == null ? "" : "tasks[" + i + "].";
+    }
+
+    /**
+     * Refuses, before any room is taken, a submission with a task due now that its queue on this
+     * node would not start by its deadline, by {@link StartEstimate}, or would not start at all (it is
+     * paused). Its tasks ahead of one another count: a batch is refused whole when any one of them
+     * would miss, and the answer names the one that misses by most. A task due later is not
+     * estimated: the backlog it will meet is not this one.
+     */
+    private void startsInTime(List<Insert> tasks, Instant now) {
+        if (!anyDueWithDeadline(tasks, now)) {
+            return; // as a rule: and then nothing is allocated for it
+        }
+        Map<String, List<Integer>> dueByQueue = new LinkedHashMap<>();
+        for (int i = 0; i < tasks.size(); i++) {
+            Insert task = tasks.get(i);
+            if (!task.runAt().isAfter(now)) {
+                dueByQueue
+                        .computeIfAbsent(task.task().queue(), q -> new ArrayList<>())
+                        .add(i);
+            }
+        }
+        boolean batch = tasks.get(0).task().batchId() != null;
+        DeadlineUnmeetableException worst = null;
+        for (Map.Entry<String, List<Integer>> due : dueByQueue.entrySet()) {
+            TaskQueue queue = queues.get(due.getKey());
+            QueueMeters meters = metrics.queue(queue.name());
+            // One reading of the queue per priority: the tasks of one priority differ only in how many of
+            // their own submission go before them.
+            Map<Integer, List<Integer>> byPriority = new LinkedHashMap<>();
+            for (int i : due.getValue()) {
+                if (tasks.get(i).startBy() != null) {
+                    byPriority
+                            .computeIfAbsent(tasks.get(i).task().priority(), p -> new ArrayList<>())
+                            .add(i);
+                }
+            }
+            for (List<Integer> same : byPriority.values()) {
+                int[] peers = new int[same.size()];
+                for (int k = 0; k < peers.length; k++) {
+                    peers[k] = peersBefore(tasks, due.getValue(), same.get(k));
+                }
+                TaskQueue.Outlook outlook = queue.outlook(tasks.get(same.get(0)).task(), peers);
+                for (int k = 0; k < peers.length; k++) {
+                    int i = same.get(k);
+                    Instant startBy = tasks.get(i).startBy();
+                    DeadlineUnmeetableException refusal;
+                    if (outlook.paused()) {
+                        refusal = new DeadlineUnmeetableException(
+                                queue.name(),
+                                batch ? i : -1,
+                                startBy,
+                                null,
+                                null,
+                                true,
+                                RetryAfter.UNKNOWN_RATE_SECONDS);
+                    } else {
+                        StartEstimate estimate = StartEstimate.of(
+                                outlook.startsBefore()[k],
+                                outlook.freeSlots(),
+                                queue.config().slots(),
+                                meters.completionRate(),
+                                meters.meanRunMillis(),
+                                sharedRateLimit(queue));
+                        if (estimate.meets(now, startBy)) {
+                            continue;
+                        }
+                        refusal = new DeadlineUnmeetableException(
+                                queue.name(),
+                                batch ? i : -1,
+                                startBy,
+                                estimate.startAt(now),
+                                estimate.untilStart().toMillis(),
+                                false,
+                                estimate.retryAfterSeconds(now, startBy));
+                    }
+                    if (worst == null || refusal.retryAfterSeconds() > worst.retryAfterSeconds()) {
+                        worst = refusal;
+                    }
+                }
+            }
+        }
+        if (worst != null) {
+            metrics.queue(worst.queue()).rejectedDeadline(tasks.size());
+            throw worst;
+        }
+    }
+
+    private static boolean anyDueWithDeadline(List<Insert> tasks, Instant now) {
+        for (Insert task : tasks) {
+            if (task.startBy() != null && !task.runAt().isAfter(now)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Tasks of the submission, due now in the same queue, that go before task {@code i}: higher priority, or earlier. */
+    private static int peersBefore(List<Insert> tasks, List<Integer> sameQueue, int i) {
+        int priority = tasks.get(i).task().priority();
+        int n = 0;
+        for (int j : sameQueue) {
+            int other = tasks.get(j).task().priority();
+            if (other > priority || (other == priority && j < i)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The rate limit that paces the tasks before a new one, as the deadline estimate reads it: the
+     * queue's own budget, which every task of the queue spends. A per-key budget is left out: the
+     * tasks ahead of other keys do not spend it, and the estimate does not count a key's own.
+     */
+    private static QueueConfig.RateLimit sharedRateLimit(TaskQueue queue) {
+        QueueConfig.RateLimit limit = queue.config().rateLimit();
+        return limit == null || limit.perKey() ? null : limit;
+    }
+
+    private static Instant runAt(Submission s, Instant now, String where) {
+        if (s.delayMs() != null && s.runAt() != null) {
+            throw new InvalidTaskException(where + "give delayMs or runAt, not both");
+        }
+        if (s.delayMs() != null) {
+            if (s.delayMs() < 0 || s.delayMs() > MAX_DELAY_MS) {
+                throw new InvalidTaskException(where + "delayMs must be from 0 to " + MAX_DELAY_MS);
+            }
+            return now.plusMillis(s.delayMs());
+        }
+        if (s.runAt() != null) {
+            if (s.runAt().isAfter(now.plusMillis(MAX_DELAY_MS))) {
+                throw new InvalidTaskException(where + "runAt must be at most a year ahead");
+            }
+            // A time in the past means "now"; the task keeps its age from then for fairness.
+            return s.runAt().isBefore(now) ? now : s.runAt();
+        }
+        return now;
+    }
 }

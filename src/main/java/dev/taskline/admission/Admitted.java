@@ -9,5 +9,4 @@ import java.util.UUID;
  * a worker with a free slot. {@code replayed} when an Idempotency-Key matched an earlier request:
  * the tasks are that request's, shown as they were then answered, without their payloads.
  */
-public record Admitted(UUID batchId, List<Insert> tasks, boolean replayed) {
-}
+public record Admitted(UUID batchId, List<Insert> tasks, boolean replayed) {}

@@ -11,39 +11,39 @@ import java.util.TreeSet;
 /** JSON with its keys sorted, so that two bodies that mean the same hash the same. */
 final class Canonical {
 
-  private Canonical() {
-  }
+    private Canonical() {}
 
-  static JsonObject sorted(JsonObject object) {
-    JsonObject out = new JsonObject();
-    for (String key : new TreeSet<>(object.fieldNames())) {
-      Object value = object.getValue(key);
-      if (value != null) {
-        out.put(key, sortedValue(value));
-      }
+    static JsonObject sorted(JsonObject object) {
+        JsonObject out = new JsonObject();
+        for (String key : new TreeSet<>(object.fieldNames())) {
+            Object value = object.getValue(key);
+            if (value != null) {
+                out.put(key, sortedValue(value));
+            }
+        }
+        return out;
     }
-    return out;
-  }
 
-  private static Object sortedValue(Object value) {
-    if (value instanceof JsonObject object) {
-      return sorted(object);
+    private static Object sortedValue(Object value) {
+        if (value instanceof JsonObject object) {
+            return sorted(object);
+        }
+        if (value instanceof JsonArray array) {
+            JsonArray out = new JsonArray();
+            for (Object item : array) {
+                out.add(item == null ? null : sortedValue(item));
+            }
+            return out;
+        }
+        return value;
     }
-    if (value instanceof JsonArray array) {
-      JsonArray out = new JsonArray();
-      for (Object item : array) {
-        out.add(item == null ? null : sortedValue(item));
-      }
-      return out;
-    }
-    return value;
-  }
 
-  static String sha256(String text) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("the JVM has no SHA-256", e);
+    static String sha256(String text) {
+        try {
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JVM has no SHA-256", e);
+        }
     }
-  }
 }

@@ -20,83 +20,84 @@ import java.util.UUID;
  */
 public final class Control {
 
-  /** Event-bus address on which workers of every verticle hear which running tasks to stop. */
-  public static final String CANCEL_ADDRESS = "taskline.cancel";
-  public static final int MAX_BULK_RETRY = 1_000;
+    /** Event-bus address on which workers of every verticle hear which running tasks to stop. */
+    public static final String CANCEL_ADDRESS = "taskline.cancel";
 
-  private final Journal journal;
-  private final JournalReads reads;
-  private final QueueRegistry queues;
-  private final EventBus eventBus;
-  private final TasklineMetrics metrics;
+    public static final int MAX_BULK_RETRY = 1_000;
 
-  public Control(Journal journal, JournalReads reads, QueueRegistry queues, EventBus eventBus,
-      TasklineMetrics metrics) {
-    this.journal = journal;
-    this.reads = reads;
-    this.queues = queues;
-    this.eventBus = eventBus;
-    this.metrics = metrics;
-  }
+    private final Journal journal;
+    private final JournalReads reads;
+    private final QueueRegistry queues;
+    private final EventBus eventBus;
+    private final TasklineMetrics metrics;
 
-  /** Cancels one task, for the key {@code by} (null: none). Null when there is no such task. */
-  public Future<Journal.Cancelled> cancel(UUID id, String by) {
-    return cancel(List.of(id), null, by).map(found -> found.isEmpty() ? null : found.get(0));
-  }
+    public Control(
+            Journal journal, JournalReads reads, QueueRegistry queues, EventBus eventBus, TasklineMetrics metrics) {
+        this.journal = journal;
+        this.reads = reads;
+        this.queues = queues;
+        this.eventBus = eventBus;
+        this.metrics = metrics;
+    }
 
-  /** Cancels every unfinished task of a batch; answers for each task of the batch. */
-  public Future<List<Journal.Cancelled>> cancelBatch(UUID batchId, String by) {
-    return cancel(List.of(), batchId, by);
-  }
+    /** Cancels one task, for the key {@code by} (null: none). Null when there is no such task. */
+    public Future<Journal.Cancelled> cancel(UUID id, String by) {
+        return cancel(List.of(id), null, by).map(found -> found.isEmpty() ? null : found.get(0));
+    }
 
-  private Future<List<Journal.Cancelled>> cancel(List<UUID> ids, UUID batchId, String by) {
-    return journal.cancel(ids, batchId, by).map(found -> {
-      JsonArray running = new JsonArray();
-      for (Journal.Cancelled task : found) {
-        if (task.before() == TaskState.PENDING) {
-          // The journal already refuses its claim (version bumped); this frees its place now.
-          for (TaskQueue queue : queues.all()) {
-            if (queue.remove(task.id())) {
-              metrics.queue(queue.name()).cancelledWaiting();
-              break;
+    /** Cancels every unfinished task of a batch; answers for each task of the batch. */
+    public Future<List<Journal.Cancelled>> cancelBatch(UUID batchId, String by) {
+        return cancel(List.of(), batchId, by);
+    }
+
+    private Future<List<Journal.Cancelled>> cancel(List<UUID> ids, UUID batchId, String by) {
+        return journal.cancel(ids, batchId, by).map(found -> {
+            JsonArray running = new JsonArray();
+            for (Journal.Cancelled task : found) {
+                if (task.before() == TaskState.PENDING) {
+                    // The journal already refuses its claim (version bumped); this frees its place now.
+                    for (TaskQueue queue : queues.all()) {
+                        if (queue.remove(task.id())) {
+                            metrics.queue(queue.name()).cancelledWaiting();
+                            break;
+                        }
+                    }
+                } else if (task.before() == TaskState.RUNNING) {
+                    running.add(task.id().toString());
+                }
             }
-          }
-        } else if (task.before() == TaskState.RUNNING) {
-          running.add(task.id().toString());
-        }
-      }
-      if (!running.isEmpty()) {
-        // Workers on this node stop at once; those on other nodes learn it at their next heartbeat.
-        eventBus.publish(CANCEL_ADDRESS, running);
-      }
-      return found;
-    });
-  }
-
-  /** Puts failed, cancelled or expired tasks back to pending with fresh attempts; returns the ids moved. */
-  public Future<List<UUID>> retry(List<UUID> ids, String by) {
-    return journal.retry(ids, by).map(moved -> {
-      List<UUID> movedIds = new ArrayList<>(moved.size());
-      for (Task task : moved) {
-        movedIds.add(task.id());
-        TaskQueue queue = queues.get(task.queue());
-        if (queue != null) {
-          // No room now: the task waits in the journal and is paged in as room frees.
-          queue.offer(List.of(task));
-        }
-      }
-      return movedIds;
-    });
-  }
-
-  /** Retries up to {@code limit} dead letters of a queue (and type), oldest first. */
-  public Future<List<UUID>> retryFailed(String queue, String type, int limit, String by) {
-    if (queues.get(queue) == null) {
-      return Future.failedFuture(new InvalidTaskException("queue: unknown queue '" + queue + "'"));
+            if (!running.isEmpty()) {
+                // Workers on this node stop at once; those on other nodes learn it at their next heartbeat.
+                eventBus.publish(CANCEL_ADDRESS, running);
+            }
+            return found;
+        });
     }
-    if (limit < 1 || limit > MAX_BULK_RETRY) {
-      return Future.failedFuture(new InvalidTaskException("limit must be from 1 to " + MAX_BULK_RETRY));
+
+    /** Puts failed, cancelled or expired tasks back to pending with fresh attempts; returns the ids moved. */
+    public Future<List<UUID>> retry(List<UUID> ids, String by) {
+        return journal.retry(ids, by).map(moved -> {
+            List<UUID> movedIds = new ArrayList<>(moved.size());
+            for (Task task : moved) {
+                movedIds.add(task.id());
+                TaskQueue queue = queues.get(task.queue());
+                if (queue != null) {
+                    // No room now: the task waits in the journal and is paged in as room frees.
+                    queue.offer(List.of(task));
+                }
+            }
+            return movedIds;
+        });
     }
-    return reads.failedIds(queue, type, limit).compose(ids -> retry(ids, by));
-  }
+
+    /** Retries up to {@code limit} dead letters of a queue (and type), oldest first. */
+    public Future<List<UUID>> retryFailed(String queue, String type, int limit, String by) {
+        if (queues.get(queue) == null) {
+            return Future.failedFuture(new InvalidTaskException("queue: unknown queue '" + queue + "'"));
+        }
+        if (limit < 1 || limit > MAX_BULK_RETRY) {
+            return Future.failedFuture(new InvalidTaskException("limit must be from 1 to " + MAX_BULK_RETRY));
+        }
+        return reads.failedIds(queue, type, limit).compose(ids -> retry(ids, by));
+    }
 }

@@ -8,61 +8,73 @@ import java.time.Instant;
  */
 public class DeadlineUnmeetableException extends RuntimeException {
 
-  private final String queue;
-  private final int index;
-  private final Instant startBy;
-  private final Instant estimatedStartAt;
-  private final Long estimatedWaitMs;
-  private final boolean paused;
-  private final long retryAfterSeconds;
+    private final String queue;
+    private final int index;
+    private final Instant startBy;
+    private final Instant estimatedStartAt;
+    private final Long estimatedWaitMs;
+    private final boolean paused;
+    private final long retryAfterSeconds;
 
-  /**
-   * @param index            the task's place in its batch; -1 for a single task
-   * @param estimatedStartAt when it would start; null when its queue is paused (no start to expect)
-   */
-  public DeadlineUnmeetableException(String queue, int index, Instant startBy, Instant estimatedStartAt,
-      Long estimatedWaitMs, boolean paused, long retryAfterSeconds) {
-    super((index < 0 ? "the task" : "tasks[" + index + "]") + " would not start by its deadline "
-        + startBy + ": " + (paused ? "queue '" + queue + "' is paused"
-            : "queue '" + queue + "' would start it at about " + estimatedStartAt + ", in " + estimatedWaitMs + " ms"),
-        null, false, false);
-    this.queue = queue;
-    this.index = index;
-    this.startBy = startBy;
-    this.estimatedStartAt = estimatedStartAt;
-    this.estimatedWaitMs = estimatedWaitMs;
-    this.paused = paused;
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
+    /**
+     * @param index            the task's place in its batch; -1 for a single task
+     * @param estimatedStartAt when it would start; null when its queue is paused (no start to expect)
+     */
+    public DeadlineUnmeetableException(
+            String queue,
+            int index,
+            Instant startBy,
+            Instant estimatedStartAt,
+            Long estimatedWaitMs,
+            boolean paused,
+            long retryAfterSeconds) {
+        super(
+                (index < 0 ? "the task" : "tasks[" + index + "]") + " would not start by its deadline "
+                        + startBy + ": "
+                        + (paused
+                                ? "queue '" + queue + "' is paused"
+                                : "queue '" + queue + "' would start it at about " + estimatedStartAt + ", in "
+                                        + estimatedWaitMs + " ms"),
+                null,
+                false,
+                false);
+        this.queue = queue;
+        this.index = index;
+        this.startBy = startBy;
+        this.estimatedStartAt = estimatedStartAt;
+        this.estimatedWaitMs = estimatedWaitMs;
+        this.paused = paused;
+        this.retryAfterSeconds = retryAfterSeconds;
+    }
 
-  public String queue() {
-    return queue;
-  }
+    public String queue() {
+        return queue;
+    }
 
-  /** The task's place in its batch; -1 for a single task. */
-  public int index() {
-    return index;
-  }
+    /** The task's place in its batch; -1 for a single task. */
+    public int index() {
+        return index;
+    }
 
-  public Instant startBy() {
-    return startBy;
-  }
+    public Instant startBy() {
+        return startBy;
+    }
 
-  /** Null when the queue is paused. */
-  public Instant estimatedStartAt() {
-    return estimatedStartAt;
-  }
+    /** Null when the queue is paused. */
+    public Instant estimatedStartAt() {
+        return estimatedStartAt;
+    }
 
-  /** Null when the queue is paused. */
-  public Long estimatedWaitMs() {
-    return estimatedWaitMs;
-  }
+    /** Null when the queue is paused. */
+    public Long estimatedWaitMs() {
+        return estimatedWaitMs;
+    }
 
-  public boolean paused() {
-    return paused;
-  }
+    public boolean paused() {
+        return paused;
+    }
 
-  public long retryAfterSeconds() {
-    return retryAfterSeconds;
-  }
+    public long retryAfterSeconds() {
+        return retryAfterSeconds;
+    }
 }

@@ -3,52 +3,56 @@ package dev.taskline.admission;
 /** The queue has no room for the submission; nothing was journaled. */
 public class QueueFullException extends RuntimeException {
 
-  private final String queue;
-  private final int capacity;
-  private final int backlog;
-  private final int requested;
-  private final long retryAfterSeconds;
+    private final String queue;
+    private final int capacity;
+    private final int backlog;
+    private final int requested;
+    private final long retryAfterSeconds;
 
-  private final boolean scheduled;
+    private final boolean scheduled;
 
-  public QueueFullException(String queue, int capacity, int backlog, int requested, long retryAfterSeconds) {
-    this(queue, capacity, backlog, requested, retryAfterSeconds, false);
-  }
+    public QueueFullException(String queue, int capacity, int backlog, int requested, long retryAfterSeconds) {
+        this(queue, capacity, backlog, requested, retryAfterSeconds, false);
+    }
 
-  /** @param scheduled true when the bound hit is the one on delayed tasks, not on waiting ones */
-  public QueueFullException(String queue, int capacity, int backlog, int requested, long retryAfterSeconds,
-      boolean scheduled) {
-    super("queue '" + queue + "' is full: " + backlog + " of " + capacity + (scheduled ? " scheduled" : "")
-        + " places taken, " + requested + " requested", null, false, false);
-    this.scheduled = scheduled;
-    this.queue = queue;
-    this.capacity = capacity;
-    this.backlog = backlog;
-    this.requested = requested;
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
+    /** @param scheduled true when the bound hit is the one on delayed tasks, not on waiting ones */
+    public QueueFullException(
+            String queue, int capacity, int backlog, int requested, long retryAfterSeconds, boolean scheduled) {
+        super(
+                "queue '" + queue + "' is full: " + backlog + " of " + capacity + (scheduled ? " scheduled" : "")
+                        + " places taken, " + requested + " requested",
+                null,
+                false,
+                false);
+        this.scheduled = scheduled;
+        this.queue = queue;
+        this.capacity = capacity;
+        this.backlog = backlog;
+        this.requested = requested;
+        this.retryAfterSeconds = retryAfterSeconds;
+    }
 
-  public String queue() {
-    return queue;
-  }
+    public String queue() {
+        return queue;
+    }
 
-  public int capacity() {
-    return capacity;
-  }
+    public int capacity() {
+        return capacity;
+    }
 
-  public int backlog() {
-    return backlog;
-  }
+    public int backlog() {
+        return backlog;
+    }
 
-  public int requested() {
-    return requested;
-  }
+    public int requested() {
+        return requested;
+    }
 
-  public boolean scheduled() {
-    return scheduled;
-  }
+    public boolean scheduled() {
+        return scheduled;
+    }
 
-  public long retryAfterSeconds() {
-    return retryAfterSeconds;
-  }
+    public long retryAfterSeconds() {
+        return retryAfterSeconds;
+    }
 }

@@ -18,73 +18,78 @@ import java.time.temporal.ChronoUnit;
  */
 public record StartEstimate(Duration untilStart) {
 
-  static final StartEstimate UNKNOWN = new StartEstimate(null);
+    static final StartEstimate UNKNOWN = new StartEstimate(null);
 
-  /**
-   * @param ahead                tasks that start before this one
-   * @param freeSlots            slots free now
-   * @param slots                the queue's slots on this node
-   * @param completionsPerSecond tasks the queue finished per second lately; 0 for none
-   * @param meanRunMillis        the handlers' mean run time; NaN while none has returned
-   * @param limit                the queue's rate limit that every task before it shares; null for none
-   */
-  public static StartEstimate of(int ahead, int freeSlots, int slots, double completionsPerSecond,
-      double meanRunMillis, QueueConfig.RateLimit limit) {
-    // Starts are paced by a rate limit, if any, whatever the slots: this task is start number ahead
-    // + 1, and a window holds at most the limit's tasks. The window may be empty now, so a window's
-    // worth may start at once: the least wait it proves is a window for each full budget ahead.
-    double byLimit = limit == null ? 0 : Math.floor((double) ahead / limit.tasks()) * limit.perMs() / 1000.0;
-    // A slot must free for each task that starts before it beyond the free ones, and one for it.
-    int releases = Math.max(0, ahead + 1 - freeSlots);
-    double bySlots = 0;
-    if (releases > 0) {
-      double pace = Math.max(completionsPerSecond > 0 ? completionsPerSecond : 0, slotPace(slots, meanRunMillis));
-      if (!(pace > 0)) {
-        return byLimit > 0 ? ofSeconds(byLimit) : UNKNOWN;
-      }
-      bySlots = releases / pace;
+    /**
+     * @param ahead                tasks that start before this one
+     * @param freeSlots            slots free now
+     * @param slots                the queue's slots on this node
+     * @param completionsPerSecond tasks the queue finished per second lately; 0 for none
+     * @param meanRunMillis        the handlers' mean run time; NaN while none has returned
+     * @param limit                the queue's rate limit that every task before it shares; null for none
+     */
+    public static StartEstimate of(
+            int ahead,
+            int freeSlots,
+            int slots,
+            double completionsPerSecond,
+            double meanRunMillis,
+            QueueConfig.RateLimit limit) {
+        // Starts are paced by a rate limit, if any, whatever the slots: this task is start number ahead
+        // + 1, and a window holds at most the limit's tasks. The window may be empty now, so a window's
+        // worth may start at once: the least wait it proves is a window for each full budget ahead.
+        double byLimit = limit == null ? 0 : Math.floor((double) ahead / limit.tasks()) * limit.perMs() / 1000.0;
+        // A slot must free for each task that starts before it beyond the free ones, and one for it.
+        int releases = Math.max(0, ahead + 1 - freeSlots);
+        double bySlots = 0;
+        if (releases > 0) {
+            double pace = Math.max(completionsPerSecond > 0 ? completionsPerSecond : 0, slotPace(slots, meanRunMillis));
+            if (!(pace > 0)) {
+                return byLimit > 0 ? ofSeconds(byLimit) : UNKNOWN;
+            }
+            bySlots = releases / pace;
+        }
+        return ofSeconds(Math.max(bySlots, byLimit));
     }
-    return ofSeconds(Math.max(bySlots, byLimit));
-  }
 
-  /** Tasks per second the slots finish while busy; infinite for handlers too short to measure. */
-  private static double slotPace(int slots, double meanRunMillis) {
-    if (Double.isNaN(meanRunMillis) || meanRunMillis < 0) {
-      return 0;
+    /** Tasks per second the slots finish while busy; infinite for handlers too short to measure. */
+    private static double slotPace(int slots, double meanRunMillis) {
+        if (Double.isNaN(meanRunMillis) || meanRunMillis < 0) {
+            return 0;
+        }
+        return meanRunMillis == 0 ? Double.POSITIVE_INFINITY : slots * 1000.0 / meanRunMillis;
     }
-    return meanRunMillis == 0 ? Double.POSITIVE_INFINITY : slots * 1000.0 / meanRunMillis;
-  }
 
-  private static StartEstimate ofSeconds(double seconds) {
-    // Whole milliseconds, rounded up: the API shows them, and a deadline is met or not to the ms.
-    return new StartEstimate(Duration.ofMillis((long) Math.min(Long.MAX_VALUE / 2, Math.ceil(seconds * 1000))));
-  }
-
-  public boolean known() {
-    return untilStart != null;
-  }
-
-  /** When it would start, counted from {@code now}, to the microsecond as deadlines are kept; null when unknown. */
-  public Instant startAt(Instant now) {
-    return untilStart == null ? null : now.plus(untilStart).truncatedTo(ChronoUnit.MICROS);
-  }
-
-  /** Whether it would start by {@code startBy}; an unknown estimate meets any deadline. */
-  public boolean meets(Instant now, Instant startBy) {
-    return untilStart == null || !startAt(now).isAfter(startBy);
-  }
-
-  /**
-   * How long a refused client should wait before it asks again with the same {@code startWithinMs}:
-   * by how much this deadline is missed. For the backlog to lose that much of its wait, it has to work
-   * for about that long.
-   */
-  public long retryAfterSeconds(Instant now, Instant startBy) {
-    if (untilStart == null) {
-      return RetryAfter.UNKNOWN_RATE_SECONDS;
+    private static StartEstimate ofSeconds(double seconds) {
+        // Whole milliseconds, rounded up: the API shows them, and a deadline is met or not to the ms.
+        return new StartEstimate(Duration.ofMillis((long) Math.min(Long.MAX_VALUE / 2, Math.ceil(seconds * 1000))));
     }
-    long missedMs = Math.max(0, Duration.between(startBy, startAt(now)).toMillis());
-    long seconds = (missedMs + 999) / 1000;
-    return Math.max(RetryAfter.MIN_SECONDS, Math.min(RetryAfter.MAX_SECONDS, seconds));
-  }
+
+    public boolean known() {
+        return untilStart != null;
+    }
+
+    /** When it would start, counted from {@code now}, to the microsecond as deadlines are kept; null when unknown. */
+    public Instant startAt(Instant now) {
+        return untilStart == null ? null : now.plus(untilStart).truncatedTo(ChronoUnit.MICROS);
+    }
+
+    /** Whether it would start by {@code startBy}; an unknown estimate meets any deadline. */
+    public boolean meets(Instant now, Instant startBy) {
+        return untilStart == null || !startAt(now).isAfter(startBy);
+    }
+
+    /**
+     * How long a refused client should wait before it asks again with the same {@code startWithinMs}:
+     * by how much this deadline is missed. For the backlog to lose that much of its wait, it has to work
+     * for about that long.
+     */
+    public long retryAfterSeconds(Instant now, Instant startBy) {
+        if (untilStart == null) {
+            return RetryAfter.UNKNOWN_RATE_SECONDS;
+        }
+        long missedMs = Math.max(0, Duration.between(startBy, startAt(now)).toMillis());
+        long seconds = (missedMs + 999) / 1000;
+        return Math.max(RetryAfter.MIN_SECONDS, Math.min(RetryAfter.MAX_SECONDS, seconds));
+    }
 }

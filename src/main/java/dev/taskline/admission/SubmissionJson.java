@@ -15,132 +15,152 @@ import java.util.Set;
  */
 public final class SubmissionJson {
 
-  private static final Set<String> TASK_FIELDS = Set.of("type", "payload", "queue", "priority", "maxAttempts", "timeoutMs",
-      "delayMs", "runAt", "concurrencyKey", "startBy", "startWithinMs");
-  private static final Set<String> BATCH_FIELDS = Set.of("tasks");
+    private static final Set<String> TASK_FIELDS = Set.of(
+            "type",
+            "payload",
+            "queue",
+            "priority",
+            "maxAttempts",
+            "timeoutMs",
+            "delayMs",
+            "runAt",
+            "concurrencyKey",
+            "startBy",
+            "startWithinMs");
+    private static final Set<String> BATCH_FIELDS = Set.of("tasks");
 
-  private SubmissionJson() {
-  }
+    private SubmissionJson() {}
 
-  public static Submission task(JsonObject body) {
-    return task(body, "");
-  }
+    public static Submission task(JsonObject body) {
+        return task(body, "");
+    }
 
-  public static List<Submission> batch(JsonObject body) {
-    knownFields(body, BATCH_FIELDS, "");
-    Object tasks = body.getValue("tasks");
-    if (!(tasks instanceof JsonArray array)) {
-      throw new InvalidTaskException("tasks must be an array of task objects");
-    }
-    List<Submission> submissions = new ArrayList<>(array.size());
-    for (int i = 0; i < array.size(); i++) {
-      Object item = array.getValue(i);
-      if (!(item instanceof JsonObject object)) {
-        throw new InvalidTaskException("tasks[" + i + "] must be an object");
-      }
-      submissions.add(task(object, "tasks[" + i + "]."));
-    }
-    return submissions;
-  }
-
-  /** As {@link #task(JsonObject)}, with {@code where} before every field an error names ("task."). */
-  public static Submission task(JsonObject body, String where) {
-    knownFields(body, TASK_FIELDS, where);
-    Object type = body.getValue("type");
-    if (!(type instanceof String text) || text.isBlank() || text.length() > 200) {
-      throw new InvalidTaskException(where + "type must be a non-empty string of at most 200 characters");
-    }
-    Object payload = body.getValue("payload");
-    if (payload != null && !(payload instanceof JsonObject)) {
-      throw new InvalidTaskException(where + "payload must be an object");
-    }
-    Object queue = body.getValue("queue");
-    if (queue != null && !(queue instanceof String)) {
-      throw new InvalidTaskException(where + "queue must be a string");
-    }
-    if (payload != null && containsNul(payload)) {
-      // PostgreSQL's jsonb cannot store U+0000; refusing it here keeps it from failing the insert.
-      throw new InvalidTaskException(where + "payload must not contain the NUL character (\\u0000)");
-    }
-    if (text.indexOf('\0') >= 0 || (queue != null && ((String) queue).indexOf('\0') >= 0)) {
-      throw new InvalidTaskException(where + "type and queue must not contain the NUL character");
-    }
-    Object key = body.getValue("concurrencyKey");
-    if (key != null && (!(key instanceof String keyText) || keyText.isEmpty()
-        || keyText.length() > QueueConfig.MAX_KEY_LENGTH || keyText.indexOf('\0') >= 0)) {
-      throw new InvalidTaskException(where + "concurrencyKey must be a string of 1 to " + QueueConfig.MAX_KEY_LENGTH
-          + " characters, without the NUL character");
-    }
-    return new Submission(text, payload == null ? new JsonObject() : (JsonObject) payload, (String) queue,
-        intOrNull(body, "priority", where), intOrNull(body, "maxAttempts", where), longOrNull(body, "timeoutMs", where),
-        longOrNull(body, "delayMs", where), instantOrNull(body, "runAt", where), (String) key,
-        instantOrNull(body, "startBy", where), longOrNull(body, "startWithinMs", where));
-  }
-
-  private static java.time.Instant instantOrNull(JsonObject body, String field, String where) {
-    Object value = body.getValue(field);
-    if (value == null) {
-      return null;
-    }
-    if (value instanceof String text) {
-      try {
-        return java.time.OffsetDateTime.parse(text).toInstant();
-      } catch (java.time.format.DateTimeParseException e) {
-        // the same answer as for a value that is not a string
-      }
-    }
-    throw new InvalidTaskException(where + field + " must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
-  }
-
-  /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
-  public static void knownFields(JsonObject body, Set<String> known, String where) {
-    for (String field : body.fieldNames()) {
-      if (!known.contains(field)) {
-        throw new InvalidTaskException(where + field + " is not a known field (known: "
-            + String.join(", ", known.stream().sorted().toList()) + ")");
-      }
-    }
-  }
-
-  public static boolean containsNul(Object value) {
-    if (value instanceof String text) {
-      return text.indexOf('\0') >= 0;
-    }
-    if (value instanceof JsonObject object) {
-      for (java.util.Map.Entry<String, Object> entry : object) {
-        if (entry.getKey().indexOf('\0') >= 0 || containsNul(entry.getValue())) {
-          return true;
+    public static List<Submission> batch(JsonObject body) {
+        knownFields(body, BATCH_FIELDS, "");
+        Object tasks = body.getValue("tasks");
+        if (!(tasks instanceof JsonArray array)) {
+            throw new InvalidTaskException("tasks must be an array of task objects");
         }
-      }
-    } else if (value instanceof JsonArray array) {
-      for (Object item : array) {
-        if (containsNul(item)) {
-          return true;
+        List<Submission> submissions = new ArrayList<>(array.size());
+        for (int i = 0; i < array.size(); i++) {
+            Object item = array.getValue(i);
+            if (!(item instanceof JsonObject object)) {
+                throw new InvalidTaskException("tasks[" + i + "] must be an object");
+            }
+            submissions.add(task(object, "tasks[" + i + "]."));
         }
-      }
+        return submissions;
     }
-    return false;
-  }
 
-  private static Integer intOrNull(JsonObject body, String field, String where) {
-    Long value = longOrNull(body, field, where);
-    if (value == null) {
-      return null;
+    /** As {@link #task(JsonObject)}, with {@code where} before every field an error names ("task."). */
+    public static Submission task(JsonObject body, String where) {
+        knownFields(body, TASK_FIELDS, where);
+        Object type = body.getValue("type");
+        if (!(type instanceof String text) || text.isBlank() || text.length() > 200) {
+            throw new InvalidTaskException(where + "type must be a non-empty string of at most 200 characters");
+        }
+        Object payload = body.getValue("payload");
+        if (payload != null && !(payload instanceof JsonObject)) {
+            throw new InvalidTaskException(where + "payload must be an object");
+        }
+        Object queue = body.getValue("queue");
+        if (queue != null && !(queue instanceof String)) {
+            throw new InvalidTaskException(where + "queue must be a string");
+        }
+        if (payload != null && containsNul(payload)) {
+            // PostgreSQL's jsonb cannot store U+0000; refusing it here keeps it from failing the insert.
+            throw new InvalidTaskException(where + "payload must not contain the NUL character (\\u0000)");
+        }
+        if (text.indexOf('\0') >= 0 || (queue != null && ((String) queue).indexOf('\0') >= 0)) {
+            throw new InvalidTaskException(where + "type and queue must not contain the NUL character");
+        }
+        Object key = body.getValue("concurrencyKey");
+        if (key != null
+                && (!(key instanceof String keyText)
+                        || keyText.isEmpty()
+                        || keyText.length() > QueueConfig.MAX_KEY_LENGTH
+                        || keyText.indexOf('\0') >= 0)) {
+            throw new InvalidTaskException(where + "concurrencyKey must be a string of 1 to "
+                    + QueueConfig.MAX_KEY_LENGTH + " characters, without the NUL character");
+        }
+        return new Submission(
+                text,
+                payload == null ? new JsonObject() : (JsonObject) payload,
+                (String) queue,
+                intOrNull(body, "priority", where),
+                intOrNull(body, "maxAttempts", where),
+                longOrNull(body, "timeoutMs", where),
+                longOrNull(body, "delayMs", where),
+                instantOrNull(body, "runAt", where),
+                (String) key,
+                instantOrNull(body, "startBy", where),
+                longOrNull(body, "startWithinMs", where));
     }
-    if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
-      throw new InvalidTaskException(where + field + " is out of range");
-    }
-    return value.intValue();
-  }
 
-  private static Long longOrNull(JsonObject body, String field, String where) {
-    Object value = body.getValue(field);
-    if (value == null) {
-      return null;
+    private static java.time.Instant instantOrNull(JsonObject body, String field, String where) {
+        Object value = body.getValue(field);
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof String text) {
+            try {
+                return java.time.OffsetDateTime.parse(text).toInstant();
+            } catch (java.time.format.DateTimeParseException e) {
+                // the same answer as for a value that is not a string
+            }
+        }
+        throw new InvalidTaskException(where + field + " must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
     }
-    if (value instanceof Integer || value instanceof Long) {
-      return ((Number) value).longValue();
+
+    /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
+    public static void knownFields(JsonObject body, Set<String> known, String where) {
+        for (String field : body.fieldNames()) {
+            if (!known.contains(field)) {
+                throw new InvalidTaskException(where + field + " is not a known field (known: "
+                        + String.join(", ", known.stream().sorted().toList()) + ")");
+            }
+        }
     }
-    throw new InvalidTaskException(where + field + " must be an integer");
-  }
+
+    public static boolean containsNul(Object value) {
+        if (value instanceof String text) {
+            return text.indexOf('\0') >= 0;
+        }
+        if (value instanceof JsonObject object) {
+            for (java.util.Map.Entry<String, Object> entry : object) {
+                if (entry.getKey().indexOf('\0') >= 0 || containsNul(entry.getValue())) {
+                    return true;
+                }
+            }
+        } else if (value instanceof JsonArray array) {
+            for (Object item : array) {
+                if (containsNul(item)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static Integer intOrNull(JsonObject body, String field, String where) {
+        Long value = longOrNull(body, field, where);
+        if (value == null) {
+            return null;
+        }
+        if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
+            throw new InvalidTaskException(where + field + " is out of range");
+        }
+        return value.intValue();
+    }
+
+    private static Long longOrNull(JsonObject body, String field, String where) {
+        Object value = body.getValue(field);
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof Integer || value instanceof Long) {
+            return ((Number) value).longValue();
+        }
+        throw new InvalidTaskException(where + field + " must be an integer");
+    }
 }

@@ -14,42 +14,42 @@ import java.util.Map;
  */
 public final class FailedAttempts {
 
-  static final int MAX_ADDRESSES = 100_000;
-  private static final long WINDOW_MS = 60_000;
+    static final int MAX_ADDRESSES = 100_000;
+    private static final long WINDOW_MS = 60_000;
 
-  private final int maxPerMinute;
-  private final Clock clock;
-  private final Map<String, long[]> byAddress = new HashMap<>();
+    private final int maxPerMinute;
+    private final Clock clock;
+    private final Map<String, long[]> byAddress = new HashMap<>();
 
-  public FailedAttempts(int maxPerMinute, Clock clock) {
-    this.maxPerMinute = maxPerMinute;
-    this.clock = clock;
-  }
-
-  /** Seconds until {@code address} may try again, or 0 when it may now. */
-  public synchronized long blockedForSeconds(String address) {
-    long[] window = byAddress.get(address);
-    long now = clock.millis();
-    if (window == null || now - window[0] >= WINDOW_MS) {
-      return 0;
+    public FailedAttempts(int maxPerMinute, Clock clock) {
+        this.maxPerMinute = maxPerMinute;
+        this.clock = clock;
     }
-    return window[1] >= maxPerMinute ? Math.max(1, (window[0] + WINDOW_MS - now + 999) / 1000) : 0;
-  }
 
-  /** Counts a failed attempt of {@code address}. */
-  public synchronized void failed(String address) {
-    long now = clock.millis();
-    long[] window = byAddress.get(address);
-    if (window == null || now - window[0] >= WINDOW_MS) {
-      if (byAddress.size() >= MAX_ADDRESSES) {
-        byAddress.values().removeIf(w -> now - w[0] >= WINDOW_MS);
-        if (byAddress.size() >= MAX_ADDRESSES) {
-          byAddress.clear();
+    /** Seconds until {@code address} may try again, or 0 when it may now. */
+    public synchronized long blockedForSeconds(String address) {
+        long[] window = byAddress.get(address);
+        long now = clock.millis();
+        if (window == null || now - window[0] >= WINDOW_MS) {
+            return 0;
         }
-      }
-      byAddress.put(address, new long[] {now, 1});
-    } else {
-      window[1]++;
+        return window[1] >= maxPerMinute ? Math.max(1, (window[0] + WINDOW_MS - now + 999) / 1000) : 0;
     }
-  }
+
+    /** Counts a failed attempt of {@code address}. */
+    public synchronized void failed(String address) {
+        long now = clock.millis();
+        long[] window = byAddress.get(address);
+        if (window == null || now - window[0] >= WINDOW_MS) {
+            if (byAddress.size() >= MAX_ADDRESSES) {
+                byAddress.values().removeIf(w -> now - w[0] >= WINDOW_MS);
+                if (byAddress.size() >= MAX_ADDRESSES) {
+                    byAddress.clear();
+                }
+            }
+            byAddress.put(address, new long[] {now, 1});
+        } else {
+            window[1]++;
+        }
+    }
 }

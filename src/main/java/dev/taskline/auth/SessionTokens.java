@@ -13,42 +13,41 @@ import java.util.Base64;
  */
 public final class SessionTokens {
 
-  public static final String COOKIE = "taskline_session";
-  public static final long TTL_SECONDS = 12 * 3600;
-  private static final String VERSION = "c1";
+    public static final String COOKIE = "taskline_session";
+    public static final long TTL_SECONDS = 12 * 3600;
+    private static final String VERSION = "c1";
 
-  /** A session: the key it was opened with, and the value its changes must echo. */
-  public record Session(String keyId, String csrf) {
-  }
+    /** A session: the key it was opened with, and the value its changes must echo. */
+    public record Session(String keyId, String csrf) {}
 
-  private final Signer signer;
-  private final Clock clock;
-  private final SecureRandom random = new SecureRandom();
+    private final Signer signer;
+    private final Clock clock;
+    private final SecureRandom random = new SecureRandom();
 
-  public SessionTokens(byte[] secret, Clock clock) {
-    this.signer = new Signer(secret);
-    this.clock = clock;
-  }
-
-  /** A new session's cookie value, for {@code keyId}, and its CSRF value. */
-  public String[] open(String keyId) {
-    byte[] bytes = new byte[18];
-    random.nextBytes(bytes);
-    String csrf = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-    long expires = clock.instant().getEpochSecond() + TTL_SECONDS;
-    return new String[] {signer.signFields(VERSION, keyId, Long.toString(expires), csrf), csrf};
-  }
-
-  /** The session a cookie value holds, or null when it is garbled, forged or expired. */
-  public Session verify(String cookie) {
-    String[] parts = signer.openFields(cookie);
-    if (parts == null || parts.length != 4 || !parts[0].equals(VERSION)) {
-      return null;
+    public SessionTokens(byte[] secret, Clock clock) {
+        this.signer = new Signer(secret);
+        this.clock = clock;
     }
-    try {
-      return Long.parseLong(parts[2]) < clock.instant().getEpochSecond() ? null : new Session(parts[1], parts[3]);
-    } catch (NumberFormatException e) {
-      return null;
+
+    /** A new session's cookie value, for {@code keyId}, and its CSRF value. */
+    public String[] open(String keyId) {
+        byte[] bytes = new byte[18];
+        random.nextBytes(bytes);
+        String csrf = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+        long expires = clock.instant().getEpochSecond() + TTL_SECONDS;
+        return new String[] {signer.signFields(VERSION, keyId, Long.toString(expires), csrf), csrf};
     }
-  }
+
+    /** The session a cookie value holds, or null when it is garbled, forged or expired. */
+    public Session verify(String cookie) {
+        String[] parts = signer.openFields(cookie);
+        if (parts == null || parts.length != 4 || !parts[0].equals(VERSION)) {
+            return null;
+        }
+        try {
+            return Long.parseLong(parts[2]) < clock.instant().getEpochSecond() ? null : new Session(parts[1], parts[3]);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
 }

@@ -5,190 +5,193 @@ import java.util.Map;
 
 /** Everything a node needs to start, read once by {@link ConfigLoader}. */
 public record TasklineConfig(
-    Http http,
-    Journal journal,
-    Map<String, QueueConfig> queues,
-    Worker worker,
-    Recovery recovery,
-    Retention retention,
-    Shutdown shutdown,
-    Handlers handlers,
-    AuthConfig auth,
-    Scheduling scheduling) {
+        Http http,
+        Journal journal,
+        Map<String, QueueConfig> queues,
+        Worker worker,
+        Recovery recovery,
+        Retention retention,
+        Shutdown shutdown,
+        Handlers handlers,
+        AuthConfig auth,
+        Scheduling scheduling) {
 
-  public static final String DEFAULT_QUEUE = "default";
+    public static final String DEFAULT_QUEUE = "default";
 
-  public TasklineConfig {
-    queues = Map.copyOf(queues);
-    if (!queues.containsKey(DEFAULT_QUEUE)) {
-      throw new ConfigException("queues." + DEFAULT_QUEUE + " must exist");
-    }
-    if (!auth.enabled() && !auth.allowAnonymous() && !loopback(http.host())) {
-      throw new ConfigException("http.host " + http.host() + " is reachable from other machines and no API key is"
-          + " configured: add auth.keys (java -jar taskline.jar new-key prints one), or set auth.allowAnonymous"
-          + " to true to serve everyone on purpose");
-    }
-  }
-
-  /** Whether only this machine can reach {@code host}. */
-  static boolean loopback(String host) {
-    return host.equals("localhost") || host.equals("::1") || host.equals("[::1]") || host.startsWith("127.");
-  }
-
-  /**
-   * @param bodyLimitBytes largest request body; larger ones get 413
-   * @param maxBatchSize   most tasks in one batch; more get 422
-   * @param instances      HTTP verticle instances (event loops serving the API)
-   * @param maxStreams     most open event streams on this node; beyond it, 503
-   */
-  public record Http(String host, int port, long bodyLimitBytes, int maxBatchSize, int instances, int maxStreams,
-      Tls tls) {
-    public Http {
-      if (maxStreams < 0 || maxStreams > 1_000_000) {
-        throw new ConfigException("http.maxStreams must be from 0 to 1000000, got " + maxStreams);
-      }
-      if (host == null || host.isBlank()) {
-        throw new ConfigException("http.host must not be empty");
-      }
-      if (port < 0 || port > 65_535) {
-        throw new ConfigException("http.port must be from 0 to 65535, got " + port);
-      }
-      if (bodyLimitBytes < 1024) {
-        throw new ConfigException("http.bodyLimitBytes must be at least 1024, got " + bodyLimitBytes);
-      }
-      if (maxBatchSize < 1 || maxBatchSize > 10_000) {
-        throw new ConfigException("http.maxBatchSize must be from 1 to 10000, got " + maxBatchSize);
-      }
-      if (instances < 1 || instances > 64) {
-        throw new ConfigException("http.instances must be from 1 to 64, got " + instances);
-      }
-    }
-  }
-
-  /**
-   * HTTPS: the node's certificate chain and its private key, PEM files (PKCS#8 or PKCS#1 key).
-   * Null on {@link Http}: plain HTTP, for a node behind a proxy that ends TLS, or on 127.0.0.1.
-   */
-  public record Tls(Path certPath, Path keyPath) {
-    public Tls {
-      for (Path file : new Path[] {certPath, keyPath}) {
-        if (file == null || !java.nio.file.Files.isRegularFile(file) || !java.nio.file.Files.isReadable(file)) {
-          throw new ConfigException("http.tls." + (file == certPath ? "certPath" : "keyPath") + " must name a readable"
-              + " PEM file, got " + file);
+    public TasklineConfig {
+        queues = Map.copyOf(queues);
+        if (!queues.containsKey(DEFAULT_QUEUE)) {
+            throw new ConfigException("queues." + DEFAULT_QUEUE + " must exist");
         }
-      }
+        if (!auth.enabled() && !auth.allowAnonymous() && !loopback(http.host())) {
+            throw new ConfigException("http.host " + http.host() + " is reachable from other machines and no API key is"
+                    + " configured: add auth.keys (java -jar taskline.jar new-key prints one), or set auth.allowAnonymous"
+                    + " to true to serve everyone on purpose");
+        }
     }
-  }
 
-  /**
-   * @param pgUrl    {@code postgresql://user:pass@host:port/db}; null starts the embedded PostgreSQL
-   * @param dataDir  where the embedded PostgreSQL keeps its data
-   * @param poolSize connections to PostgreSQL, besides the one that journals new tasks
-   * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, new ones
-   *                          get 429 at once instead of waiting for more than the next insert
-   */
-  public record Journal(String pgUrl, Path dataDir, int poolSize, int maxWaitingInserts) {
-    public Journal {
-      if (pgUrl != null && pgUrl.isBlank()) {
-        pgUrl = null;
-      }
-      if (pgUrl != null && !pgUrl.startsWith("postgresql://") && !pgUrl.startsWith("postgres://")) {
-        throw new ConfigException("journal.pgUrl (TASKLINE_PG_URL) must look like postgresql://user:pass@host:port/db");
-      }
-      if (dataDir == null) {
-        throw new ConfigException("journal.dataDir must be set");
-      }
-      if (poolSize < 1 || poolSize > 200) {
-        throw new ConfigException("journal.poolSize must be from 1 to 200, got " + poolSize);
-      }
-      if (maxWaitingInserts < 1) {
-        throw new ConfigException("journal.maxWaitingInserts must be at least 1, got " + maxWaitingInserts);
-      }
+    /** Whether only this machine can reach {@code host}. */
+    static boolean loopback(String host) {
+        return host.equals("localhost") || host.equals("::1") || host.equals("[::1]") || host.startsWith("127.");
     }
-  }
 
-  /** @param progressIntervalMs least time between two progress writes of one task to the journal */
-  public record Worker(long progressIntervalMs) {
-    public Worker {
-      if (progressIntervalMs < 0) {
-        throw new ConfigException("worker.progressIntervalMs must not be negative, got " + progressIntervalMs);
-      }
+    /**
+     * @param bodyLimitBytes largest request body; larger ones get 413
+     * @param maxBatchSize   most tasks in one batch; more get 422
+     * @param instances      HTTP verticle instances (event loops serving the API)
+     * @param maxStreams     most open event streams on this node; beyond it, 503
+     */
+    public record Http(
+            String host, int port, long bodyLimitBytes, int maxBatchSize, int instances, int maxStreams, Tls tls) {
+        public Http {
+            if (maxStreams < 0 || maxStreams > 1_000_000) {
+                throw new ConfigException("http.maxStreams must be from 0 to 1000000, got " + maxStreams);
+            }
+            if (host == null || host.isBlank()) {
+                throw new ConfigException("http.host must not be empty");
+            }
+            if (port < 0 || port > 65_535) {
+                throw new ConfigException("http.port must be from 0 to 65535, got " + port);
+            }
+            if (bodyLimitBytes < 1024) {
+                throw new ConfigException("http.bodyLimitBytes must be at least 1024, got " + bodyLimitBytes);
+            }
+            if (maxBatchSize < 1 || maxBatchSize > 10_000) {
+                throw new ConfigException("http.maxBatchSize must be from 1 to 10000, got " + maxBatchSize);
+            }
+            if (instances < 1 || instances > 64) {
+                throw new ConfigException("http.instances must be from 1 to 64, got " + instances);
+            }
+        }
     }
-  }
 
-  /**
-   * @param intervalMs how often the sweeper looks for expired leases; the journal's backlog is
-   *                   counted (and waiting work paged in) every fifth pass, and when a queue that
-   *                   drained to half asks for more (at most once a second)
-   * @param batchSize  most rows one sweep or page-in touches
-   */
-  public record Recovery(long intervalMs, int batchSize) {
-    public Recovery {
-      if (intervalMs < 10) {
-        throw new ConfigException("recovery.intervalMs must be at least 10, got " + intervalMs);
-      }
-      if (batchSize < 1 || batchSize > 100_000) {
-        throw new ConfigException("recovery.batchSize must be from 1 to 100000, got " + batchSize);
-      }
+    /**
+     * HTTPS: the node's certificate chain and its private key, PEM files (PKCS#8 or PKCS#1 key).
+     * Null on {@link Http}: plain HTTP, for a node behind a proxy that ends TLS, or on 127.0.0.1.
+     */
+    public record Tls(Path certPath, Path keyPath) {
+        public Tls {
+            for (Path file : new Path[] {certPath, keyPath}) {
+                if (file == null || !java.nio.file.Files.isRegularFile(file) || !java.nio.file.Files.isReadable(file)) {
+                    throw new ConfigException("http.tls." + (file == certPath ? "certPath" : "keyPath")
+                            + " must name a readable" + " PEM file, got " + file);
+                }
+            }
+        }
     }
-  }
 
-  /**
-   * @param finishedTaskTtlMs   finished tasks older than this are deleted with their history
-   * @param idempotencyKeyTtlMs how long an Idempotency-Key answers with its first response
-   */
-  public record Retention(long finishedTaskTtlMs, long idempotencyKeyTtlMs) {
-    public Retention {
-      if (finishedTaskTtlMs < 60_000) {
-        throw new ConfigException("retention.finishedTaskTtlMs must be at least 60000, got " + finishedTaskTtlMs);
-      }
-      if (idempotencyKeyTtlMs < 60_000) {
-        throw new ConfigException("retention.idempotencyKeyTtlMs must be at least 60000, got " + idempotencyKeyTtlMs);
-      }
+    /**
+     * @param pgUrl    {@code postgresql://user:pass@host:port/db}; null starts the embedded PostgreSQL
+     * @param dataDir  where the embedded PostgreSQL keeps its data
+     * @param poolSize connections to PostgreSQL, besides the one that journals new tasks
+     * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, new ones
+     *                          get 429 at once instead of waiting for more than the next insert
+     */
+    public record Journal(String pgUrl, Path dataDir, int poolSize, int maxWaitingInserts) {
+        public Journal {
+            if (pgUrl != null && pgUrl.isBlank()) {
+                pgUrl = null;
+            }
+            if (pgUrl != null && !pgUrl.startsWith("postgresql://") && !pgUrl.startsWith("postgres://")) {
+                throw new ConfigException(
+                        "journal.pgUrl (TASKLINE_PG_URL) must look like postgresql://user:pass@host:port/db");
+            }
+            if (dataDir == null) {
+                throw new ConfigException("journal.dataDir must be set");
+            }
+            if (poolSize < 1 || poolSize > 200) {
+                throw new ConfigException("journal.poolSize must be from 1 to 200, got " + poolSize);
+            }
+            if (maxWaitingInserts < 1) {
+                throw new ConfigException("journal.maxWaitingInserts must be at least 1, got " + maxWaitingInserts);
+            }
+        }
     }
-  }
 
-  /** @param graceMs how long running tasks may finish after SIGTERM before they are handed back */
-  public record Shutdown(long graceMs) {
-    public Shutdown {
-      if (graceMs < 0 || graceMs > 3_600_000) {
-        throw new ConfigException("shutdown.graceMs must be from 0 to 3600000, got " + graceMs);
-      }
+    /** @param progressIntervalMs least time between two progress writes of one task to the journal */
+    public record Worker(long progressIntervalMs) {
+        public Worker {
+            if (progressIntervalMs < 0) {
+                throw new ConfigException("worker.progressIntervalMs must not be negative, got " + progressIntervalMs);
+            }
+        }
     }
-  }
 
-  /**
-   * @param dir where the node looks for handler jars at start ({@code *.jar}, loaded with their
-   *            {@code META-INF/services} entries); a directory that does not exist holds none
-   */
-  /**
-   * @param graceMs    how late a tick may be, when a node takes a schedule up (at its start, or
-   *                   after its passes stalled), and still fire as due rather than follow the
-   *                   schedule's catchUp
-   * @param maxCatchUp most missed ticks of a schedule that {@code catchUp: all} fires (the newest)
-   * @param declared   schedules the config declares: name to definition, as JSON text
-   */
-  public record Scheduling(long graceMs, int maxCatchUp, Map<String, String> declared) {
-    public Scheduling {
-      if (graceMs < 0 || graceMs > 24L * 3600 * 1000) {
-        throw new ConfigException("scheduler.graceMs must be from 0 to 86400000, got " + graceMs);
-      }
-      if (maxCatchUp < 1 || maxCatchUp > 100_000) {
-        throw new ConfigException("scheduler.maxCatchUp must be from 1 to 100000, got " + maxCatchUp);
-      }
-      declared = Map.copyOf(declared);
+    /**
+     * @param intervalMs how often the sweeper looks for expired leases; the journal's backlog is
+     *                   counted (and waiting work paged in) every fifth pass, and when a queue that
+     *                   drained to half asks for more (at most once a second)
+     * @param batchSize  most rows one sweep or page-in touches
+     */
+    public record Recovery(long intervalMs, int batchSize) {
+        public Recovery {
+            if (intervalMs < 10) {
+                throw new ConfigException("recovery.intervalMs must be at least 10, got " + intervalMs);
+            }
+            if (batchSize < 1 || batchSize > 100_000) {
+                throw new ConfigException("recovery.batchSize must be from 1 to 100000, got " + batchSize);
+            }
+        }
     }
-  }
 
-  public record Handlers(Path dir) {
-    public Handlers {
-      if (dir == null) {
-        throw new ConfigException("handlers.dir must be a path");
-      }
+    /**
+     * @param finishedTaskTtlMs   finished tasks older than this are deleted with their history
+     * @param idempotencyKeyTtlMs how long an Idempotency-Key answers with its first response
+     */
+    public record Retention(long finishedTaskTtlMs, long idempotencyKeyTtlMs) {
+        public Retention {
+            if (finishedTaskTtlMs < 60_000) {
+                throw new ConfigException(
+                        "retention.finishedTaskTtlMs must be at least 60000, got " + finishedTaskTtlMs);
+            }
+            if (idempotencyKeyTtlMs < 60_000) {
+                throw new ConfigException(
+                        "retention.idempotencyKeyTtlMs must be at least 60000, got " + idempotencyKeyTtlMs);
+            }
+        }
     }
-  }
 
-  public QueueConfig queue(String name) {
-    return queues.get(name);
-  }
+    /** @param graceMs how long running tasks may finish after SIGTERM before they are handed back */
+    public record Shutdown(long graceMs) {
+        public Shutdown {
+            if (graceMs < 0 || graceMs > 3_600_000) {
+                throw new ConfigException("shutdown.graceMs must be from 0 to 3600000, got " + graceMs);
+            }
+        }
+    }
+
+    /**
+     * @param dir where the node looks for handler jars at start ({@code *.jar}, loaded with their
+     *            {@code META-INF/services} entries); a directory that does not exist holds none
+     */
+    /**
+     * @param graceMs    how late a tick may be, when a node takes a schedule up (at its start, or
+     *                   after its passes stalled), and still fire as due rather than follow the
+     *                   schedule's catchUp
+     * @param maxCatchUp most missed ticks of a schedule that {@code catchUp: all} fires (the newest)
+     * @param declared   schedules the config declares: name to definition, as JSON text
+     */
+    public record Scheduling(long graceMs, int maxCatchUp, Map<String, String> declared) {
+        public Scheduling {
+            if (graceMs < 0 || graceMs > 24L * 3600 * 1000) {
+                throw new ConfigException("scheduler.graceMs must be from 0 to 86400000, got " + graceMs);
+            }
+            if (maxCatchUp < 1 || maxCatchUp > 100_000) {
+                throw new ConfigException("scheduler.maxCatchUp must be from 1 to 100000, got " + maxCatchUp);
+            }
+            declared = Map.copyOf(declared);
+        }
+    }
+
+    public record Handlers(Path dir) {
+        public Handlers {
+            if (dir == null) {
+                throw new ConfigException("handlers.dir must be a path");
+            }
+        }
+    }
+
+    public QueueConfig queue(String name) {
+        return queues.get(name);
+    }
 }

@@ -25,107 +25,109 @@ import java.util.function.Supplier;
  */
 public final class EventHub {
 
-  private final Vertx vertx;
-  private final JournalReads journal;
-  private final int maxStreams;
-  private final Map<UUID, Set<TaskStream>> byTask = new ConcurrentHashMap<>();
-  private final AtomicInteger open = new AtomicInteger();
-  // The timer's passes and a test's run on different threads.
-  private volatile long lastWatermark;
-  private volatile long previousWatermark;
+    private final Vertx vertx;
+    private final JournalReads journal;
+    private final int maxStreams;
+    private final Map<UUID, Set<TaskStream>> byTask = new ConcurrentHashMap<>();
+    private final AtomicInteger open = new AtomicInteger();
+    // The timer's passes and a test's run on different threads.
+    private volatile long lastWatermark;
+    private volatile long previousWatermark;
 
-  public EventHub(Vertx vertx, JournalReads journal, int maxStreams) {
-    this.vertx = vertx;
-    this.journal = journal;
-    this.maxStreams = maxStreams;
-  }
+    public EventHub(Vertx vertx, JournalReads journal, int maxStreams) {
+        this.vertx = vertx;
+        this.journal = journal;
+        this.maxStreams = maxStreams;
+    }
 
-  /**
-   * Opens a stream on the caller's event loop, into the sink {@code sinks} makes once the stream
-   * has its place; null, and no sink made, when this node already serves its maximum.
-   */
-  public TaskStream open(Collection<UUID> tasks, long afterEventId, Supplier<StreamSink> sinks) {
-    if (open.incrementAndGet() > maxStreams) {
-      open.decrementAndGet();
-      return null;
+    /**
+     * Opens a stream on the caller's event loop, into the sink {@code sinks} makes once the stream
+     * has its place; null, and no sink made, when this node already serves its maximum.
+     */
+    public TaskStream open(Collection<UUID> tasks, long afterEventId, Supplier<StreamSink> sinks) {
+        if (open.incrementAndGet() > maxStreams) {
+            open.decrementAndGet();
+            return null;
+        }
+        StreamSink sink = sinks.get();
+        Context context = vertx.getOrCreateContext();
+        TaskStream[] holder = new TaskStream[1];
+        TaskStream stream = new TaskStream(
+                vertx, context, journal, new HashSet<>(tasks), afterEventId, sink, () -> forget(holder[0]));
+        holder[0] = stream;
+        for (UUID task : stream.tasks()) {
+            byTask.computeIfAbsent(task, t -> new CopyOnWriteArraySet<>()).add(stream);
+        }
+        stream.start();
+        return stream;
     }
-    StreamSink sink = sinks.get();
-    Context context = vertx.getOrCreateContext();
-    TaskStream[] holder = new TaskStream[1];
-    TaskStream stream = new TaskStream(vertx, context, journal, new HashSet<>(tasks), afterEventId, sink,
-        () -> forget(holder[0]));
-    holder[0] = stream;
-    for (UUID task : stream.tasks()) {
-      byTask.computeIfAbsent(task, t -> new CopyOnWriteArraySet<>()).add(stream);
-    }
-    stream.start();
-    return stream;
-  }
 
-  public int openStreams() {
-    return open.get();
-  }
+    public int openStreams() {
+        return open.get();
+    }
 
-  /** The journal committed events for these tasks. */
-  public void changed(Collection<UUID> tasks) {
-    if (byTask.isEmpty()) {
-      return;
+    /** The journal committed events for these tasks. */
+    public void changed(Collection<UUID> tasks) {
+        if (byTask.isEmpty()) {
+            return;
+        }
+        Set<TaskStream> poked = new HashSet<>();
+        for (UUID task : tasks) {
+            Set<TaskStream> streams = byTask.get(task);
+            if (streams != null) {
+                poked.addAll(streams);
+            }
+        }
+        poked.forEach(TaskStream::poke);
     }
-    Set<TaskStream> poked = new HashSet<>();
-    for (UUID task : tasks) {
-      Set<TaskStream> streams = byTask.get(task);
-      if (streams != null) {
-        poked.addAll(streams);
-      }
-    }
-    poked.forEach(TaskStream::poke);
-  }
 
-  public void progress(UUID task, int percent, String message) {
-    Set<TaskStream> streams = byTask.get(task);
-    if (streams != null) {
-      for (TaskStream stream : streams) {
-        stream.progress(task, percent, message);
-      }
+    public void progress(UUID task, int percent, String message) {
+        Set<TaskStream> streams = byTask.get(task);
+        if (streams != null) {
+            for (TaskStream stream : streams) {
+                stream.progress(task, percent, message);
+            }
+        }
     }
-  }
 
-  /**
-   * One pass of the nudge for writes made elsewhere: which watched tasks have events newer than
-   * two passes ago (generous, so a late commit is not missed); their streams read the journal.
-   */
-  public Future<Integer> catchUp() {
-    if (byTask.isEmpty()) {
-      return journal.maxEventId().map(max -> {
-        previousWatermark = lastWatermark;
-        lastWatermark = max;
-        return 0;
-      });
+    /**
+     * One pass of the nudge for writes made elsewhere: which watched tasks have events newer than
+     * two passes ago (generous, so a late commit is not missed); their streams read the journal.
+     */
+    public Future<Integer> catchUp() {
+        if (byTask.isEmpty()) {
+            return journal.maxEventId().map(max -> {
+                previousWatermark = lastWatermark;
+                lastWatermark = max;
+                return 0;
+            });
+        }
+        List<UUID> watched = new ArrayList<>(byTask.keySet());
+        long since = previousWatermark;
+        return journal.maxEventId()
+                .compose(max -> journal.changedSince(watched, since).map(changed -> {
+                    previousWatermark = lastWatermark;
+                    lastWatermark = max;
+                    changed(changed);
+                    return changed.size();
+                }))
+                .compose(changed -> journal.runningProgress(watched).map(reports -> {
+                    // Progress of tasks running on other nodes reaches us only through the journal; streams
+                    // drop what they have already shown, so local progress is not repeated.
+                    for (Progress report : reports) {
+                        progress(report.taskId(), report.percent(), report.message());
+                    }
+                    return changed;
+                }));
     }
-    List<UUID> watched = new ArrayList<>(byTask.keySet());
-    long since = previousWatermark;
-    return journal.maxEventId().compose(max -> journal.changedSince(watched, since).map(changed -> {
-      previousWatermark = lastWatermark;
-      lastWatermark = max;
-      changed(changed);
-      return changed.size();
-    })).compose(changed -> journal.runningProgress(watched).map(reports -> {
-      // Progress of tasks running on other nodes reaches us only through the journal; streams
-      // drop what they have already shown, so local progress is not repeated.
-      for (Progress report : reports) {
-        progress(report.taskId(), report.percent(), report.message());
-      }
-      return changed;
-    }));
-  }
 
-  private void forget(TaskStream stream) {
-    open.decrementAndGet();
-    for (UUID task : stream.tasks()) {
-      byTask.computeIfPresent(task, (t, streams) -> {
-        streams.remove(stream);
-        return streams.isEmpty() ? null : streams;
-      });
+    private void forget(TaskStream stream) {
+        open.decrementAndGet();
+        for (UUID task : stream.tasks()) {
+            byTask.computeIfPresent(task, (t, streams) -> {
+                streams.remove(stream);
+                return streams.isEmpty() ? null : streams;
+            });
+        }
     }
-  }
 }

@@ -14,29 +14,29 @@ import java.util.UUID;
  */
 public interface StreamSink {
 
-  /** Where the followed tasks stand as the stream opens. */
-  void snapshot(List<TaskSnapshot> tasks);
+    /** Where the followed tasks stand as the stream opens. */
+    void snapshot(List<TaskSnapshot> tasks);
 
-  /**
-   * A journaled transition. A terminal one carries the outcome: {@code result} for a success
-   * (null otherwise), {@code error} for a failure or cancellation that has one.
-   */
-  void state(Event event, Object result, Object error);
+    /**
+     * A journaled transition. A terminal one carries the outcome: {@code result} for a success
+     * (null otherwise), {@code error} for a failure or cancellation that has one.
+     */
+    void state(Event event, Object result, Object error);
 
-  /** The task's outcome again, right after its terminal transition, for clients that only listen for results; not journaled. */
-  void result(UUID taskId, TaskState state, Object result, Object error);
+    /** The task's outcome again, right after its terminal transition, for clients that only listen for results; not journaled. */
+    void result(UUID taskId, TaskState state, Object result, Object error);
 
-  /** A progress report of a running task; not journaled. */
-  void progress(UUID taskId, int percent, String message);
+    /** A progress report of a running task; not journaled. */
+    void progress(UUID taskId, int percent, String message);
 
-  /** Every followed task has finished and every transition is out. */
-  void end();
+    /** Every followed task has finished and every transition is out. */
+    void end();
 
-  /** A write buffer that is full asks the stream to wait; state events stay in the journal meanwhile. */
-  boolean full();
+    /** A write buffer that is full asks the stream to wait; state events stay in the journal meanwhile. */
+    boolean full();
 
-  /** Called once when the buffer has room again. */
-  void onDrain(Handler<Void> handler);
+    /** Called once when the buffer has room again. */
+    void onDrain(Handler<Void> handler);
 
-  void close();
+    void close();
 }

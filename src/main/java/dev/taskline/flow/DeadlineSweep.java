@@ -19,36 +19,36 @@ import io.vertx.core.Future;
  */
 public final class DeadlineSweep {
 
-  private final Journal journal;
-  private final QueueRegistry queues;
-  private final TasklineMetrics metrics;
-  private final int batchSize;
+    private final Journal journal;
+    private final QueueRegistry queues;
+    private final TasklineMetrics metrics;
+    private final int batchSize;
 
-  public DeadlineSweep(Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize) {
-    this.journal = journal;
-    this.queues = queues;
-    this.metrics = metrics;
-    this.batchSize = batchSize;
-  }
+    public DeadlineSweep(Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize) {
+        this.journal = journal;
+        this.queues = queues;
+        this.metrics = metrics;
+        this.batchSize = batchSize;
+    }
 
-  /** One pass: expires every overdue task, a batch per statement; the future holds how many. */
-  public Future<Integer> runOnce() {
-    return sweep(0);
-  }
+    /** One pass: expires every overdue task, a batch per statement; the future holds how many. */
+    public Future<Integer> runOnce() {
+        return sweep(0);
+    }
 
-  private Future<Integer> sweep(int soFar) {
-    return journal.expireOverdue(batchSize).compose(expired -> {
-      for (Journal.Expired task : expired) {
-        TaskQueue queue = queues.get(task.queue());
-        if (queue == null) {
-          continue; // a queue this node does not serve has no meters here
-        }
-        queue.remove(task.id());
-        metrics.queue(queue.name()).expired();
-      }
-      int total = soFar + expired.size();
-      // A full batch may have left more behind; a short one was the last.
-      return expired.size() == batchSize ? sweep(total) : Future.succeededFuture(total);
-    });
-  }
+    private Future<Integer> sweep(int soFar) {
+        return journal.expireOverdue(batchSize).compose(expired -> {
+            for (Journal.Expired task : expired) {
+                TaskQueue queue = queues.get(task.queue());
+                if (queue == null) {
+                    continue; // a queue this node does not serve has no meters here
+                }
+                queue.remove(task.id());
+                metrics.queue(queue.name()).expired();
+            }
+            int total = soFar + expired.size();
+            // A full batch may have left more behind; a short one was the last.
+            return expired.size() == batchSize ? sweep(total) : Future.succeededFuture(total);
+        });
+    }
 }

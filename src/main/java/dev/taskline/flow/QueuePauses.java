@@ -19,52 +19,52 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class QueuePauses {
 
-  private final JournalFlow journal;
-  private final QueueRegistry queues;
-  private final Map<String, QueueControl> controls = new ConcurrentHashMap<>();
-  // Reads may answer out of order (two connections); one issued later saw a later journal, so an
-  // answer older than the last one applied is dropped rather than undo a pause just made.
-  private final AtomicLong issued = new AtomicLong();
-  private long applied;
+    private final JournalFlow journal;
+    private final QueueRegistry queues;
+    private final Map<String, QueueControl> controls = new ConcurrentHashMap<>();
+    // Reads may answer out of order (two connections); one issued later saw a later journal, so an
+    // answer older than the last one applied is dropped rather than undo a pause just made.
+    private final AtomicLong issued = new AtomicLong();
+    private long applied;
 
-  public QueuePauses(JournalFlow journal, QueueRegistry queues) {
-    this.journal = journal;
-    this.queues = queues;
-  }
-
-  /** Reads the journal's switches and applies them to this node's queues. */
-  public Future<Void> runOnce() {
-    long read = issued.incrementAndGet();
-    return journal.controls().map(list -> {
-      apply(read, list);
-      return null;
-    });
-  }
-
-  private synchronized void apply(long read, List<QueueControl> list) {
-    if (read < applied) {
-      return;
+    public QueuePauses(JournalFlow journal, QueueRegistry queues) {
+        this.journal = journal;
+        this.queues = queues;
     }
-    applied = read;
-    Map<String, QueueControl> byQueue = new HashMap<>();
-    list.forEach(c -> byQueue.put(c.queue(), c));
-    for (TaskQueue queue : queues.all()) {
-      QueueControl control = byQueue.getOrDefault(queue.name(), QueueControl.none(queue.name()));
-      controls.put(queue.name(), control);
-      queue.paused(control.paused());
+
+    /** Reads the journal's switches and applies them to this node's queues. */
+    public Future<Void> runOnce() {
+        long read = issued.incrementAndGet();
+        return journal.controls().map(list -> {
+            apply(read, list);
+            return null;
+        });
     }
-  }
 
-  /**
-   * Pauses ({@code paused}) or resumes a queue of this node for the key {@code by}: journaled,
-   * then applied here before the future completes; other nodes follow within their next read.
-   */
-  public Future<QueueControl> set(String queue, boolean paused, String by) {
-    return journal.setPaused(queue, paused, by).compose(v -> runOnce()).map(v -> control(queue));
-  }
+    private synchronized void apply(long read, List<QueueControl> list) {
+        if (read < applied) {
+            return;
+        }
+        applied = read;
+        Map<String, QueueControl> byQueue = new HashMap<>();
+        list.forEach(c -> byQueue.put(c.queue(), c));
+        for (TaskQueue queue : queues.all()) {
+            QueueControl control = byQueue.getOrDefault(queue.name(), QueueControl.none(queue.name()));
+            controls.put(queue.name(), control);
+            queue.paused(control.paused());
+        }
+    }
 
-  /** The queue's switch as this node last read it. */
-  public QueueControl control(String queue) {
-    return controls.getOrDefault(queue, QueueControl.none(queue));
-  }
+    /**
+     * Pauses ({@code paused}) or resumes a queue of this node for the key {@code by}: journaled,
+     * then applied here before the future completes; other nodes follow within their next read.
+     */
+    public Future<QueueControl> set(String queue, boolean paused, String by) {
+        return journal.setPaused(queue, paused, by).compose(v -> runOnce()).map(v -> control(queue));
+    }
+
+    /** The queue's switch as this node last read it. */
+    public QueueControl control(String queue) {
+        return controls.getOrDefault(queue, QueueControl.none(queue));
+    }
 }

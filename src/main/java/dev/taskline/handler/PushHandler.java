@@ -28,118 +28,126 @@ import java.time.format.DateTimeParseException;
  */
 public final class PushHandler implements TaskHandler {
 
-  /** The most of an error body kept on the task. */
-  static final int MAX_ERROR_BODY = 2_000;
-  /** A Retry-After past this is taken as this: a target must not park a task for a year. */
-  static final long MAX_RETRY_AFTER_SECONDS = 24 * 3600;
+    /** The most of an error body kept on the task. */
+    static final int MAX_ERROR_BODY = 2_000;
+    /** A Retry-After past this is taken as this: a target must not park a task for a year. */
+    static final long MAX_RETRY_AFTER_SECONDS = 24 * 3600;
 
-  private final WebClient client;
-  private final PushTarget target;
-  private final Clock clock;
-  // The URL taken apart once: parsing it again for every call was a visible part of a call's cost.
-  private final String host;
-  private final int port;
-  private final String requestUri;
-  private final boolean tls;
+    private final WebClient client;
+    private final PushTarget target;
+    private final Clock clock;
+    // The URL taken apart once: parsing it again for every call was a visible part of a call's cost.
+    private final String host;
+    private final int port;
+    private final String requestUri;
+    private final boolean tls;
 
-  public PushHandler(WebClient client, PushTarget target, Clock clock) {
-    this.client = client;
-    this.target = target;
-    this.clock = clock;
-    URI url = target.url();
-    this.tls = "https".equals(url.getScheme());
-    this.host = url.getHost();
-    this.port = url.getPort() != -1 ? url.getPort() : tls ? 443 : 80;
-    String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
-    this.requestUri = url.getRawQuery() == null ? path : path + "?" + url.getRawQuery();
-  }
+    public PushHandler(WebClient client, PushTarget target, Clock clock) {
+        this.client = client;
+        this.target = target;
+        this.clock = clock;
+        URI url = target.url();
+        this.tls = "https".equals(url.getScheme());
+        this.host = url.getHost();
+        this.port = url.getPort() != -1 ? url.getPort() : tls ? 443 : 80;
+        String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
+        this.requestUri = url.getRawQuery() == null ? path : path + "?" + url.getRawQuery();
+    }
 
-  @Override
-  public String type() {
-    return "push";
-  }
+    @Override
+    public String type() {
+        return "push";
+    }
 
-  @Override
-  public Future<JsonObject> run(TaskContext context) {
-    JsonObject body = new JsonObject().put("id", context.taskId().toString()).put("type", context.type())
-        .put("payload", context.payload()).put("attempt", context.attempt());
-    HttpRequest<Buffer> request = client.post(port, host, requestUri)
-        .ssl(tls)
-        .timeout(target.timeoutMs())
-        .followRedirects(false)
-        .putHeader("Content-Type", "application/json")
-        .putHeader("Taskline-Task-Id", context.taskId().toString())
-        .putHeader("Taskline-Attempt", Integer.toString(context.attempt()))
-        .putHeader("Taskline-Lease-Version", Long.toString(context.leaseVersion()))
-        .putHeader("Idempotency-Key", context.taskId().toString());
-    target.headers().forEach(request::putHeader);
-    return request.sendBuffer(body.toBuffer())
-        .recover(e -> Future.failedFuture(new IllegalStateException(
-            "the push target did not answer: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
-            e)))
-        .compose(answer -> outcome(answer, clock.instant()));
-  }
+    @Override
+    public Future<JsonObject> run(TaskContext context) {
+        JsonObject body = new JsonObject()
+                .put("id", context.taskId().toString())
+                .put("type", context.type())
+                .put("payload", context.payload())
+                .put("attempt", context.attempt());
+        HttpRequest<Buffer> request = client.post(port, host, requestUri)
+                .ssl(tls)
+                .timeout(target.timeoutMs())
+                .followRedirects(false)
+                .putHeader("Content-Type", "application/json")
+                .putHeader("Taskline-Task-Id", context.taskId().toString())
+                .putHeader("Taskline-Attempt", Integer.toString(context.attempt()))
+                .putHeader("Taskline-Lease-Version", Long.toString(context.leaseVersion()))
+                .putHeader("Idempotency-Key", context.taskId().toString());
+        target.headers().forEach(request::putHeader);
+        return request.sendBuffer(body.toBuffer())
+                .recover(e -> Future.failedFuture(new IllegalStateException(
+                        "the push target did not answer: "
+                                + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
+                        e)))
+                .compose(answer -> outcome(answer, clock.instant()));
+    }
 
-  static Future<JsonObject> outcome(HttpResponse<Buffer> answer, Instant now) {
-    int status = answer.statusCode();
-    String text = answer.bodyAsString() == null ? "" : answer.bodyAsString();
-    if (status >= 200 && status < 300) {
-      return Future.succeededFuture(result(text));
+    static Future<JsonObject> outcome(HttpResponse<Buffer> answer, Instant now) {
+        int status = answer.statusCode();
+        String text = answer.bodyAsString() == null ? "" : answer.bodyAsString();
+        if (status >= 200 && status < 300) {
+            return Future.succeededFuture(result(text));
+        }
+        if (status == 429 || status == 503) {
+            Long seconds = retryAfter(answer.getHeader("Retry-After"), now);
+            if (seconds != null) {
+                return Future.failedFuture(
+                        new SnoozeException(Duration.ofSeconds(Math.min(seconds, MAX_RETRY_AFTER_SECONDS))));
+            }
+            return Future.failedFuture(
+                    new IllegalStateException("the push target answered " + status + ": " + cut(text)));
+        }
+        if (status == 408 || status >= 500) {
+            return Future.failedFuture(
+                    new IllegalStateException("the push target answered " + status + ": " + cut(text)));
+        }
+        if (status >= 300 && status < 400) {
+            return Future.failedFuture(new PermanentTaskException("the push target redirected (" + status + " to "
+                    + answer.getHeader("Location") + "); redirects are not followed"));
+        }
+        return Future.failedFuture(
+                new PermanentTaskException("the push target refused the task with " + status + ": " + cut(text)));
     }
-    if (status == 429 || status == 503) {
-      Long seconds = retryAfter(answer.getHeader("Retry-After"), now);
-      if (seconds != null) {
-        return Future.failedFuture(new SnoozeException(Duration.ofSeconds(Math.min(seconds, MAX_RETRY_AFTER_SECONDS))));
-      }
-      return Future.failedFuture(new IllegalStateException("the push target answered " + status + ": " + cut(text)));
-    }
-    if (status == 408 || status >= 500) {
-      return Future.failedFuture(new IllegalStateException("the push target answered " + status + ": " + cut(text)));
-    }
-    if (status >= 300 && status < 400) {
-      return Future.failedFuture(new PermanentTaskException("the push target redirected (" + status + " to "
-          + answer.getHeader("Location") + "); redirects are not followed"));
-    }
-    return Future.failedFuture(new PermanentTaskException("the push target refused the task with " + status + ": "
-        + cut(text)));
-  }
 
-  private static JsonObject result(String text) {
-    if (text.isBlank()) {
-      return new JsonObject();
+    private static JsonObject result(String text) {
+        if (text.isBlank()) {
+            return new JsonObject();
+        }
+        try {
+            Object value = Json.decodeValue(text);
+            if (value instanceof JsonObject object) {
+                return object;
+            }
+        } catch (DecodeException e) {
+            // kept as text below
+        }
+        return new JsonObject().put("body", text);
     }
-    try {
-      Object value = Json.decodeValue(text);
-      if (value instanceof JsonObject object) {
-        return object;
-      }
-    } catch (DecodeException e) {
-      // kept as text below
-    }
-    return new JsonObject().put("body", text);
-  }
 
-  /**
-   * Retry-After in seconds from {@code now}, given as a delay or as an HTTP date (RFC 9110
-   * 10.2.3; a date past is no delay), or null when the header is absent or neither.
-   */
-  static Long retryAfter(String header, Instant now) {
-    if (header == null) {
-      return null;
+    /**
+     * Retry-After in seconds from {@code now}, given as a delay or as an HTTP date (RFC 9110
+     * 10.2.3; a date past is no delay), or null when the header is absent or neither.
+     */
+    static Long retryAfter(String header, Instant now) {
+        if (header == null) {
+            return null;
+        }
+        String value = header.trim();
+        if (value.matches("\\d{1,9}")) {
+            return Long.parseLong(value);
+        }
+        try {
+            Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME)
+                    .toInstant();
+            return Math.max(0, Duration.between(now, at).toSeconds());
+        } catch (DateTimeParseException e) {
+            return null;
+        }
     }
-    String value = header.trim();
-    if (value.matches("\\d{1,9}")) {
-      return Long.parseLong(value);
-    }
-    try {
-      Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-      return Math.max(0, Duration.between(now, at).toSeconds());
-    } catch (DateTimeParseException e) {
-      return null;
-    }
-  }
 
-  private static String cut(String text) {
-    return text.length() > MAX_ERROR_BODY ? text.substring(0, MAX_ERROR_BODY) + "..." : text;
-  }
+    private static String cut(String text) {
+        return text.length() > MAX_ERROR_BODY ? text.substring(0, MAX_ERROR_BODY) + "..." : text;
+    }
 }

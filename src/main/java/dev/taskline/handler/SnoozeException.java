@@ -8,17 +8,17 @@ import java.time.Duration;
  */
 public class SnoozeException extends RuntimeException {
 
-  private final Duration delay;
+    private final Duration delay;
 
-  public SnoozeException(Duration delay) {
-    super("snoozed for " + delay.toMillis() + " ms", null, false, false);
-    if (delay.isNegative()) {
-      throw new IllegalArgumentException("a snooze cannot be negative");
+    public SnoozeException(Duration delay) {
+        super("snoozed for " + delay.toMillis() + " ms", null, false, false);
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("a snooze cannot be negative");
+        }
+        this.delay = delay;
     }
-    this.delay = delay;
-  }
 
-  public Duration delay() {
-    return delay;
-  }
+    public Duration delay() {
+        return delay;
+    }
 }

@@ -7,43 +7,43 @@ import java.util.UUID;
 /** What a handler knows about the attempt it runs. */
 public interface TaskContext {
 
-  UUID taskId();
+    UUID taskId();
 
-  /** The task's type, as submitted. */
-  String type();
+    /** The task's type, as submitted. */
+    String type();
 
-  /** The version of the lease this attempt holds; every write it makes is fenced by it. */
-  long leaseVersion();
+    /** The version of the lease this attempt holds; every write it makes is fenced by it. */
+    long leaseVersion();
 
-  /** 1 for the first attempt; grows with each claim of the task. */
-  int attempt();
+    /** 1 for the first attempt; grows with each claim of the task. */
+    int attempt();
 
-  /**
-   * The tick a schedule made this task for (the time it was due by its cron or interval, which the
-   * task's own start may follow by a little or, caught up, by much); null for a task no schedule made.
-   */
-  default java.time.Instant scheduledFor() {
-    return null;
-  }
+    /**
+     * The tick a schedule made this task for (the time it was due by its cron or interval, which the
+     * task's own start may follow by a little or, caught up, by much); null for a task no schedule made.
+     */
+    default java.time.Instant scheduledFor() {
+        return null;
+    }
 
-  /** The task's payload: a copy of its own for this attempt, so changes to it are not kept. */
-  JsonObject payload();
+    /** The task's payload: a copy of its own for this attempt, so changes to it are not kept. */
+    JsonObject payload();
 
-  /** For timers and other non-blocking work; never block its event loop. */
-  Vertx vertx();
+    /** For timers and other non-blocking work; never block its event loop. */
+    Vertx vertx();
 
-  /**
-   * Reports progress. Cheap to call often: the latest value is kept and written to the journal at a
-   * bounded rate, and only while this attempt still holds its lease.
-   */
-  void progress(int percent, String message);
+    /**
+     * Reports progress. Cheap to call often: the latest value is kept and written to the journal at a
+     * bounded rate, and only while this attempt still holds its lease.
+     */
+    void progress(int percent, String message);
 
-  /**
-   * Whether this attempt should stop: the task was cancelled, its attempt timed out, or the node is
-   * shutting down and its grace period ended. A long handler checks it between steps.
-   */
-  boolean cancelled();
+    /**
+     * Whether this attempt should stop: the task was cancelled, its attempt timed out, or the node is
+     * shutting down and its grace period ended. A long handler checks it between steps.
+     */
+    boolean cancelled();
 
-  /** Runs {@code action} once when the attempt is told to stop (at once if it already was). */
-  void onCancel(Runnable action);
+    /** Runs {@code action} once when the attempt is told to stop (at once if it already was). */
+    void onCancel(Runnable action);
 }

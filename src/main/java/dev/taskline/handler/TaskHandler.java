@@ -14,29 +14,28 @@ import io.vertx.core.json.JsonObject;
  */
 public interface TaskHandler {
 
-  /** The {@code type} that submissions name to reach this handler. */
-  String type();
+    /** The {@code type} that submissions name to reach this handler. */
+    String type();
 
-  /**
-   * Whether {@link #run} blocks its thread (JDBC, file I/O, a CPU-heavy loop). Blocking handlers
-   * are called on a worker thread; the others on the event loop, where they must not block.
-   */
-  default boolean blocking() {
-    return false;
-  }
+    /**
+     * Whether {@link #run} blocks its thread (JDBC, file I/O, a CPU-heavy loop). Blocking handlers
+     * are called on a worker thread; the others on the event loop, where they must not block.
+     */
+    default boolean blocking() {
+        return false;
+    }
 
-  /**
-   * Checks a payload at submission time, so that a task which could never run is refused with 422
-   * instead of being accepted and failing later. Throw {@link InvalidPayloadException} to refuse.
-   */
-  default void validate(JsonObject payload) throws InvalidPayloadException {
-  }
+    /**
+     * Checks a payload at submission time, so that a task which could never run is refused with 422
+     * instead of being accepted and failing later. Throw {@link InvalidPayloadException} to refuse.
+     */
+    default void validate(JsonObject payload) throws InvalidPayloadException {}
 
-  /**
-   * Runs one attempt. The result is stored as the task's result. A failed future fails the attempt,
-   * which is retried while the task has attempts left; fail with {@link PermanentTaskException} to
-   * fail the task at once, or with {@link SnoozeException} to run again later without spending an
-   * attempt.
-   */
-  Future<JsonObject> run(TaskContext context);
+    /**
+     * Runs one attempt. The result is stored as the task's result. A failed future fails the attempt,
+     * which is retried while the task has attempts left; fail with {@link PermanentTaskException} to
+     * fail the task at once, or with {@link SnoozeException} to run again later without spending an
+     * attempt.
+     */
+    Future<JsonObject> run(TaskContext context);
 }

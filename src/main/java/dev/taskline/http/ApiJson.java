@@ -2,19 +2,19 @@ package dev.taskline.http;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.taskline.IsoTime;
-import dev.taskline.journal.JournalSchedules;
-import dev.taskline.schedule.ScheduleSpec;
-import dev.taskline.schedule.ScheduleView;
 import dev.taskline.admission.Admitted;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Event;
 import dev.taskline.journal.Insert;
 import dev.taskline.journal.JournalFlow.QueueControl;
+import dev.taskline.journal.JournalSchedules;
 import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskSnapshot;
 import dev.taskline.journal.TaskState;
 import dev.taskline.journal.TaskView;
 import dev.taskline.metrics.QueueMeters;
+import dev.taskline.schedule.ScheduleSpec;
+import dev.taskline.schedule.ScheduleView;
 import dev.taskline.service.Views.QueueView;
 import dev.taskline.service.Views.Stats;
 import dev.taskline.worker.RemoteWorkers;
@@ -28,398 +28,473 @@ import java.util.UUID;
 /** The JSON shapes of the API and of its streams: the one place where records become JSON. */
 final class ApiJson {
 
-  private ApiJson() {
-  }
+    private ApiJson() {}
 
-  /**
-   * A single submission's 202: the task as {@link #acceptedBatch} shows each of its tasks, plus
-   * the URL of its stream. Written as text by the same code as the batch's, so that the shape of
-   * a 202 is written once.
-   */
-  static String accepted(Insert insert, String eventsUrl) {
-    StringBuilder out = new StringBuilder(224);
-    appendAccepted(out, insert, IsoTime.format(insert.runAt()), JsonStringEncoder.getInstance(), false);
-    out.append(",\"eventsUrl\":");
-    return string(out, eventsUrl, JsonStringEncoder.getInstance()).append('}').toString();
-  }
+    /**
+     * A single submission's 202: the task as {@link #acceptedBatch} shows each of its tasks, plus
+     * the URL of its stream. Written as text by the same code as the batch's, so that the shape of
+     * a 202 is written once.
+     */
+    static String accepted(Insert insert, String eventsUrl) {
+        StringBuilder out = new StringBuilder(224);
+        appendAccepted(out, insert, IsoTime.format(insert.runAt()), JsonStringEncoder.getInstance(), false);
+        out.append(",\"eventsUrl\":");
+        return string(out, eventsUrl, JsonStringEncoder.getInstance())
+                .append('}')
+                .toString();
+    }
 
-  /**
-   * A batch's 202, {@code {"batchId", "eventsUrl", "tasks": [...]}}, written as text rather than
-   * as a map per task built only to be encoded at once. Its tasks mostly share one runAt,
-   * formatted once.
-   */
-  static String acceptedBatch(Admitted admitted, String eventsUrl) {
-    List<Insert> tasks = admitted.tasks();
-    JsonStringEncoder quote = JsonStringEncoder.getInstance();
-    StringBuilder out = new StringBuilder(96 + tasks.size() * 160)
-        .append("{\"batchId\":\"").append(admitted.batchId()).append("\",\"eventsUrl\":");
-    string(out, eventsUrl, quote).append(",\"tasks\":[");
-    Instant runAt = null;
-    String runAtText = null;
-    for (int i = 0; i < tasks.size(); i++) {
-      Insert insert = tasks.get(i);
-      if (!insert.runAt().equals(runAt)) {
-        runAt = insert.runAt();
-        runAtText = IsoTime.format(runAt);
-      }
-      if (i > 0) {
-        out.append(',');
-      }
-      appendAccepted(out, insert, runAtText, quote, true);
-    }
-    return out.append("]}").toString();
-  }
-
-  /**
-   * A task as a 202 shows it: running when it was journaled claimed (its queue was idle), else
-   * pending; with its deadline when it has one. {@code close}: end the object here, else leave it
-   * open for more fields.
-   */
-  private static void appendAccepted(StringBuilder out, Insert insert, String runAtText, JsonStringEncoder quote,
-      boolean close) {
-    Task task = insert.task();
-    out.append("{\"id\":\"").append(task.id())
-        .append("\",\"state\":\"").append((insert.claimed() ? TaskState.RUNNING : TaskState.PENDING).sql())
-        .append("\",\"queue\":");
-    string(out, task.queue(), quote).append(",\"type\":");
-    string(out, task.type(), quote).append(",\"priority\":").append(task.priority())
-        .append(",\"runAt\":\"").append(runAtText).append('"');
-    if (insert.startBy() != null) {
-      out.append(",\"startBy\":\"").append(IsoTime.format(insert.startBy())).append('"');
-    }
-    if (close) {
-      out.append('}');
-    }
-  }
-
-  /** A JSON string; null as JSON's null, as the maps these answers replaced wrote it. */
-  private static StringBuilder string(StringBuilder out, String value, JsonStringEncoder quote) {
-    return value == null ? out.append("null") : out.append('"').append(quote.quoteAsString(value)).append('"');
-  }
-
-  static JsonObject task(TaskView task) {
-    JsonObject json = new JsonObject()
-        .put("id", task.id().toString())
-        .put("queue", task.queue())
-        .put("type", task.type())
-        .put("state", state(task.state()))
-        .put("priority", task.priority())
-        .put("attempt", task.attempt())
-        .put("maxAttempts", task.maxAttempts())
-        .put("leaseVersion", task.leaseVersion())
-        .put("payload", task.payload())
-        .put("result", task.result())
-        .put("error", task.error())
-        .put("progress", progress(task.progressPercent(), task.progressMessage()))
-        .put("runAt", time(task.runAt()))
-        .put("createdAt", time(task.createdAt()))
-        .put("updatedAt", time(task.updatedAt()))
-        .put("startedAt", time(task.startedAt()))
-        .put("finishedAt", time(task.finishedAt()));
-    if (task.batchId() != null) {
-      json.put("batchId", task.batchId().toString());
-    }
-    if (task.tenant() != null) {
-      json.put("tenant", task.tenant());
-    }
-    if (task.concurrencyKey() != null) {
-      json.put("concurrencyKey", task.concurrencyKey());
-    }
-    if (task.timeoutMs() != null) {
-      json.put("timeoutMs", task.timeoutMs());
-    }
-    if (task.startBy() != null) {
-      json.put("startBy", time(task.startBy()));
-    }
-    if (task.schedule() != null) {
-      json.put("schedule", task.schedule()).put("scheduledFor", time(task.scheduledFor()));
-    }
-    if (task.workerId() != null) {
-      json.put("workerId", task.workerId());
-      json.put("leaseExpiresAt", time(task.leaseExpiresAt()));
-    }
-    if (task.history() != null) {
-      JsonArray history = new JsonArray();
-      task.history().forEach(event -> history.add(historyEvent(event)));
-      json.put("history", history);
-    }
-    return json;
-  }
-
-  static JsonArray tasks(List<TaskView> tasks) {
-    JsonArray list = new JsonArray();
-    tasks.forEach(task -> list.add(task(task)));
-    return list;
-  }
-
-  private static JsonObject historyEvent(Event event) {
-    JsonObject json = new JsonObject()
-        .put("eventId", event.eventId())
-        .put("from", state(event.from()))
-        .put("to", state(event.to()))
-        .put("reason", event.reason() == null ? null : event.reason().sql())
-        .put("at", time(event.at()));
-    if (event.workerId() != null) {
-      json.put("workerId", event.workerId());
-    }
-    if (event.leaseVersion() != null) {
-      json.put("leaseVersion", event.leaseVersion());
-    }
-    if (event.attempt() != null) {
-      json.put("attempt", event.attempt());
-    }
-    if (event.detail() != null) {
-      json.put("detail", event.detail());
-    }
-    return json;
-  }
-
-  static JsonObject batch(BatchView batch) {
-    JsonObject counts = new JsonObject();
-    for (Map.Entry<TaskState, Integer> count : batch.counts().entrySet()) {
-      counts.put(count.getKey().sql(), count.getValue());
-    }
-    return new JsonObject()
-        .put("id", batch.id().toString())
-        .put("size", batch.size())
-        .put("createdAt", time(batch.createdAt()))
-        .put("counts", counts)
-        .put("tasks", tasks(batch.tasks()));
-  }
-
-  static JsonObject queue(QueueView queue) {
-    JsonObject json = new JsonObject()
-        .put("name", queue.name())
-        .put("waiting", queue.waiting())
-        .put("running", queue.running())
-        .put("scheduled", queue.scheduled())
-        .put("slots", queue.slots())
-        .put("capacity", queue.capacity())
-        .put("scheduledCapacity", queue.scheduledCapacity())
-        .put("tenantLimit", queue.tenantLimit())
-        .put("accepted", queue.accepted())
-        .put("finished", queue.finished())
-        .put("expired", queue.expired())
-        .put("unfinished", queue.unfinished())
-        .put("rejected", queue.rejected())
-        .put("fencedWrites", queue.fencedWrites())
-        .put("leaseTakeovers", queue.leaseTakeovers())
-        .put("lagSeconds", queue.lagSeconds())
-        .put("rates", rates(queue.rates()))
-        .put("paused", queue.control().paused());
-    if (queue.control().paused()) {
-      json.put("pausedAt", time(queue.control().changedAt())).put("pausedBy", queue.control().changedBy());
-    }
-    if (queue.keyLimits().any()) {
-      json.put("keyConcurrency", queue.keyLimits().perKey()).put("keyLimits", new JsonObject(
-          new java.util.LinkedHashMap<>(queue.keyLimits().overrides())));
-      if (queue.heldByKeys() != null) {
-        // Of the waiting, those held back because their key is at its bound.
-        json.put("heldByKeys", queue.heldByKeys());
-      }
-    }
-    if (queue.rateLimit() != null) {
-      json.put("rateLimit", new JsonObject().put("tasks", queue.rateLimit().tasks())
-          .put("perMs", queue.rateLimit().perMs()).put("perKey", queue.rateLimit().perKey()));
-      if (queue.heldByRate() != null) {
-        // Of the waiting, those held back because the limit has no start left in its window.
-        json.put("heldByRate", queue.heldByRate());
-      }
-    }
-    if (queue.claimedAhead() != null) {
-      // Of the waiting, those leased here ahead of a free slot; of the running, those whose end is being journaled.
-      json.put("claimedAhead", queue.claimedAhead()).put("finishing", queue.finishing());
-    }
-    return json;
-  }
-
-  /** A queue's pause switch, as a pause or resume answers it. */
-  static JsonObject pause(QueueControl control) {
-    return new JsonObject().put("queue", control.queue()).put("paused", control.paused())
-        .put("changedAt", time(control.changedAt()))
-        .put("changedBy", control.changedBy());
-  }
-
-  static JsonObject stats(Stats stats) {
-    return new JsonObject().put("accepted", stats.accepted()).put("finished", stats.finished())
-        .put("rejected", stats.rejected()).put("waiting", stats.waiting()).put("scheduled", stats.scheduled())
-        .put("running", stats.running()).put("unfinished", stats.unfinished()).put("expired", stats.expired())
-        .put("rates", rates(stats.rates()));
-  }
-
-  /** Rates per second; the trend is how fast the backlog grows (negative: drains). */
-  private static JsonObject rates(QueueMeters.Rates rates) {
-    if (rates == null) {
-      return null;
-    }
-    return new JsonObject()
-        .put("arrival10s", round(rates.arrivals10s())).put("arrival60s", round(rates.arrivals60s()))
-        .put("completion10s", round(rates.completions10s())).put("completion60s", round(rates.completions60s()))
-        .put("backlogTrend10s", round(rates.arrivals10s() - rates.completions10s()))
-        .put("backlogTrend60s", round(rates.arrivals60s() - rates.completions60s()));
-  }
-
-  // ---- remote workers -----------------------------------------------------------------------
-
-  /**
-   * A claim's answer, {@code {"tasks": [...]}}, written as text: each payload goes in as the JSON
-   * text the journal holds (jsonb, so valid JSON), not parsed into objects and encoded again.
-   */
-  static String claimed(List<RemoteWorkers.Claimed> claimed) {
-    StringBuilder out = new StringBuilder(64 + claimed.size() * 400).append("{\"tasks\":[");
-    JsonStringEncoder quote = JsonStringEncoder.getInstance();
-    for (int i = 0; i < claimed.size(); i++) {
-      RemoteWorkers.Claimed c = claimed.get(i);
-      Task task = c.task();
-      out.append(i == 0 ? "{" : ",{")
-          .append("\"id\":\"").append(task.id()).append('"')
-          .append(",\"type\":\"").append(quote.quoteAsString(task.type())).append('"')
-          .append(",\"payload\":").append(task.payloadJson())
-          .append(",\"attempt\":").append(c.lease().attempt())
-          .append(",\"maxAttempts\":").append(task.maxAttempts());
-      if (task.schedule() != null) {
-        out.append(",\"schedule\":\"").append(quote.quoteAsString(task.schedule())).append('"')
-            .append(",\"scheduledFor\":\"").append(IsoTime.format(task.scheduledFor())).append('"');
-      }
-      out.append(",\"lease\":{\"token\":\"").append(quote.quoteAsString(c.token())).append('"')
-          .append(",\"version\":").append(c.lease().version())
-          .append(",\"expiresAt\":\"").append(c.expiresAt()).append("\"}}");
-    }
-    return out.append("]}").toString();
-  }
-
-  /**
-   * A schedule: its definition, pause, next fire times, its newest tick (the last result) and its
-   * skips and last error in the journal; {@code recentTicks} for one read by name.
-   */
-  static JsonObject schedule(ScheduleView view) {
-    ScheduleSpec spec = view.spec();
-    JournalSchedules.ScheduleRow row = view.row();
-    JsonObject json = new JsonObject().put("name", spec.name());
-    json.mergeIn(spec.stored());
-    JsonArray next = new JsonArray();
-    view.nextFireTimes().forEach(t -> next.add(time(t)));
-    json.put("paused", row.row().paused())
-        .put("origin", row.origin())
-        .put("createdAt", time(row.row().createdAt()))
-        .put("changedAt", time(row.row().changedAt()))
-        .put("nextFireAt", row.row().paused() || view.nextFireTimes().isEmpty() ? null : time(view.nextFireTimes().get(0)))
-        .put("nextFireTimes", next)
-        .put("skippedTicks", row.skipped());
-    if (row.changedBy() != null) {
-      json.put("changedBy", row.changedBy());
-    }
-    json.put("lastTick", row.row().lastTickAt() == null ? null : new JsonObject()
-        .put("tickAt", time(row.row().lastTickAt()))
-        .put("outcome", row.lastOutcome())
-        .put("taskId", row.lastTaskId() == null ? null : row.lastTaskId().toString())
-        .put("taskState", row.lastTaskState())
-        .put("reason", row.lastReason())
-        .put("detail", row.lastDetail()));
-    json.put("lastError", row.errorAt() == null ? null : new JsonObject()
-        .put("tickAt", time(row.errorTickAt())).put("at", time(row.errorAt())).put("detail", row.errorDetail()));
-    if (view.recentTicks() != null) {
-      JsonArray ticks = new JsonArray();
-      for (JournalSchedules.TickRow tick : view.recentTicks()) {
-        JsonObject t = new JsonObject().put("tickAt", time(tick.tickAt())).put("outcome", tick.outcome());
-        if (tick.taskId() != null) {
-          t.put("taskId", tick.taskId().toString()).put("taskState", tick.taskState());
+    /**
+     * A batch's 202, {@code {"batchId", "eventsUrl", "tasks": [...]}}, written as text rather than
+     * as a map per task built only to be encoded at once. Its tasks mostly share one runAt,
+     * formatted once.
+     */
+    static String acceptedBatch(Admitted admitted, String eventsUrl) {
+        List<Insert> tasks = admitted.tasks();
+        JsonStringEncoder quote = JsonStringEncoder.getInstance();
+        StringBuilder out = new StringBuilder(96 + tasks.size() * 160)
+                .append("{\"batchId\":\"")
+                .append(admitted.batchId())
+                .append("\",\"eventsUrl\":");
+        string(out, eventsUrl, quote).append(",\"tasks\":[");
+        Instant runAt = null;
+        String runAtText = null;
+        for (int i = 0; i < tasks.size(); i++) {
+            Insert insert = tasks.get(i);
+            if (!insert.runAt().equals(runAt)) {
+                runAt = insert.runAt();
+                runAtText = IsoTime.format(runAt);
+            }
+            if (i > 0) {
+                out.append(',');
+            }
+            appendAccepted(out, insert, runAtText, quote, true);
         }
-        if (tick.reason() != null) {
-          t.put("reason", tick.reason()).put("detail", tick.detail());
+        return out.append("]}").toString();
+    }
+
+    /**
+     * A task as a 202 shows it: running when it was journaled claimed (its queue was idle), else
+     * pending; with its deadline when it has one. {@code close}: end the object here, else leave it
+     * open for more fields.
+     */
+    private static void appendAccepted(
+            StringBuilder out, Insert insert, String runAtText, JsonStringEncoder quote, boolean close) {
+        Task task = insert.task();
+        out.append("{\"id\":\"")
+                .append(task.id())
+                .append("\",\"state\":\"")
+                .append((insert.claimed() ? TaskState.RUNNING : TaskState.PENDING).sql())
+                .append("\",\"queue\":");
+        string(out, task.queue(), quote).append(",\"type\":");
+        string(out, task.type(), quote)
+                .append(",\"priority\":")
+                .append(task.priority())
+                .append(",\"runAt\":\"")
+                .append(runAtText)
+                .append('"');
+        if (insert.startBy() != null) {
+            out.append(",\"startBy\":\"")
+                    .append(IsoTime.format(insert.startBy()))
+                    .append('"');
         }
-        if (tick.ticks() > 1) {
-          t.put("ticks", tick.ticks());
+        if (close) {
+            out.append('}');
         }
-        ticks.add(t.put("decidedAt", time(tick.decidedAt())).put("decidedBy", tick.decidedBy()));
-      }
-      json.put("recentTicks", ticks);
     }
-    return json;
-  }
 
-  static JsonObject beat(RemoteWorkers.Beat beat) {
-    return new JsonObject().put("expiresAt", time(beat.expiresAt())).put("cancelRequested", beat.cancelRequested());
-  }
-
-  static JsonObject failOutcome(UUID id, RemoteWorkers.Outcome outcome) {
-    JsonObject json = new JsonObject().put("id", id.toString()).put("state", outcome.state().sql());
-    if (outcome.retryAt() != null) {
-      json.put("retryAt", time(outcome.retryAt()));
+    /** A JSON string; null as JSON's null, as the maps these answers replaced wrote it. */
+    private static StringBuilder string(StringBuilder out, String value, JsonStringEncoder quote) {
+        return value == null
+                ? out.append("null")
+                : out.append('"').append(quote.quoteAsString(value)).append('"');
     }
-    return json;
-  }
 
-  static JsonObject worker(RemoteWorkers.Worker worker) {
-    return new JsonObject().put("name", worker.name()).put("queue", worker.queue()).put("leases", worker.leases())
-        .put("lastSeen", time(worker.lastSeen()));
-  }
-
-  // ---- stream events ------------------------------------------------------------------------
-
-  static JsonObject snapshot(List<TaskSnapshot> tasks) {
-    JsonArray states = new JsonArray();
-    for (TaskSnapshot task : tasks) {
-      states.add(new JsonObject()
-          .put("id", task.id().toString())
-          .put("state", state(task.state()))
-          .put("attempt", task.attempt())
-          .put("progress", progress(task.progressPercent(), task.progressMessage()))
-          .put("result", task.result())
-          .put("error", task.error())
-          // The page can tell a replayed transition it already reflects from a new one.
-          .put("lastEventId", task.lastEventId()));
+    static JsonObject task(TaskView task) {
+        JsonObject json = new JsonObject()
+                .put("id", task.id().toString())
+                .put("queue", task.queue())
+                .put("type", task.type())
+                .put("state", state(task.state()))
+                .put("priority", task.priority())
+                .put("attempt", task.attempt())
+                .put("maxAttempts", task.maxAttempts())
+                .put("leaseVersion", task.leaseVersion())
+                .put("payload", task.payload())
+                .put("result", task.result())
+                .put("error", task.error())
+                .put("progress", progress(task.progressPercent(), task.progressMessage()))
+                .put("runAt", time(task.runAt()))
+                .put("createdAt", time(task.createdAt()))
+                .put("updatedAt", time(task.updatedAt()))
+                .put("startedAt", time(task.startedAt()))
+                .put("finishedAt", time(task.finishedAt()));
+        if (task.batchId() != null) {
+            json.put("batchId", task.batchId().toString());
+        }
+        if (task.tenant() != null) {
+            json.put("tenant", task.tenant());
+        }
+        if (task.concurrencyKey() != null) {
+            json.put("concurrencyKey", task.concurrencyKey());
+        }
+        if (task.timeoutMs() != null) {
+            json.put("timeoutMs", task.timeoutMs());
+        }
+        if (task.startBy() != null) {
+            json.put("startBy", time(task.startBy()));
+        }
+        if (task.schedule() != null) {
+            json.put("schedule", task.schedule()).put("scheduledFor", time(task.scheduledFor()));
+        }
+        if (task.workerId() != null) {
+            json.put("workerId", task.workerId());
+            json.put("leaseExpiresAt", time(task.leaseExpiresAt()));
+        }
+        if (task.history() != null) {
+            JsonArray history = new JsonArray();
+            task.history().forEach(event -> history.add(historyEvent(event)));
+            json.put("history", history);
+        }
+        return json;
     }
-    return new JsonObject().put("tasks", states);
-  }
 
-  static JsonObject stateEvent(Event event, Object result, Object error) {
-    JsonObject json = new JsonObject()
-        .put("taskId", event.taskId().toString())
-        .put("from", state(event.from()))
-        .put("to", state(event.to()))
-        .put("reason", event.reason() == null ? null : event.reason().sql())
-        .put("attempt", event.attempt())
-        .put("leaseVersion", event.leaseVersion())
-        .put("at", time(event.at()));
-    if (event.detail() != null) {
-      json.put("detail", event.detail());
+    static JsonArray tasks(List<TaskView> tasks) {
+        JsonArray list = new JsonArray();
+        tasks.forEach(task -> list.add(task(task)));
+        return list;
     }
-    if (event.to() == TaskState.SUCCEEDED) {
-      json.put("result", result);
-    } else if (error != null) {
-      json.put("error", error);
+
+    private static JsonObject historyEvent(Event event) {
+        JsonObject json = new JsonObject()
+                .put("eventId", event.eventId())
+                .put("from", state(event.from()))
+                .put("to", state(event.to()))
+                .put("reason", event.reason() == null ? null : event.reason().sql())
+                .put("at", time(event.at()));
+        if (event.workerId() != null) {
+            json.put("workerId", event.workerId());
+        }
+        if (event.leaseVersion() != null) {
+            json.put("leaseVersion", event.leaseVersion());
+        }
+        if (event.attempt() != null) {
+            json.put("attempt", event.attempt());
+        }
+        if (event.detail() != null) {
+            json.put("detail", event.detail());
+        }
+        return json;
     }
-    return json;
-  }
 
-  static JsonObject resultEvent(UUID taskId, TaskState state, Object result, Object error) {
-    JsonObject json = new JsonObject().put("taskId", taskId.toString()).put("state", state.sql());
-    if (state == TaskState.SUCCEEDED) {
-      json.put("result", result);
-    } else if (error != null) {
-      json.put("error", error);
+    static JsonObject batch(BatchView batch) {
+        JsonObject counts = new JsonObject();
+        for (Map.Entry<TaskState, Integer> count : batch.counts().entrySet()) {
+            counts.put(count.getKey().sql(), count.getValue());
+        }
+        return new JsonObject()
+                .put("id", batch.id().toString())
+                .put("size", batch.size())
+                .put("createdAt", time(batch.createdAt()))
+                .put("counts", counts)
+                .put("tasks", tasks(batch.tasks()));
     }
-    return json;
-  }
 
-  static JsonObject progressEvent(UUID taskId, int percent, String message) {
-    return new JsonObject().put("taskId", taskId.toString()).put("percent", percent).put("message", message);
-  }
+    static JsonObject queue(QueueView queue) {
+        JsonObject json = new JsonObject()
+                .put("name", queue.name())
+                .put("waiting", queue.waiting())
+                .put("running", queue.running())
+                .put("scheduled", queue.scheduled())
+                .put("slots", queue.slots())
+                .put("capacity", queue.capacity())
+                .put("scheduledCapacity", queue.scheduledCapacity())
+                .put("tenantLimit", queue.tenantLimit())
+                .put("accepted", queue.accepted())
+                .put("finished", queue.finished())
+                .put("expired", queue.expired())
+                .put("unfinished", queue.unfinished())
+                .put("rejected", queue.rejected())
+                .put("fencedWrites", queue.fencedWrites())
+                .put("leaseTakeovers", queue.leaseTakeovers())
+                .put("lagSeconds", queue.lagSeconds())
+                .put("rates", rates(queue.rates()))
+                .put("paused", queue.control().paused());
+        if (queue.control().paused()) {
+            json.put("pausedAt", time(queue.control().changedAt()))
+                    .put("pausedBy", queue.control().changedBy());
+        }
+        if (queue.keyLimits().any()) {
+            json.put("keyConcurrency", queue.keyLimits().perKey())
+                    .put(
+                            "keyLimits",
+                            new JsonObject(new java.util.LinkedHashMap<>(
+                                    queue.keyLimits().overrides())));
+            if (queue.heldByKeys() != null) {
+                // Of the waiting, those held back because their key is at its bound.
+                json.put("heldByKeys", queue.heldByKeys());
+            }
+        }
+        if (queue.rateLimit() != null) {
+            json.put(
+                    "rateLimit",
+                    new JsonObject()
+                            .put("tasks", queue.rateLimit().tasks())
+                            .put("perMs", queue.rateLimit().perMs())
+                            .put("perKey", queue.rateLimit().perKey()));
+            if (queue.heldByRate() != null) {
+                // Of the waiting, those held back because the limit has no start left in its window.
+                json.put("heldByRate", queue.heldByRate());
+            }
+        }
+        if (queue.claimedAhead() != null) {
+            // Of the waiting, those leased here ahead of a free slot; of the running, those whose end is being
+            // journaled.
+            json.put("claimedAhead", queue.claimedAhead()).put("finishing", queue.finishing());
+        }
+        return json;
+    }
 
-  private static JsonObject progress(int percent, String message) {
-    return new JsonObject().put("percent", percent).put("message", message);
-  }
+    /** A queue's pause switch, as a pause or resume answers it. */
+    static JsonObject pause(QueueControl control) {
+        return new JsonObject()
+                .put("queue", control.queue())
+                .put("paused", control.paused())
+                .put("changedAt", time(control.changedAt()))
+                .put("changedBy", control.changedBy());
+    }
 
-  private static String state(TaskState state) {
-    return state == null ? null : state.sql();
-  }
+    static JsonObject stats(Stats stats) {
+        return new JsonObject()
+                .put("accepted", stats.accepted())
+                .put("finished", stats.finished())
+                .put("rejected", stats.rejected())
+                .put("waiting", stats.waiting())
+                .put("scheduled", stats.scheduled())
+                .put("running", stats.running())
+                .put("unfinished", stats.unfinished())
+                .put("expired", stats.expired())
+                .put("rates", rates(stats.rates()));
+    }
 
-  private static String time(Instant time) {
-    return time == null ? null : IsoTime.format(time);
-  }
+    /** Rates per second; the trend is how fast the backlog grows (negative: drains). */
+    private static JsonObject rates(QueueMeters.Rates rates) {
+        if (rates == null) {
+            return null;
+        }
+        return new JsonObject()
+                .put("arrival10s", round(rates.arrivals10s()))
+                .put("arrival60s", round(rates.arrivals60s()))
+                .put("completion10s", round(rates.completions10s()))
+                .put("completion60s", round(rates.completions60s()))
+                .put("backlogTrend10s", round(rates.arrivals10s() - rates.completions10s()))
+                .put("backlogTrend60s", round(rates.arrivals60s() - rates.completions60s()));
+    }
 
-  private static double round(double value) {
-    return Math.round(value * 100) / 100.0;
-  }
+    // ---- remote workers -----------------------------------------------------------------------
+
+    /**
+     * A claim's answer, {@code {"tasks": [...]}}, written as text: each payload goes in as the JSON
+     * text the journal holds (jsonb, so valid JSON), not parsed into objects and encoded again.
+     */
+    static String claimed(List<RemoteWorkers.Claimed> claimed) {
+        StringBuilder out = new StringBuilder(64 + claimed.size() * 400).append("{\"tasks\":[");
+        JsonStringEncoder quote = JsonStringEncoder.getInstance();
+        for (int i = 0; i < claimed.size(); i++) {
+            RemoteWorkers.Claimed c = claimed.get(i);
+            Task task = c.task();
+            out.append(i == 0 ? "{" : ",{")
+                    .append("\"id\":\"")
+                    .append(task.id())
+                    .append('"')
+                    .append(",\"type\":\"")
+                    .append(quote.quoteAsString(task.type()))
+                    .append('"')
+                    .append(",\"payload\":")
+                    .append(task.payloadJson())
+                    .append(",\"attempt\":")
+                    .append(c.lease().attempt())
+                    .append(",\"maxAttempts\":")
+                    .append(task.maxAttempts());
+            if (task.schedule() != null) {
+                out.append(",\"schedule\":\"")
+                        .append(quote.quoteAsString(task.schedule()))
+                        .append('"')
+                        .append(",\"scheduledFor\":\"")
+                        .append(IsoTime.format(task.scheduledFor()))
+                        .append('"');
+            }
+            out.append(",\"lease\":{\"token\":\"")
+                    .append(quote.quoteAsString(c.token()))
+                    .append('"')
+                    .append(",\"version\":")
+                    .append(c.lease().version())
+                    .append(",\"expiresAt\":\"")
+                    .append(c.expiresAt())
+                    .append("\"}}");
+        }
+        return out.append("]}").toString();
+    }
+
+    /**
+     * A schedule: its definition, pause, next fire times, its newest tick (the last result) and its
+     * skips and last error in the journal; {@code recentTicks} for one read by name.
+     */
+    static JsonObject schedule(ScheduleView view) {
+        ScheduleSpec spec = view.spec();
+        JournalSchedules.ScheduleRow row = view.row();
+        JsonObject json = new JsonObject().put("name", spec.name());
+        json.mergeIn(spec.stored());
+        JsonArray next = new JsonArray();
+        view.nextFireTimes().forEach(t -> next.add(time(t)));
+        json.put("paused", row.row().paused())
+                .put("origin", row.origin())
+                .put("createdAt", time(row.row().createdAt()))
+                .put("changedAt", time(row.row().changedAt()))
+                .put(
+                        "nextFireAt",
+                        row.row().paused() || view.nextFireTimes().isEmpty()
+                                ? null
+                                : time(view.nextFireTimes().get(0)))
+                .put("nextFireTimes", next)
+                .put("skippedTicks", row.skipped());
+        if (row.changedBy() != null) {
+            json.put("changedBy", row.changedBy());
+        }
+        json.put(
+                "lastTick",
+                row.row().lastTickAt() == null
+                        ? null
+                        : new JsonObject()
+                                .put("tickAt", time(row.row().lastTickAt()))
+                                .put("outcome", row.lastOutcome())
+                                .put(
+                                        "taskId",
+                                        row.lastTaskId() == null
+                                                ? null
+                                                : row.lastTaskId().toString())
+                                .put("taskState", row.lastTaskState())
+                                .put("reason", row.lastReason())
+                                .put("detail", row.lastDetail()));
+        json.put(
+                "lastError",
+                row.errorAt() == null
+                        ? null
+                        : new JsonObject()
+                                .put("tickAt", time(row.errorTickAt()))
+                                .put("at", time(row.errorAt()))
+                                .put("detail", row.errorDetail()));
+        if (view.recentTicks() != null) {
+            JsonArray ticks = new JsonArray();
+            for (JournalSchedules.TickRow tick : view.recentTicks()) {
+                JsonObject t =
+                        new JsonObject().put("tickAt", time(tick.tickAt())).put("outcome", tick.outcome());
+                if (tick.taskId() != null) {
+                    t.put("taskId", tick.taskId().toString()).put("taskState", tick.taskState());
+                }
+                if (tick.reason() != null) {
+                    t.put("reason", tick.reason()).put("detail", tick.detail());
+                }
+                if (tick.ticks() > 1) {
+                    t.put("ticks", tick.ticks());
+                }
+                ticks.add(t.put("decidedAt", time(tick.decidedAt())).put("decidedBy", tick.decidedBy()));
+            }
+            json.put("recentTicks", ticks);
+        }
+        return json;
+    }
+
+    static JsonObject beat(RemoteWorkers.Beat beat) {
+        return new JsonObject().put("expiresAt", time(beat.expiresAt())).put("cancelRequested", beat.cancelRequested());
+    }
+
+    static JsonObject failOutcome(UUID id, RemoteWorkers.Outcome outcome) {
+        JsonObject json = new JsonObject()
+                .put("id", id.toString())
+                .put("state", outcome.state().sql());
+        if (outcome.retryAt() != null) {
+            json.put("retryAt", time(outcome.retryAt()));
+        }
+        return json;
+    }
+
+    static JsonObject worker(RemoteWorkers.Worker worker) {
+        return new JsonObject()
+                .put("name", worker.name())
+                .put("queue", worker.queue())
+                .put("leases", worker.leases())
+                .put("lastSeen", time(worker.lastSeen()));
+    }
+
+    // ---- stream events ------------------------------------------------------------------------
+
+    static JsonObject snapshot(List<TaskSnapshot> tasks) {
+        JsonArray states = new JsonArray();
+        for (TaskSnapshot task : tasks) {
+            states.add(new JsonObject()
+                    .put("id", task.id().toString())
+                    .put("state", state(task.state()))
+                    .put("attempt", task.attempt())
+                    .put("progress", progress(task.progressPercent(), task.progressMessage()))
+                    .put("result", task.result())
+                    .put("error", task.error())
+                    // The page can tell a replayed transition it already reflects from a new one.
+                    .put("lastEventId", task.lastEventId()));
+        }
+        return new JsonObject().put("tasks", states);
+    }
+
+    static JsonObject stateEvent(Event event, Object result, Object error) {
+        JsonObject json = new JsonObject()
+                .put("taskId", event.taskId().toString())
+                .put("from", state(event.from()))
+                .put("to", state(event.to()))
+                .put("reason", event.reason() == null ? null : event.reason().sql())
+                .put("attempt", event.attempt())
+                .put("leaseVersion", event.leaseVersion())
+                .put("at", time(event.at()));
+        if (event.detail() != null) {
+            json.put("detail", event.detail());
+        }
+        if (event.to() == TaskState.SUCCEEDED) {
+            json.put("result", result);
+        } else if (error != null) {
+            json.put("error", error);
+        }
+        return json;
+    }
+
+    static JsonObject resultEvent(UUID taskId, TaskState state, Object result, Object error) {
+        JsonObject json = new JsonObject().put("taskId", taskId.toString()).put("state", state.sql());
+        if (state == TaskState.SUCCEEDED) {
+            json.put("result", result);
+        } else if (error != null) {
+            json.put("error", error);
+        }
+        return json;
+    }
+
+    static JsonObject progressEvent(UUID taskId, int percent, String message) {
+        return new JsonObject()
+                .put("taskId", taskId.toString())
+                .put("percent", percent)
+                .put("message", message);
+    }
+
+    private static JsonObject progress(int percent, String message) {
+        return new JsonObject().put("percent", percent).put("message", message);
+    }
+
+    private static String state(TaskState state) {
+        return state == null ? null : state.sql();
+    }
+
+    private static String time(Instant time) {
+        return time == null ? null : IsoTime.format(time);
+    }
+
+    private static double round(double value) {
+        return Math.round(value * 100) / 100.0;
+    }
 }

@@ -31,115 +31,125 @@ import java.util.stream.Collectors;
  */
 public final class Authentication implements Handler<RoutingContext> {
 
-  static final String CALLER = "taskline.caller";
-  private static final String SCHEME = "Bearer ";
-  private static final Pattern STREAM = Pattern.compile("/api/(tasks|batches)/([0-9a-fA-F-]{36})/events");
+    static final String CALLER = "taskline.caller";
+    private static final String SCHEME = "Bearer ";
+    private static final Pattern STREAM = Pattern.compile("/api/(tasks|batches)/([0-9a-fA-F-]{36})/events");
 
-  private final AuthConfig config;
-  private final ApiKeys keys;
-  private final FailedAttempts failures;
-  private final StreamTokens streams;
-  private final SessionTokens sessions;
+    private final AuthConfig config;
+    private final ApiKeys keys;
+    private final FailedAttempts failures;
+    private final StreamTokens streams;
+    private final SessionTokens sessions;
 
-  public Authentication(AuthConfig config, ApiKeys keys, StreamTokens streams, SessionTokens sessions, Clock clock) {
-    this.config = config;
-    this.keys = keys;
-    this.failures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
-    this.streams = streams;
-    this.sessions = sessions;
-  }
-
-  /**
-   * A session for the key {@code caller} signed in with: the cookie value and its CSRF value;
-   * null when the caller is not a configured key (auth off, a stream token).
-   */
-  String[] openSession(Caller caller) {
-    return caller.keyId() == null || keys.byId(caller.keyId()) == null ? null : sessions.open(caller.keyId());
-  }
-
-  /** Whether requests must say who they are. */
-  boolean enabled() {
-    return keys.enabled();
-  }
-
-  StreamTokens streams() {
-    return streams;
-  }
-
-  @Override
-  public void handle(RoutingContext ctx) {
-    if (!keys.enabled() || (config.openMetrics() && "/metrics".equals(ctx.request().path()))) {
-      ctx.next(); // anonymous
-      return;
+    public Authentication(AuthConfig config, ApiKeys keys, StreamTokens streams, SessionTokens sessions, Clock clock) {
+        this.config = config;
+        this.keys = keys;
+        this.failures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
+        this.streams = streams;
+        this.sessions = sessions;
     }
-    String address = ctx.request().remoteAddress() == null ? "?" : ctx.request().remoteAddress().hostAddress();
-    long blocked = failures.blockedForSeconds(address);
-    if (blocked > 0) {
-      ctx.fail(ApiException.tooManyFailures(blocked));
-      return;
+
+    /**
+     * A session for the key {@code caller} signed in with: the cookie value and its CSRF value;
+     * null when the caller is not a configured key (auth off, a stream token).
+     */
+    String[] openSession(Caller caller) {
+        return caller.keyId() == null || keys.byId(caller.keyId()) == null ? null : sessions.open(caller.keyId());
     }
-    List<String> given = ctx.request().headers().getAll("Authorization");
-    String refusal = null;
-    AuthConfig.Key key = null;
-    // The one reading of a query parameter every route shares: two tokens, or a NUL, are a 400.
-    String token = Requests.query(ctx, "token");
-    Cookie cookie = ctx.request().getCookie(SessionTokens.COOKIE);
-    if (given.isEmpty() && token != null) {
-      Caller streamer = streamer(ctx, token);
-      if (streamer != null) {
-        ctx.put(CALLER, streamer);
+
+    /** Whether requests must say who they are. */
+    boolean enabled() {
+        return keys.enabled();
+    }
+
+    StreamTokens streams() {
+        return streams;
+    }
+
+    @Override
+    public void handle(RoutingContext ctx) {
+        if (!keys.enabled()
+                || (config.openMetrics() && "/metrics".equals(ctx.request().path()))) {
+            ctx.next(); // anonymous
+            return;
+        }
+        String address = ctx.request().remoteAddress() == null
+                ? "?"
+                : ctx.request().remoteAddress().hostAddress();
+        long blocked = failures.blockedForSeconds(address);
+        if (blocked > 0) {
+            ctx.fail(ApiException.tooManyFailures(blocked));
+            return;
+        }
+        List<String> given = ctx.request().headers().getAll("Authorization");
+        String refusal = null;
+        AuthConfig.Key key = null;
+        // The one reading of a query parameter every route shares: two tokens, or a NUL, are a 400.
+        String token = Requests.query(ctx, "token");
+        Cookie cookie = ctx.request().getCookie(SessionTokens.COOKIE);
+        if (given.isEmpty() && token != null) {
+            Caller streamer = streamer(ctx, token);
+            if (streamer != null) {
+                ctx.put(CALLER, streamer);
+                ctx.next();
+                return;
+            }
+            refusal = "the token is expired, forged, or for another stream";
+        } else if (given.isEmpty() && cookie != null) {
+            SessionTokens.Session session = sessions.verify(cookie.getValue());
+            key = session == null ? null : keys.byId(session.keyId());
+            if (key == null) {
+                refusal = "the session is over (expired, or its key was removed); sign in again";
+            } else if (changes(ctx) && !session.csrf().equals(ctx.request().getHeader("X-CSRF-Token"))) {
+                // A page of another site may make the browser send the cookie, but cannot read the value.
+                ctx.fail(new ForbiddenException("send the session's CSRF value in X-CSRF-Token"));
+                return;
+            }
+        } else if (given.isEmpty()) {
+            refusal = "send Authorization: Bearer <key>";
+        } else if (given.size() > 1) {
+            refusal = "send one Authorization header, not " + given.size();
+        } else if (!given.get(0).regionMatches(true, 0, SCHEME, 0, SCHEME.length())) {
+            refusal = "Authorization must use the Bearer scheme";
+        } else {
+            key = keys.find(given.get(0).substring(SCHEME.length()).trim());
+            if (key == null) {
+                refusal = "the key is not known here (revoked, mistyped, or another node's)";
+            }
+        }
+        if (refusal != null) {
+            failures.failed(address);
+            ctx.fail(ApiException.unauthorized(refusal));
+            return;
+        }
+        ctx.put(
+                CALLER,
+                new Caller(
+                        key.id(),
+                        key.tenant(),
+                        key.scopes().stream().map(Scope::of).collect(Collectors.toSet()),
+                        Set.copyOf(key.queues())));
         ctx.next();
-        return;
-      }
-      refusal = "the token is expired, forged, or for another stream";
-    } else if (given.isEmpty() && cookie != null) {
-      SessionTokens.Session session = sessions.verify(cookie.getValue());
-      key = session == null ? null : keys.byId(session.keyId());
-      if (key == null) {
-        refusal = "the session is over (expired, or its key was removed); sign in again";
-      } else if (changes(ctx) && !session.csrf().equals(ctx.request().getHeader("X-CSRF-Token"))) {
-        // A page of another site may make the browser send the cookie, but cannot read the value.
-        ctx.fail(new ForbiddenException("send the session's CSRF value in X-CSRF-Token"));
-        return;
-      }
-    } else if (given.isEmpty()) {
-      refusal = "send Authorization: Bearer <key>";
-    } else if (given.size() > 1) {
-      refusal = "send one Authorization header, not " + given.size();
-    } else if (!given.get(0).regionMatches(true, 0, SCHEME, 0, SCHEME.length())) {
-      refusal = "Authorization must use the Bearer scheme";
-    } else {
-      key = keys.find(given.get(0).substring(SCHEME.length()).trim());
-      if (key == null) {
-        refusal = "the key is not known here (revoked, mistyped, or another node's)";
-      }
     }
-    if (refusal != null) {
-      failures.failed(address);
-      ctx.fail(ApiException.unauthorized(refusal));
-      return;
-    }
-    ctx.put(CALLER, new Caller(key.id(), key.tenant(),
-        key.scopes().stream().map(Scope::of).collect(Collectors.toSet()), Set.copyOf(key.queues())));
-    ctx.next();
-  }
 
-  private static boolean changes(RoutingContext ctx) {
-    io.vertx.core.http.HttpMethod method = ctx.request().method();
-    return method != io.vertx.core.http.HttpMethod.GET && method != io.vertx.core.http.HttpMethod.HEAD;
-  }
+    private static boolean changes(RoutingContext ctx) {
+        io.vertx.core.http.HttpMethod method = ctx.request().method();
+        return method != io.vertx.core.http.HttpMethod.GET && method != io.vertx.core.http.HttpMethod.HEAD;
+    }
 
-  /** The caller a stream token makes on the stream it was signed for, or null. */
-  private Caller streamer(RoutingContext ctx, String token) {
-    Matcher stream = STREAM.matcher(ctx.request().path());
-    if (!stream.matches() || ctx.request().method() != io.vertx.core.http.HttpMethod.GET) {
-      return null;
+    /** The caller a stream token makes on the stream it was signed for, or null. */
+    private Caller streamer(RoutingContext ctx, String token) {
+        Matcher stream = STREAM.matcher(ctx.request().path());
+        if (!stream.matches() || ctx.request().method() != io.vertx.core.http.HttpMethod.GET) {
+            return null;
+        }
+        StreamTokens.Grant grant = streams.verify(token);
+        String kind = stream.group(1).equals("tasks") ? "task" : "batch";
+        if (grant == null
+                || !grant.kind().equals(kind)
+                || !grant.id().toString().equalsIgnoreCase(stream.group(2))) {
+            return null;
+        }
+        return new Caller("stream-token", grant.tenant(), Set.of(Scope.READ), Set.of());
     }
-    StreamTokens.Grant grant = streams.verify(token);
-    String kind = stream.group(1).equals("tasks") ? "task" : "batch";
-    if (grant == null || !grant.kind().equals(kind) || !grant.id().toString().equalsIgnoreCase(stream.group(2))) {
-      return null;
-    }
-    return new Caller("stream-token", grant.tenant(), Set.of(Scope.READ), Set.of());
-  }
 }

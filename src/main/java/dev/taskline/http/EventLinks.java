@@ -1,6 +1,5 @@
 package dev.taskline.http;
 
-import dev.taskline.auth.StreamTokens;
 import java.util.UUID;
 
 /**
@@ -10,22 +9,24 @@ import java.util.UUID;
  */
 final class EventLinks {
 
-  private final Authentication authentication;
+    private final Authentication authentication;
 
-  EventLinks(Authentication authentication) {
-    this.authentication = authentication;
-  }
+    EventLinks(Authentication authentication) {
+        this.authentication = authentication;
+    }
 
-  String task(UUID id, String tenant) {
-    return link("task", "/api/tasks/", id, tenant);
-  }
+    String task(UUID id, String tenant) {
+        return link("task", "/api/tasks/", id, tenant);
+    }
 
-  String batch(UUID id, String tenant) {
-    return link("batch", "/api/batches/", id, tenant);
-  }
+    String batch(UUID id, String tenant) {
+        return link("batch", "/api/batches/", id, tenant);
+    }
 
-  private String link(String kind, String prefix, UUID id, String tenant) {
-    String path = prefix + id + "/events";
-    return authentication.enabled() ? path + "?token=" + authentication.streams().sign(kind, id, tenant) : path;
-  }
+    private String link(String kind, String prefix, UUID id, String tenant) {
+        String path = prefix + id + "/events";
+        return authentication.enabled()
+                ? path + "?token=" + authentication.streams().sign(kind, id, tenant)
+                : path;
+    }
 }

@@ -21,98 +21,101 @@ import java.util.concurrent.TimeUnit;
  */
 public final class HttpVerticle extends VerticleBase {
 
-  private final TasklineConfig config;
-  private final TaskService service;
-  private final TasklineMetrics metrics;
-  private HttpServer server;
-  private Router router;
-  private WorkerExecutor scrapes;
+    private final TasklineConfig config;
+    private final TaskService service;
+    private final TasklineMetrics metrics;
+    private HttpServer server;
+    private Router router;
+    private WorkerExecutor scrapes;
 
-  private final Authentication authentication;
+    private final Authentication authentication;
 
-  /**
-   * @param metrics        for the timing of submissions, which only this layer sees from arrival to answer
-   * @param authentication who is calling; one for all the node's instances
-   */
-  public HttpVerticle(TasklineConfig config, TaskService service, TasklineMetrics metrics,
-      Authentication authentication) {
-    this.config = config;
-    this.service = service;
-    this.metrics = metrics;
-    this.authentication = authentication;
-  }
-
-  @Override
-  public Future<?> start() {
-    // A thread of its own: blocking task handlers share the default worker pool and must not make
-    // a scrape wait, nor scrapes them.
-    scrapes = vertx.createSharedWorkerExecutor("taskline-metrics", 1);
-    BodyHandler body = BodyHandler.create(false).setBodyLimit(config.http().bodyLimitBytes());
-    Submissions submissions = new Submissions(metrics);
-    EventLinks links = new EventLinks(authentication);
-    Router router = Router.router(vertx);
-    // Before any route: who is calling is known (or refused) before a body is read.
-    router.route("/api/*").handler(authentication);
-    router.route("/metrics").handler(authentication);
-    List<Routes> routes = List.of(
-        new TaskRoutes(service, body, submissions, links),
-        new BatchRoutes(service, body, submissions, links),
-        new StreamRoutes(service, vertx),
-        new QueueRoutes(service),
-        new ScheduleRoutes(service, body),
-        new WorkerRoutes(service, body),
-        new HealthRoutes(service, scrapes),
-        new ContractRoutes(),
-        new SessionRoutes(authentication, config.http().tls() != null),
-        new KeyRoutes(service, body, config.auth().keys()));
-    routes.forEach(r -> r.mount(router));
-    this.router = router;
-    // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.
-    router.get("/*").handler(StaticHandler.create("webroot").setCachingEnabled(false).setIndexPage("index.html"));
-
-    router.route().failureHandler(Problems::handle);
-    for (int status : new int[] {400, 404, 405, 413}) {
-      router.errorHandler(status, ctx -> Problems.byStatus(ctx, status));
+    /**
+     * @param metrics        for the timing of submissions, which only this layer sees from arrival to answer
+     * @param authentication who is calling; one for all the node's instances
+     */
+    public HttpVerticle(
+            TasklineConfig config, TaskService service, TasklineMetrics metrics, Authentication authentication) {
+        this.config = config;
+        this.service = service;
+        this.metrics = metrics;
+        this.authentication = authentication;
     }
 
-    HttpServerOptions options = new HttpServerOptions()
-        .setHost(config.http().host())
-        .setPort(config.http().port())
-        .setCompressionSupported(false)
-        .setIdleTimeout(120)
-        .setIdleTimeoutUnit(TimeUnit.SECONDS);
-    if (config.http().tls() != null) {
-      options.setSsl(true).setKeyCertOptions(new io.vertx.core.net.PemKeyCertOptions()
-          .setCertPath(config.http().tls().certPath().toString()).setKeyPath(config.http().tls().keyPath().toString()));
+    @Override
+    public Future<?> start() {
+        // A thread of its own: blocking task handlers share the default worker pool and must not make
+        // a scrape wait, nor scrapes them.
+        scrapes = vertx.createSharedWorkerExecutor("taskline-metrics", 1);
+        BodyHandler body = BodyHandler.create(false).setBodyLimit(config.http().bodyLimitBytes());
+        Submissions submissions = new Submissions(metrics);
+        EventLinks links = new EventLinks(authentication);
+        Router router = Router.router(vertx);
+        // Before any route: who is calling is known (or refused) before a body is read.
+        router.route("/api/*").handler(authentication);
+        router.route("/metrics").handler(authentication);
+        List<Routes> routes = List.of(
+                new TaskRoutes(service, body, submissions, links),
+                new BatchRoutes(service, body, submissions, links),
+                new StreamRoutes(service, vertx),
+                new QueueRoutes(service),
+                new ScheduleRoutes(service, body),
+                new WorkerRoutes(service, body),
+                new HealthRoutes(service, scrapes),
+                new ContractRoutes(),
+                new SessionRoutes(authentication, config.http().tls() != null),
+                new KeyRoutes(service, body, config.auth().keys()));
+        routes.forEach(r -> r.mount(router));
+        this.router = router;
+        // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.
+        router.get("/*")
+                .handler(
+                        StaticHandler.create("webroot").setCachingEnabled(false).setIndexPage("index.html"));
+
+        router.route().failureHandler(Problems::handle);
+        for (int status : new int[] {400, 404, 405, 413}) {
+            router.errorHandler(status, ctx -> Problems.byStatus(ctx, status));
+        }
+
+        HttpServerOptions options = new HttpServerOptions()
+                .setHost(config.http().host())
+                .setPort(config.http().port())
+                .setCompressionSupported(false)
+                .setIdleTimeout(120)
+                .setIdleTimeoutUnit(TimeUnit.SECONDS);
+        if (config.http().tls() != null) {
+            options.setSsl(true)
+                    .setKeyCertOptions(new io.vertx.core.net.PemKeyCertOptions()
+                            .setCertPath(config.http().tls().certPath().toString())
+                            .setKeyPath(config.http().tls().keyPath().toString()));
+        }
+        return vertx.createHttpServer(options).requestHandler(router).listen().onSuccess(s -> server = s);
     }
-    return vertx.createHttpServer(options).requestHandler(router).listen()
-        .onSuccess(s -> server = s);
-  }
 
-  @Override
-  public Future<?> stop() {
-    return scrapes == null ? Future.succeededFuture() : scrapes.close();
-  }
-
-  /**
-   * Every API route as {@code "METHOD /path/{param}"}, as OpenAPI writes them, for the contract's
-   * test; the dashboard's static files are left out.
-   */
-  public List<String> routes() {
-    List<String> list = new java.util.ArrayList<>();
-    for (io.vertx.ext.web.Route route : router.getRoutes()) {
-      String path = route.getPath();
-      if (path == null || route.methods() == null || path.endsWith("*")) {
-        continue;
-      }
-      String openApi = path.replaceAll(":([A-Za-z]+)", "{$1}");
-      route.methods().forEach(m -> list.add(m.name() + " " + openApi));
+    @Override
+    public Future<?> stop() {
+        return scrapes == null ? Future.succeededFuture() : scrapes.close();
     }
-    return list;
-  }
 
-  /** The port actually bound (differs from the configured one when that is 0). */
-  public int port() {
-    return server == null ? -1 : server.actualPort();
-  }
+    /**
+     * Every API route as {@code "METHOD /path/{param}"}, as OpenAPI writes them, for the contract's
+     * test; the dashboard's static files are left out.
+     */
+    public List<String> routes() {
+        List<String> list = new java.util.ArrayList<>();
+        for (io.vertx.ext.web.Route route : router.getRoutes()) {
+            String path = route.getPath();
+            if (path == null || route.methods() == null || path.endsWith("*")) {
+                continue;
+            }
+            String openApi = path.replaceAll(":([A-Za-z]+)", "{$1}");
+            route.methods().forEach(m -> list.add(m.name() + " " + openApi));
+        }
+        return list;
+    }
+
+    /** The port actually bound (differs from the configured one when that is 0). */
+    public int port() {
+        return server == null ? -1 : server.actualPort();
+    }
 }

@@ -12,39 +12,39 @@ import io.vertx.ext.web.RoutingContext;
  */
 final class QueueRoutes implements Routes {
 
-  private final TaskService service;
+    private final TaskService service;
 
-  QueueRoutes(TaskService service) {
-    this.service = service;
-  }
+    QueueRoutes(TaskService service) {
+        this.service = service;
+    }
 
-  @Override
-  public void mount(Router router) {
-    router.get("/api/queues").handler(this::queues);
-    router.get("/api/stats").handler(this::stats);
-    router.post("/api/queues/:queue/pause").handler(ctx -> pause(ctx, true));
-    router.post("/api/queues/:queue/resume").handler(ctx -> pause(ctx, false));
-  }
+    @Override
+    public void mount(Router router) {
+        router.get("/api/queues").handler(this::queues);
+        router.get("/api/stats").handler(this::stats);
+        router.post("/api/queues/:queue/pause").handler(ctx -> pause(ctx, true));
+        router.post("/api/queues/:queue/resume").handler(ctx -> pause(ctx, false));
+    }
 
-  private void pause(RoutingContext ctx, boolean paused) {
-    service.pause(Requests.caller(ctx), ctx.pathParam("queue"), paused)
-        .onSuccess(control -> Requests.json(ctx, 200, ApiJson.pause(control)))
-        .onFailure(ctx::fail);
-  }
+    private void pause(RoutingContext ctx, boolean paused) {
+        service.pause(Requests.caller(ctx), ctx.pathParam("queue"), paused)
+                .onSuccess(control -> Requests.json(ctx, 200, ApiJson.pause(control)))
+                .onFailure(ctx::fail);
+    }
 
-  private void queues(RoutingContext ctx) {
-    service.queues(Requests.caller(ctx))
-        .onSuccess(queues -> {
-          JsonArray list = new JsonArray();
-          queues.forEach(queue -> list.add(ApiJson.queue(queue)));
-          Requests.json(ctx, 200, new JsonObject().put("queues", list));
-        })
-        .onFailure(ctx::fail);
-  }
+    private void queues(RoutingContext ctx) {
+        service.queues(Requests.caller(ctx))
+                .onSuccess(queues -> {
+                    JsonArray list = new JsonArray();
+                    queues.forEach(queue -> list.add(ApiJson.queue(queue)));
+                    Requests.json(ctx, 200, new JsonObject().put("queues", list));
+                })
+                .onFailure(ctx::fail);
+    }
 
-  private void stats(RoutingContext ctx) {
-    service.stats(Requests.caller(ctx))
-        .onSuccess(stats -> Requests.json(ctx, 200, ApiJson.stats(stats)))
-        .onFailure(ctx::fail);
-  }
+    private void stats(RoutingContext ctx) {
+        service.stats(Requests.caller(ctx))
+                .onSuccess(stats -> Requests.json(ctx, 200, ApiJson.stats(stats)))
+                .onFailure(ctx::fail);
+    }
 }

@@ -16,114 +16,116 @@ import java.util.UUID;
 /** Reading what a request says, the same way on every route; what it cannot read is a 4xx. */
 final class Requests {
 
-  private Requests() {
-  }
+    private Requests() {}
 
-  /** Who is asking: the key {@link Authentication} found, or anonymous when auth is off. */
-  static Caller caller(RoutingContext ctx) {
-    Caller caller = ctx.get(Authentication.CALLER);
-    return caller == null ? Caller.ANONYMOUS : caller;
-  }
+    /** Who is asking: the key {@link Authentication} found, or anonymous when auth is off. */
+    static Caller caller(RoutingContext ctx) {
+        Caller caller = ctx.get(Authentication.CALLER);
+        return caller == null ? Caller.ANONYMOUS : caller;
+    }
 
-  static JsonObject jsonBody(RoutingContext ctx) {
-    String contentType = ctx.request().getHeader("Content-Type");
-    if (contentType == null || !isJson(contentType)) {
-      throw ApiException.unsupportedMediaType("send the body as application/json");
+    static JsonObject jsonBody(RoutingContext ctx) {
+        String contentType = ctx.request().getHeader("Content-Type");
+        if (contentType == null || !isJson(contentType)) {
+            throw ApiException.unsupportedMediaType("send the body as application/json");
+        }
+        if (ctx.body().isEmpty()) {
+            throw ApiException.badRequest("the body is empty; send a JSON object");
+        }
+        Object parsed;
+        try {
+            parsed = Json.decodeValue(ctx.body().buffer());
+        } catch (DecodeException e) {
+            throw ApiException.badRequest("the body is not valid JSON");
+        }
+        if (!(parsed instanceof JsonObject object)) {
+            throw ApiException.badRequest("the body must be a JSON object");
+        }
+        return object;
     }
-    if (ctx.body().isEmpty()) {
-      throw ApiException.badRequest("the body is empty; send a JSON object");
-    }
-    Object parsed;
-    try {
-      parsed = Json.decodeValue(ctx.body().buffer());
-    } catch (DecodeException e) {
-      throw ApiException.badRequest("the body is not valid JSON");
-    }
-    if (!(parsed instanceof JsonObject object)) {
-      throw ApiException.badRequest("the body must be a JSON object");
-    }
-    return object;
-  }
 
-  private static boolean isJson(String contentType) {
-    String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
-    return mediaType.equals("application/json") || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
-  }
-
-  /**
-   * The strings of the array {@code field}, in order without repeats; null when it is absent.
-   *
-   * @param refusal what to answer (422) when it is not an array of strings
-   */
-  static Set<String> strings(JsonObject json, String field, String refusal) {
-    Object value = json.getValue(field);
-    if (value == null) {
-      return null;
+    private static boolean isJson(String contentType) {
+        String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+        return mediaType.equals("application/json")
+                || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
     }
-    if (!(value instanceof JsonArray array) || !array.stream().allMatch(String.class::isInstance)) {
-      throw ApiException.unprocessable(refusal);
-    }
-    Set<String> strings = new LinkedHashSet<>();
-    array.forEach(item -> strings.add((String) item));
-    return strings;
-  }
 
-  /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
-  static void knownFields(JsonObject body, Set<String> known, String where) {
-    SubmissionJson.knownFields(body, known, where);
-  }
-
-
-  /** The {@code :id} path parameter; an id that cannot be one is simply not found. */
-  static UUID idParam(RoutingContext ctx) {
-    UUID id = uuid(ctx.pathParam("id"));
-    if (id == null) {
-      throw ApiException.notFound("no such id: " + ctx.pathParam("id"));
+    /**
+     * The strings of the array {@code field}, in order without repeats; null when it is absent.
+     *
+     * @param refusal what to answer (422) when it is not an array of strings
+     */
+    static Set<String> strings(JsonObject json, String field, String refusal) {
+        Object value = json.getValue(field);
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof JsonArray array) || !array.stream().allMatch(String.class::isInstance)) {
+            throw ApiException.unprocessable(refusal);
+        }
+        Set<String> strings = new LinkedHashSet<>();
+        array.forEach(item -> strings.add((String) item));
+        return strings;
     }
-    return id;
-  }
 
-  static UUID uuid(String text) {
-    if (text == null || text.length() != 36) {
-      return null;
+    /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
+    static void knownFields(JsonObject body, Set<String> known, String where) {
+        SubmissionJson.knownFields(body, known, where);
     }
-    try {
-      return UUID.fromString(text);
-    } catch (IllegalArgumentException e) {
-      return null;
-    }
-  }
 
-  /** A header that may be given at most once; null when absent. */
-  static String header(RoutingContext ctx, String name) {
-    List<String> values = ctx.request().headers().getAll(name);
-    if (values.size() > 1) {
-      throw ApiException.badRequest(name + " may be given once");
+    /** The {@code :id} path parameter; an id that cannot be one is simply not found. */
+    static UUID idParam(RoutingContext ctx) {
+        UUID id = uuid(ctx.pathParam("id"));
+        if (id == null) {
+            throw ApiException.notFound("no such id: " + ctx.pathParam("id"));
+        }
+        return id;
     }
-    return values.isEmpty() ? null : values.get(0);
-  }
 
-  /** A query parameter that may be given at most once; null when absent or empty. */
-  static String query(RoutingContext ctx, String name) {
-    List<String> values = ctx.queryParam(name);
-    if (values.isEmpty()) {
-      return null;
+    static UUID uuid(String text) {
+        if (text == null || text.length() != 36) {
+            return null;
+        }
+        try {
+            return UUID.fromString(text);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
-    if (values.size() > 1) {
-      throw ApiException.badRequest(name + " may be given once");
-    }
-    String value = values.get(0);
-    if (value.indexOf('\0') >= 0) {
-      throw ApiException.badRequest(name + " must not contain the NUL character");
-    }
-    return value.isEmpty() ? null : value;
-  }
 
-  static void json(RoutingContext ctx, int status, JsonObject body) {
-    json(ctx, status, body.encode());
-  }
+    /** A header that may be given at most once; null when absent. */
+    static String header(RoutingContext ctx, String name) {
+        List<String> values = ctx.request().headers().getAll(name);
+        if (values.size() > 1) {
+            throw ApiException.badRequest(name + " may be given once");
+        }
+        return values.isEmpty() ? null : values.get(0);
+    }
 
-  static void json(RoutingContext ctx, int status, String body) {
-    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body);
-  }
+    /** A query parameter that may be given at most once; null when absent or empty. */
+    static String query(RoutingContext ctx, String name) {
+        List<String> values = ctx.queryParam(name);
+        if (values.isEmpty()) {
+            return null;
+        }
+        if (values.size() > 1) {
+            throw ApiException.badRequest(name + " may be given once");
+        }
+        String value = values.get(0);
+        if (value.indexOf('\0') >= 0) {
+            throw ApiException.badRequest(name + " must not contain the NUL character");
+        }
+        return value.isEmpty() ? null : value;
+    }
+
+    static void json(RoutingContext ctx, int status, JsonObject body) {
+        json(ctx, status, body.encode());
+    }
+
+    static void json(RoutingContext ctx, int status, String body) {
+        ctx.response()
+                .setStatusCode(status)
+                .putHeader("Content-Type", "application/json")
+                .end(body);
+    }
 }

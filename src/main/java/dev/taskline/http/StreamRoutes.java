@@ -15,63 +15,63 @@ import java.util.function.Supplier;
 /** {@code .../events}: a task's or a batch's transitions as Server-Sent Events, resumable by {@code Last-Event-ID}. */
 final class StreamRoutes implements Routes {
 
-  private final TaskService service;
-  private final Vertx vertx;
+    private final TaskService service;
+    private final Vertx vertx;
 
-  StreamRoutes(TaskService service, Vertx vertx) {
-    this.service = service;
-    this.vertx = vertx;
-  }
-
-  @Override
-  public void mount(Router router) {
-    router.get("/api/tasks/:id/events").handler(this::task);
-    router.get("/api/batches/:id/events").handler(this::batch);
-  }
-
-  private void task(RoutingContext ctx) {
-    UUID id = Requests.idParam(ctx);
-    long after = lastEventId(ctx);
-    follow(ctx, sink -> service.streamTask(Requests.caller(ctx), id, after, sink));
-  }
-
-  private void batch(RoutingContext ctx) {
-    UUID id = Requests.idParam(ctx);
-    long after = lastEventId(ctx);
-    follow(ctx, sink -> service.streamBatch(Requests.caller(ctx), id, after, sink));
-  }
-
-  private void follow(RoutingContext ctx, Function<Supplier<StreamSink>, Future<TaskStream>> open) {
-    HttpServerResponse response = ctx.response();
-    SseSink[] sink = new SseSink[1];
-    open.apply(() -> sink[0] = new SseSink(vertx, response.setStatusCode(200)))
-        .onSuccess(stream -> {
-          if (response.closed()) {
-            sink[0].clientGone();
-            stream.close();
-            return;
-          }
-          response.closeHandler(v -> {
-            sink[0].clientGone();
-            stream.close();
-          });
-        })
-        .onFailure(ctx::fail);
-  }
-
-  private static long lastEventId(RoutingContext ctx) {
-    String header = ctx.request().getHeader("Last-Event-ID");
-    if (header == null || header.isBlank()) {
-      return 0;
+    StreamRoutes(TaskService service, Vertx vertx) {
+        this.service = service;
+        this.vertx = vertx;
     }
-    try {
-      long id = Long.parseLong(header.trim());
-      if (id >= 0) {
-        return id;
-      }
-    } catch (NumberFormatException e) {
-      // fall through
+
+    @Override
+    public void mount(Router router) {
+        router.get("/api/tasks/:id/events").handler(this::task);
+        router.get("/api/batches/:id/events").handler(this::batch);
     }
-    throw ApiException.badRequest("Last-Event-ID must be an event id from this stream");
-  }
+
+    private void task(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        long after = lastEventId(ctx);
+        follow(ctx, sink -> service.streamTask(Requests.caller(ctx), id, after, sink));
+    }
+
+    private void batch(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        long after = lastEventId(ctx);
+        follow(ctx, sink -> service.streamBatch(Requests.caller(ctx), id, after, sink));
+    }
+
+    private void follow(RoutingContext ctx, Function<Supplier<StreamSink>, Future<TaskStream>> open) {
+        HttpServerResponse response = ctx.response();
+        SseSink[] sink = new SseSink[1];
+        open.apply(() -> sink[0] = new SseSink(vertx, response.setStatusCode(200)))
+                .onSuccess(stream -> {
+                    if (response.closed()) {
+                        sink[0].clientGone();
+                        stream.close();
+                        return;
+                    }
+                    response.closeHandler(v -> {
+                        sink[0].clientGone();
+                        stream.close();
+                    });
+                })
+                .onFailure(ctx::fail);
+    }
+
+    private static long lastEventId(RoutingContext ctx) {
+        String header = ctx.request().getHeader("Last-Event-ID");
+        if (header == null || header.isBlank()) {
+            return 0;
+        }
+        try {
+            long id = Long.parseLong(header.trim());
+            if (id >= 0) {
+                return id;
+            }
+        } catch (NumberFormatException e) {
+            // fall through
+        }
+        throw ApiException.badRequest("Last-Event-ID must be an event id from this stream");
+    }
 }

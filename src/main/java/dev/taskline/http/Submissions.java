@@ -13,39 +13,42 @@ import java.util.function.Function;
  */
 final class Submissions {
 
-  private final TasklineMetrics metrics;
+    private final TasklineMetrics metrics;
 
-  Submissions(TasklineMetrics metrics) {
-    this.metrics = metrics;
-  }
+    Submissions(TasklineMetrics metrics) {
+        this.metrics = metrics;
+    }
 
-  static String idempotencyKey(RoutingContext ctx) {
-    return Requests.header(ctx, "Idempotency-Key");
-  }
+    static String idempotencyKey(RoutingContext ctx) {
+        return Requests.header(ctx, "Idempotency-Key");
+    }
 
-  /** Whose tasks these are, for the queues' tenant limits; null when the caller names none. */
-  static String tenant(RoutingContext ctx) {
-    return Requests.header(ctx, "Taskline-Tenant");
-  }
+    /** Whose tasks these are, for the queues' tenant limits; null when the caller names none. */
+    static String tenant(RoutingContext ctx) {
+        return Requests.header(ctx, "Taskline-Tenant");
+    }
 
-  /** Answers 202 with {@code body} (JSON text) and a {@code Location} once admitted; times the exchange either way. */
-  void answer(RoutingContext ctx, long arrivedNanos, Future<Admitted> admitted, Function<Admitted, String> location,
-      Function<Admitted, String> body) {
-    admitted
-        .onSuccess(done -> {
-          metrics.accepted(System.nanoTime() - arrivedNanos);
-          ctx.response().putHeader("Location", location.apply(done));
-          if (done.replayed()) {
-            // The same answer as the first time; the header only tells a curious client it is a replay.
-            ctx.response().putHeader("Idempotent-Replayed", "true");
-          }
-          Requests.json(ctx, 202, body.apply(done));
-        })
-        .onFailure(e -> {
-          if (Problems.isRefusal(e)) {
-            metrics.refused(System.nanoTime() - arrivedNanos);
-          }
-          ctx.fail(e);
-        });
-  }
+    /** Answers 202 with {@code body} (JSON text) and a {@code Location} once admitted; times the exchange either way. */
+    void answer(
+            RoutingContext ctx,
+            long arrivedNanos,
+            Future<Admitted> admitted,
+            Function<Admitted, String> location,
+            Function<Admitted, String> body) {
+        admitted.onSuccess(done -> {
+                    metrics.accepted(System.nanoTime() - arrivedNanos);
+                    ctx.response().putHeader("Location", location.apply(done));
+                    if (done.replayed()) {
+                        // The same answer as the first time; the header only tells a curious client it is a replay.
+                        ctx.response().putHeader("Idempotent-Replayed", "true");
+                    }
+                    Requests.json(ctx, 202, body.apply(done));
+                })
+                .onFailure(e -> {
+                    if (Problems.isRefusal(e)) {
+                        metrics.refused(System.nanoTime() - arrivedNanos);
+                    }
+                    ctx.fail(e);
+                });
+    }
 }

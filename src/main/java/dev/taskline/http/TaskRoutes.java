@@ -17,118 +17,138 @@ import java.util.UUID;
 /** {@code /api/tasks}: submit, read, list, cancel and retry tasks. */
 final class TaskRoutes implements Routes {
 
-  /** The states a list may be filtered by, as its refusal names them. */
-  private static final String STATES = java.util.Arrays.stream(TaskState.values()).map(TaskState::sql)
-      .collect(java.util.stream.Collectors.joining(", "));
+    /** The states a list may be filtered by, as its refusal names them. */
+    private static final String STATES = java.util.Arrays.stream(TaskState.values())
+            .map(TaskState::sql)
+            .collect(java.util.stream.Collectors.joining(", "));
 
-  private static final int DEFAULT_PAGE = 50;
-  private static final int MAX_PAGE = 1000;
-  private static final Set<String> BULK_RETRY_FIELDS = Set.of("queue", "type", "limit");
+    private static final int DEFAULT_PAGE = 50;
+    private static final int MAX_PAGE = 1000;
+    private static final Set<String> BULK_RETRY_FIELDS = Set.of("queue", "type", "limit");
 
-  private final TaskService service;
-  private final BodyHandler body;
-  private final Submissions submissions;
-  private final EventLinks links;
+    private final TaskService service;
+    private final BodyHandler body;
+    private final Submissions submissions;
+    private final EventLinks links;
 
-  TaskRoutes(TaskService service, BodyHandler body, Submissions submissions, EventLinks links) {
-    this.links = links;
-    this.service = service;
-    this.body = body;
-    this.submissions = submissions;
-  }
-
-  @Override
-  public void mount(Router router) {
-    router.post("/api/tasks").handler(body).handler(this::submit);
-    router.post("/api/tasks/retry").handler(body).handler(this::retryFailed);
-    router.post("/api/tasks/:id/cancel").handler(this::cancel);
-    router.post("/api/tasks/:id/retry").handler(this::retry);
-    router.get("/api/tasks").handler(this::list);
-    router.get("/api/tasks/:id").handler(this::get);
-  }
-
-  private void submit(RoutingContext ctx) {
-    long arrived = System.nanoTime();
-    JsonObject json = Requests.jsonBody(ctx);
-    submissions.answer(ctx, arrived,
-        service.submit(Requests.caller(ctx), SubmissionJson.task(json), Submissions.idempotencyKey(ctx),
-            Submissions.tenant(ctx)),
-        admitted -> "/api/tasks/" + admitted.tasks().get(0).task().id(),
-        admitted -> {
-          Insert insert = admitted.tasks().get(0);
-          return ApiJson.accepted(insert, links.task(insert.task().id(), insert.task().tenant()));
-        });
-  }
-
-  private void get(RoutingContext ctx) {
-    service.task(Requests.caller(ctx), Requests.idParam(ctx))
-        .onSuccess(task -> Requests.json(ctx, 200, ApiJson.task(task).put("eventsUrl", links.task(task.id(),
-            task.tenant()))))
-        .onFailure(ctx::fail);
-  }
-
-  private void list(RoutingContext ctx) {
-    String stateText = Requests.query(ctx, "state");
-    TaskState state = stateText == null ? null : TaskState.parse(stateText);
-    if (stateText != null && state == null) {
-      throw ApiException.badRequest("state must be one of " + STATES);
+    TaskRoutes(TaskService service, BodyHandler body, Submissions submissions, EventLinks links) {
+        this.links = links;
+        this.service = service;
+        this.body = body;
+        this.submissions = submissions;
     }
-    String after = Requests.query(ctx, "after");
-    UUID afterId = after == null ? null : Requests.uuid(after);
-    if (after != null && afterId == null) {
-      throw ApiException.badRequest("after must be a task id");
-    }
-    String limitText = Requests.query(ctx, "limit");
-    int limit = DEFAULT_PAGE;
-    if (limitText != null) {
-      try {
-        limit = Integer.parseInt(limitText);
-      } catch (NumberFormatException e) {
-        limit = -1;
-      }
-      if (limit < 1 || limit > MAX_PAGE) {
-        throw ApiException.badRequest("limit must be an integer from 1 to " + MAX_PAGE);
-      }
-    }
-    TaskFilter filter = new TaskFilter(state, Requests.query(ctx, "queue"), Requests.query(ctx, "type"), afterId,
-        limit);
-    service.list(Requests.caller(ctx), filter)
-        .onSuccess(page -> Requests.json(ctx, 200, new JsonObject().put("tasks", ApiJson.tasks(page.tasks()))
-            .put("next", page.next() == null ? null : page.next().toString())))
-        .onFailure(ctx::fail);
-  }
 
-  private void cancel(RoutingContext ctx) {
-    UUID id = Requests.idParam(ctx);
-    service.cancel(Requests.caller(ctx), id)
-        .onSuccess(done -> Requests.json(ctx, 202, new JsonObject().put("id", id.toString())
-            .put("state", done.stopping() ? "cancelling" : TaskState.CANCELLED.sql())))
-        .onFailure(ctx::fail);
-  }
-
-  private void retry(RoutingContext ctx) {
-    UUID id = Requests.idParam(ctx);
-    service.retry(Requests.caller(ctx), id)
-        .onSuccess(v -> Requests.json(ctx, 202,
-            new JsonObject().put("id", id.toString()).put("state", TaskState.PENDING.sql())))
-        .onFailure(ctx::fail);
-  }
-
-  private void retryFailed(RoutingContext ctx) {
-    JsonObject json = Requests.jsonBody(ctx);
-    Requests.knownFields(json, BULK_RETRY_FIELDS, "");
-    Object queue = json.getValue("queue", TasklineConfig.DEFAULT_QUEUE);
-    Object type = json.getValue("type");
-    Object limit = json.getValue("limit", 100);
-    if (!(queue instanceof String) || (type != null && !(type instanceof String)) || !(limit instanceof Integer)) {
-      throw ApiException.unprocessable("queue and type must be strings, limit an integer");
+    @Override
+    public void mount(Router router) {
+        router.post("/api/tasks").handler(body).handler(this::submit);
+        router.post("/api/tasks/retry").handler(body).handler(this::retryFailed);
+        router.post("/api/tasks/:id/cancel").handler(this::cancel);
+        router.post("/api/tasks/:id/retry").handler(this::retry);
+        router.get("/api/tasks").handler(this::list);
+        router.get("/api/tasks/:id").handler(this::get);
     }
-    service.retryFailed(Requests.caller(ctx), (String) queue, (String) type, (Integer) limit)
-        .onSuccess(moved -> {
-          JsonArray ids = new JsonArray();
-          moved.forEach(id -> ids.add(id.toString()));
-          Requests.json(ctx, 202, new JsonObject().put("retried", moved.size()).put("ids", ids));
-        })
-        .onFailure(ctx::fail);
-  }
+
+    private void submit(RoutingContext ctx) {
+        long arrived = System.nanoTime();
+        JsonObject json = Requests.jsonBody(ctx);
+        submissions.answer(
+                ctx,
+                arrived,
+                service.submit(
+                        Requests.caller(ctx),
+                        SubmissionJson.task(json),
+                        Submissions.idempotencyKey(ctx),
+                        Submissions.tenant(ctx)),
+                admitted -> "/api/tasks/" + admitted.tasks().get(0).task().id(),
+                admitted -> {
+                    Insert insert = admitted.tasks().get(0);
+                    return ApiJson.accepted(
+                            insert, links.task(insert.task().id(), insert.task().tenant()));
+                });
+    }
+
+    private void get(RoutingContext ctx) {
+        service.task(Requests.caller(ctx), Requests.idParam(ctx))
+                .onSuccess(task -> Requests.json(
+                        ctx, 200, ApiJson.task(task).put("eventsUrl", links.task(task.id(), task.tenant()))))
+                .onFailure(ctx::fail);
+    }
+
+    private void list(RoutingContext ctx) {
+        String stateText = Requests.query(ctx, "state");
+        TaskState state = stateText == null ? null : TaskState.parse(stateText);
+        if (stateText != null && state == null) {
+            throw ApiException.badRequest("state must be one of " + STATES);
+        }
+        String after = Requests.query(ctx, "after");
+        UUID afterId = after == null ? null : Requests.uuid(after);
+        if (after != null && afterId == null) {
+            throw ApiException.badRequest("after must be a task id");
+        }
+        String limitText = Requests.query(ctx, "limit");
+        int limit = DEFAULT_PAGE;
+        if (limitText != null) {
+            try {
+                limit = Integer.parseInt(limitText);
+            } catch (NumberFormatException e) {
+                limit = -1;
+            }
+            if (limit < 1 || limit > MAX_PAGE) {
+                throw ApiException.badRequest("limit must be an integer from 1 to " + MAX_PAGE);
+            }
+        }
+        TaskFilter filter =
+                new TaskFilter(state, Requests.query(ctx, "queue"), Requests.query(ctx, "type"), afterId, limit);
+        service.list(Requests.caller(ctx), filter)
+                .onSuccess(page -> Requests.json(
+                        ctx,
+                        200,
+                        new JsonObject()
+                                .put("tasks", ApiJson.tasks(page.tasks()))
+                                .put(
+                                        "next",
+                                        page.next() == null ? null : page.next().toString())))
+                .onFailure(ctx::fail);
+    }
+
+    private void cancel(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        service.cancel(Requests.caller(ctx), id)
+                .onSuccess(done -> Requests.json(
+                        ctx,
+                        202,
+                        new JsonObject()
+                                .put("id", id.toString())
+                                .put("state", done.stopping() ? "cancelling" : TaskState.CANCELLED.sql())))
+                .onFailure(ctx::fail);
+    }
+
+    private void retry(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        service.retry(Requests.caller(ctx), id)
+                .onSuccess(v -> Requests.json(
+                        ctx, 202, new JsonObject().put("id", id.toString()).put("state", TaskState.PENDING.sql())))
+                .onFailure(ctx::fail);
+    }
+
+    private void retryFailed(RoutingContext ctx) {
+        JsonObject json = Requests.jsonBody(ctx);
+        Requests.knownFields(json, BULK_RETRY_FIELDS, "");
+        Object queue = json.getValue("queue", TasklineConfig.DEFAULT_QUEUE);
+        Object type = json.getValue("type");
+        Object limit = json.getValue("limit", 100);
+        if (!(queue instanceof String) || (type != null && !(type instanceof String)) || !(limit instanceof Integer)) {
+            throw ApiException.unprocessable("queue and type must be strings, limit an integer");
+        }
+        service.retryFailed(Requests.caller(ctx), (String) queue, (String) type, (Integer) limit)
+                .onSuccess(moved -> {
+                    JsonArray ids = new JsonArray();
+                    moved.forEach(id -> ids.add(id.toString()));
+                    Requests.json(
+                            ctx,
+                            202,
+                            new JsonObject().put("retried", moved.size()).put("ids", ids));
+                })
+                .onFailure(ctx::fail);
+    }
 }

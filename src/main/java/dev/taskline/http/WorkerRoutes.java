@@ -22,198 +22,207 @@ import java.util.function.Function;
  */
 final class WorkerRoutes implements Routes {
 
-  private final TaskService service;
-  private final BodyHandler body;
+    private final TaskService service;
+    private final BodyHandler body;
 
-  WorkerRoutes(TaskService service, BodyHandler body) {
-    this.service = service;
-    this.body = body;
-  }
-
-  @Override
-  public void mount(Router router) {
-    router.post("/api/queues/:queue/claim").handler(body).handler(this::claim);
-    router.post("/api/queues/:queue/complete").handler(body).handler(this::completeAll);
-    router.post("/api/queues/:queue/heartbeat").handler(body).handler(this::heartbeatAll);
-    router.post("/api/tasks/:id/heartbeat").handler(body).handler(this::heartbeat);
-    router.post("/api/tasks/:id/complete").handler(body).handler(this::complete);
-    router.post("/api/tasks/:id/fail").handler(body).handler(this::fail);
-    router.get("/api/workers").handler(this::workers);
-  }
-
-  private void claim(RoutingContext ctx) {
-    JsonObject json = Requests.jsonBody(ctx);
-    known(json, "worker", "max", "waitMs", "types");
-    String worker = text(json, "worker");
-    int max = integer(json, "max", 1);
-    long waitMs = integer(json, "waitMs", 0);
-    // Left out: the claim takes any type.
-    Set<String> types = Requests.strings(json, "types", "types must be an array of task types");
-    // A client that goes away while its claim waits must not have tasks leased to it.
-    Promise<Void> gone = Promise.promise();
-    ctx.response().closeHandler(v -> gone.tryComplete());
-    service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max, types, waitMs, gone.future())
-        .onSuccess(claimed -> {
-          if (ctx.response().closed()) {
-            service.handBack(Requests.caller(ctx), claimed);
-            return;
-          }
-          ctx.response().putHeader("Content-Type", "application/json").end(ApiJson.claimed(claimed));
-        })
-        .onFailure(ctx::fail);
-  }
-
-  private void heartbeat(RoutingContext ctx) {
-    UUID id = Requests.idParam(ctx);
-    JsonObject json = Requests.jsonBody(ctx);
-    known(json, "lease", "progress");
-    LeaseWrite write = leaseWrite(json, id, false);
-    service.heartbeat(Requests.caller(ctx), id, write.lease(), write.percent(), write.message())
-        .onSuccess(beat -> Requests.json(ctx, 200, ApiJson.beat(beat)))
-        .onFailure(ctx::fail);
-  }
-
-  private void complete(RoutingContext ctx) {
-    UUID id = Requests.idParam(ctx);
-    JsonObject json = Requests.jsonBody(ctx);
-    known(json, "lease", "result");
-    LeaseWrite write = leaseWrite(json, id, true);
-    service.complete(Requests.caller(ctx), id, write.lease(), write.result())
-        .onSuccess(state -> Requests.json(ctx, 200, new JsonObject().put("id", id.toString()).put("state", state.sql())))
-        .onFailure(ctx::fail);
-  }
-
-  private void fail(RoutingContext ctx) {
-    UUID id = Requests.idParam(ctx);
-    JsonObject json = Requests.jsonBody(ctx);
-    known(json, "lease", "error", "retry", "retryAfterMs");
-    String lease = text(json, "lease");
-    String error = text(json, "error");
-    if (error.indexOf('\0') >= 0) {
-      throw ApiException.unprocessable("error must not contain the NUL character");
+    WorkerRoutes(TaskService service, BodyHandler body) {
+        this.service = service;
+        this.body = body;
     }
-    Object retry = json.getValue("retry", true);
-    if (!(retry instanceof Boolean)) {
-      throw ApiException.unprocessable("retry must be true or false");
-    }
-    Object after = json.getValue("retryAfterMs");
-    if (after != null && !(after instanceof Integer || after instanceof Long)) {
-      throw ApiException.unprocessable("retryAfterMs must be an integer");
-    }
-    service.fail(Requests.caller(ctx), id, lease, error, (Boolean) retry,
-            after == null ? null : ((Number) after).longValue())
-        .onSuccess(outcome -> Requests.json(ctx, 200, ApiJson.failOutcome(id, outcome)))
-        .onFailure(ctx::fail);
-  }
 
-  private void completeAll(RoutingContext ctx) {
-    List<LeaseWrite> writes = leaseWrites(ctx, true);
-    service.completeAll(Requests.caller(ctx), ctx.pathParam("queue"), writes)
-        .onSuccess(results -> Requests.json(ctx, 200, items(ctx, results,
-            state -> new JsonObject().put("state", state.sql()))))
-        .onFailure(ctx::fail);
-  }
+    @Override
+    public void mount(Router router) {
+        router.post("/api/queues/:queue/claim").handler(body).handler(this::claim);
+        router.post("/api/queues/:queue/complete").handler(body).handler(this::completeAll);
+        router.post("/api/queues/:queue/heartbeat").handler(body).handler(this::heartbeatAll);
+        router.post("/api/tasks/:id/heartbeat").handler(body).handler(this::heartbeat);
+        router.post("/api/tasks/:id/complete").handler(body).handler(this::complete);
+        router.post("/api/tasks/:id/fail").handler(body).handler(this::fail);
+        router.get("/api/workers").handler(this::workers);
+    }
 
-  private void heartbeatAll(RoutingContext ctx) {
-    List<LeaseWrite> writes = leaseWrites(ctx, false);
-    service.heartbeatAll(Requests.caller(ctx), ctx.pathParam("queue"), writes)
-        .onSuccess(results -> Requests.json(ctx, 200, items(ctx, results, ApiJson::beat)))
-        .onFailure(ctx::fail);
-  }
+    private void claim(RoutingContext ctx) {
+        JsonObject json = Requests.jsonBody(ctx);
+        known(json, "worker", "max", "waitMs", "types");
+        String worker = text(json, "worker");
+        int max = integer(json, "max", 1);
+        long waitMs = integer(json, "waitMs", 0);
+        // Left out: the claim takes any type.
+        Set<String> types = Requests.strings(json, "types", "types must be an array of task types");
+        // A client that goes away while its claim waits must not have tasks leased to it.
+        Promise<Void> gone = Promise.promise();
+        ctx.response().closeHandler(v -> gone.tryComplete());
+        service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max, types, waitMs, gone.future())
+                .onSuccess(claimed -> {
+                    if (ctx.response().closed()) {
+                        service.handBack(Requests.caller(ctx), claimed);
+                        return;
+                    }
+                    ctx.response().putHeader("Content-Type", "application/json").end(ApiJson.claimed(claimed));
+                })
+                .onFailure(ctx::fail);
+    }
 
-  private void workers(RoutingContext ctx) {
-    service.workers(Requests.caller(ctx))
-        .onSuccess(list -> {
-          JsonArray workers = new JsonArray();
-          list.forEach(w -> workers.add(ApiJson.worker(w)));
-          Requests.json(ctx, 200, new JsonObject().put("workers", workers));
-        })
-        .onFailure(ctx::fail);
-  }
+    private void heartbeat(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        JsonObject json = Requests.jsonBody(ctx);
+        known(json, "lease", "progress");
+        LeaseWrite write = leaseWrite(json, id, false);
+        service.heartbeat(Requests.caller(ctx), id, write.lease(), write.percent(), write.message())
+                .onSuccess(beat -> Requests.json(ctx, 200, ApiJson.beat(beat)))
+                .onFailure(ctx::fail);
+    }
 
-  /** Each item's answer: its own status, and what it came to or the problem that refused it. */
-  private static <T> JsonObject items(RoutingContext ctx, List<ItemResult<T>> results, Function<T, JsonObject> ok) {
-    JsonArray list = new JsonArray();
-    for (ItemResult<T> result : results) {
-      JsonObject item = result.failure() == null
-          ? ok.apply(result.outcome()).put("status", 200)
-          : Problems.describe(ctx, result.failure());
-      list.add(new JsonObject().put("id", result.id().toString()).mergeIn(item));
+    private void complete(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        JsonObject json = Requests.jsonBody(ctx);
+        known(json, "lease", "result");
+        LeaseWrite write = leaseWrite(json, id, true);
+        service.complete(Requests.caller(ctx), id, write.lease(), write.result())
+                .onSuccess(state -> Requests.json(
+                        ctx, 200, new JsonObject().put("id", id.toString()).put("state", state.sql())))
+                .onFailure(ctx::fail);
     }
-    return new JsonObject().put("tasks", list);
-  }
 
-  private static List<LeaseWrite> leaseWrites(RoutingContext ctx, boolean results) {
-    JsonObject json = Requests.jsonBody(ctx);
-    known(json, "tasks");
-    Object tasks = json.getValue("tasks");
-    if (!(tasks instanceof JsonArray array)) {
-      throw ApiException.unprocessable("tasks must be an array of {id, lease, " + (results ? "result" : "progress")
-          + "}");
+    private void fail(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        JsonObject json = Requests.jsonBody(ctx);
+        known(json, "lease", "error", "retry", "retryAfterMs");
+        String lease = text(json, "lease");
+        String error = text(json, "error");
+        if (error.indexOf('\0') >= 0) {
+            throw ApiException.unprocessable("error must not contain the NUL character");
+        }
+        Object retry = json.getValue("retry", true);
+        if (!(retry instanceof Boolean)) {
+            throw ApiException.unprocessable("retry must be true or false");
+        }
+        Object after = json.getValue("retryAfterMs");
+        if (after != null && !(after instanceof Integer || after instanceof Long)) {
+            throw ApiException.unprocessable("retryAfterMs must be an integer");
+        }
+        service.fail(
+                        Requests.caller(ctx),
+                        id,
+                        lease,
+                        error,
+                        (Boolean) retry,
+                        after == null ? null : ((Number) after).longValue())
+                .onSuccess(outcome -> Requests.json(ctx, 200, ApiJson.failOutcome(id, outcome)))
+                .onFailure(ctx::fail);
     }
-    List<LeaseWrite> writes = new ArrayList<>(array.size());
-    for (int i = 0; i < array.size(); i++) {
-      if (!(array.getValue(i) instanceof JsonObject item)) {
-        throw ApiException.unprocessable("tasks[" + i + "] must be an object");
-      }
-      Requests.knownFields(item, results ? Set.of("id", "lease", "result") : Set.of("id", "lease", "progress"),
-          "tasks[" + i + "].");
-      UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
-      if (id == null) {
-        throw ApiException.unprocessable("tasks[" + i + "].id must be a task id");
-      }
-      writes.add(leaseWrite(item, id, results));
-    }
-    return writes;
-  }
 
-  private static LeaseWrite leaseWrite(JsonObject json, UUID id, boolean withResult) {
-    String lease = text(json, "lease");
-    if (withResult) {
-      Object result = json.getValue("result");
-      if (result != null && !(result instanceof JsonObject)) {
-        throw ApiException.unprocessable("result must be a JSON object");
-      }
-      // The journal stores JSON as jsonb, which cannot hold the NUL character.
-      if (result != null && SubmissionJson.containsNul(result)) {
-        throw ApiException.unprocessable("result must not contain the NUL character");
-      }
-      return new LeaseWrite(id, lease, (JsonObject) result, null, null);
+    private void completeAll(RoutingContext ctx) {
+        List<LeaseWrite> writes = leaseWrites(ctx, true);
+        service.completeAll(Requests.caller(ctx), ctx.pathParam("queue"), writes)
+                .onSuccess(results -> Requests.json(
+                        ctx, 200, items(ctx, results, state -> new JsonObject().put("state", state.sql()))))
+                .onFailure(ctx::fail);
     }
-    Object progress = json.getValue("progress");
-    if (progress == null) {
-      return new LeaseWrite(id, lease, null, null, null);
-    }
-    if (!(progress instanceof JsonObject p) || !(p.getValue("percent") instanceof Integer percent)
-        || (p.getValue("message") != null && !(p.getValue("message") instanceof String))) {
-      throw ApiException.unprocessable("progress must be {\"percent\": 0 to 100, \"message\"?: text}");
-    }
-    if (p.getString("message") != null && p.getString("message").indexOf('\0') >= 0) {
-      throw ApiException.unprocessable("progress.message must not contain the NUL character");
-    }
-    return new LeaseWrite(id, lease, null, percent, p.getString("message"));
-  }
 
-  private static void known(JsonObject json, String... fields) {
-    Requests.knownFields(json, Set.of(fields), "");
-  }
+    private void heartbeatAll(RoutingContext ctx) {
+        List<LeaseWrite> writes = leaseWrites(ctx, false);
+        service.heartbeatAll(Requests.caller(ctx), ctx.pathParam("queue"), writes)
+                .onSuccess(results -> Requests.json(ctx, 200, items(ctx, results, ApiJson::beat)))
+                .onFailure(ctx::fail);
+    }
 
-  private static String text(JsonObject json, String field) {
-    Object value = json.getValue(field);
-    if (!(value instanceof String s)) {
-      throw ApiException.unprocessable(field + " must be a string");
+    private void workers(RoutingContext ctx) {
+        service.workers(Requests.caller(ctx))
+                .onSuccess(list -> {
+                    JsonArray workers = new JsonArray();
+                    list.forEach(w -> workers.add(ApiJson.worker(w)));
+                    Requests.json(ctx, 200, new JsonObject().put("workers", workers));
+                })
+                .onFailure(ctx::fail);
     }
-    return s;
-  }
 
-  private static int integer(JsonObject json, String field, int fallback) {
-    Object value = json.getValue(field);
-    if (value == null) {
-      return fallback;
+    /** Each item's answer: its own status, and what it came to or the problem that refused it. */
+    private static <T> JsonObject items(RoutingContext ctx, List<ItemResult<T>> results, Function<T, JsonObject> ok) {
+        JsonArray list = new JsonArray();
+        for (ItemResult<T> result : results) {
+            JsonObject item = result.failure() == null
+                    ? ok.apply(result.outcome()).put("status", 200)
+                    : Problems.describe(ctx, result.failure());
+            list.add(new JsonObject().put("id", result.id().toString()).mergeIn(item));
+        }
+        return new JsonObject().put("tasks", list);
     }
-    if (!(value instanceof Integer i)) {
-      throw ApiException.unprocessable(field + " must be an integer");
+
+    private static List<LeaseWrite> leaseWrites(RoutingContext ctx, boolean results) {
+        JsonObject json = Requests.jsonBody(ctx);
+        known(json, "tasks");
+        Object tasks = json.getValue("tasks");
+        if (!(tasks instanceof JsonArray array)) {
+            throw ApiException.unprocessable(
+                    "tasks must be an array of {id, lease, " + (results ? "result" : "progress") + "}");
+        }
+        List<LeaseWrite> writes = new ArrayList<>(array.size());
+        for (int i = 0; i < array.size(); i++) {
+            if (!(array.getValue(i) instanceof JsonObject item)) {
+                throw ApiException.unprocessable("tasks[" + i + "] must be an object");
+            }
+            Requests.knownFields(
+                    item,
+                    results ? Set.of("id", "lease", "result") : Set.of("id", "lease", "progress"),
+                    "tasks[" + i + "].");
+            UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
+            if (id == null) {
+                throw ApiException.unprocessable("tasks[" + i + "].id must be a task id");
+            }
+            writes.add(leaseWrite(item, id, results));
+        }
+        return writes;
     }
-    return i;
-  }
+
+    private static LeaseWrite leaseWrite(JsonObject json, UUID id, boolean withResult) {
+        String lease = text(json, "lease");
+        if (withResult) {
+            Object result = json.getValue("result");
+            if (result != null && !(result instanceof JsonObject)) {
+                throw ApiException.unprocessable("result must be a JSON object");
+            }
+            // The journal stores JSON as jsonb, which cannot hold the NUL character.
+            if (result != null && SubmissionJson.containsNul(result)) {
+                throw ApiException.unprocessable("result must not contain the NUL character");
+            }
+            return new LeaseWrite(id, lease, (JsonObject) result, null, null);
+        }
+        Object progress = json.getValue("progress");
+        if (progress == null) {
+            return new LeaseWrite(id, lease, null, null, null);
+        }
+        if (!(progress instanceof JsonObject p)
+                || !(p.getValue("percent") instanceof Integer percent)
+                || (p.getValue("message") != null && !(p.getValue("message") instanceof String))) {
+            throw ApiException.unprocessable("progress must be {\"percent\": 0 to 100, \"message\"?: text}");
+        }
+        if (p.getString("message") != null && p.getString("message").indexOf('\0') >= 0) {
+            throw ApiException.unprocessable("progress.message must not contain the NUL character");
+        }
+        return new LeaseWrite(id, lease, null, percent, p.getString("message"));
+    }
+
+    private static void known(JsonObject json, String... fields) {
+        Requests.knownFields(json, Set.of(fields), "");
+    }
+
+    private static String text(JsonObject json, String field) {
+        Object value = json.getValue(field);
+        if (!(value instanceof String s)) {
+            throw ApiException.unprocessable(field + " must be a string");
+        }
+        return s;
+    }
+
+    private static int integer(JsonObject json, String field, int fallback) {
+        Object value = json.getValue(field);
+        if (value == null) {
+            return fallback;
+        }
+        if (!(value instanceof Integer i)) {
+            throw ApiException.unprocessable(field + " must be an integer");
+        }
+        return i;
+    }
 }

@@ -13,14 +13,14 @@ import java.util.List;
  */
 public record ClaimGate(String queue, String key, int keyLimit, String bucket, int rateTasks, long ratePerMs) {
 
-  /** The advisory locks a claim through this gate takes, as texts no two different locks share. */
-  void locks(List<String> into) {
-    if (keyLimit > 0) {
-      into.add(queue + "/" + key);
+    /** The advisory locks a claim through this gate takes, as texts no two different locks share. */
+    void locks(List<String> into) {
+        if (keyLimit > 0) {
+            into.add(queue + "/" + key);
+        }
+        if (bucket != null) {
+            // ':' is in no queue name, so no key's lock text can be a budget's.
+            into.add("rate:" + queue + "/" + bucket);
+        }
     }
-    if (bucket != null) {
-      // ':' is in no queue name, so no key's lock text can be a budget's.
-      into.add("rate:" + queue + "/" + bucket);
-    }
-  }
 }

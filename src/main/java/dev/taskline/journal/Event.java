@@ -10,6 +10,15 @@ import java.util.UUID;
  * {@code result} is the task's result, given with a transition to succeeded when it was read for a
  * stream, null otherwise.
  */
-public record Event(long eventId, UUID taskId, TaskState from, TaskState to, Reason reason, String workerId,
-    Long leaseVersion, Integer attempt, Instant at, JsonObject detail, Object result) {
-}
+public record Event(
+        long eventId,
+        UUID taskId,
+        TaskState from,
+        TaskState to,
+        Reason reason,
+        String workerId,
+        Long leaseVersion,
+        Integer attempt,
+        Instant at,
+        JsonObject detail,
+        Object result) {}

@@ -13,36 +13,36 @@ import java.time.Instant;
  */
 public record Insert(Task task, Instant runAt, String workerId, Instant leaseUntil, Instant startBy) {
 
-  public static Insert waiting(Task task, Instant runAt) {
-    return waiting(task, runAt, null);
-  }
+    public static Insert waiting(Task task, Instant runAt) {
+        return waiting(task, runAt, null);
+    }
 
-  /** A waiting task that must start by {@code startBy} (null: whenever), or end expired. */
-  public static Insert waiting(Task task, Instant runAt, Instant startBy) {
-    return new Insert(task, runAt, null, null, startBy);
-  }
+    /** A waiting task that must start by {@code startBy} (null: whenever), or end expired. */
+    public static Insert waiting(Task task, Instant runAt, Instant startBy) {
+        return new Insert(task, runAt, null, null, startBy);
+    }
 
-  /** A task due at its own {@link Task#runAt()}. */
-  public static Insert waiting(Task task) {
-    return waiting(task, task.runAt());
-  }
+    /** A task due at its own {@link Task#runAt()}. */
+    public static Insert waiting(Task task) {
+        return waiting(task, task.runAt());
+    }
 
-  /** The same task, to be inserted claimed by {@code workerId}, its lease running until {@code leaseUntil}. */
-  public Insert claimedBy(String workerId, Instant leaseUntil) {
-    return new Insert(task, runAt, workerId, leaseUntil, startBy);
-  }
+    /** The same task, to be inserted claimed by {@code workerId}, its lease running until {@code leaseUntil}. */
+    public Insert claimedBy(String workerId, Instant leaseUntil) {
+        return new Insert(task, runAt, workerId, leaseUntil, startBy);
+    }
 
-  public boolean claimed() {
-    return workerId != null;
-  }
+    public boolean claimed() {
+        return workerId != null;
+    }
 
-  /** The lease a claimed insert starts with; null for a waiting one. */
-  public Lease lease() {
-    return workerId == null ? null : new Lease(task.id(), workerId, 1, 1);
-  }
+    /** The lease a claimed insert starts with; null for a waiting one. */
+    public Lease lease() {
+        return workerId == null ? null : new Lease(task.id(), workerId, 1, 1);
+    }
 
-  /** The task as it is held once the insert has committed: a claimed one is in its first attempt. */
-  public Task journaledTask() {
-    return workerId == null ? task : task.pendingAgain(1, 1, task.dueAtMillis());
-  }
+    /** The task as it is held once the insert has committed: a claimed one is in its first attempt. */
+    public Task journaledTask() {
+        return workerId == null ? task : task.pendingAgain(1, 1, task.dueAtMillis());
+    }
 }

@@ -7,16 +7,16 @@ package dev.taskline.journal;
  */
 public class JournalBusyException extends RuntimeException {
 
-  public static final long RETRY_AFTER_SECONDS = 1;
+    public static final long RETRY_AFTER_SECONDS = 1;
 
-  private final int waiting;
+    private final int waiting;
 
-  public JournalBusyException(int waiting) {
-    super("the journal is busy: " + waiting + " submissions already wait for the next insert", null, false, false);
-    this.waiting = waiting;
-  }
+    public JournalBusyException(int waiting) {
+        super("the journal is busy: " + waiting + " submissions already wait for the next insert", null, false, false);
+        this.waiting = waiting;
+    }
 
-  public int waiting() {
-    return waiting;
-  }
+    public int waiting() {
+        return waiting;
+    }
 }

@@ -5,44 +5,43 @@ import io.vertx.pgclient.PgConnectOptions;
 /** How the node connects to its journal: one place, so that tests see the planner the node sees. */
 public final class JournalConnections {
 
-  private JournalConnections() {
-  }
+    private JournalConnections() {}
 
-  /**
-   * Every other statement. A generic plan is made once from the statistics of the moment (an empty
-   * table on a new journal) and kept: measured, claims went from 20 to 150 ms. Custom plans see
-   * the actual array lengths and table size.
-   */
-  public static PgConnectOptions options(String url) {
-    return common(url).addProperty("plan_cache_mode", "force_custom_plan");
-  }
+    /**
+     * Every other statement. A generic plan is made once from the statistics of the moment (an empty
+     * table on a new journal) and kept: measured, claims went from 20 to 150 ms. Custom plans see
+     * the actual array lengths and table size.
+     */
+    public static PgConnectOptions options(String url) {
+        return common(url).addProperty("plan_cache_mode", "force_custom_plan");
+    }
 
-  /**
-   * The connection that journals new tasks (except those under an idempotency key, which share a
-   * transaction with the key's row). {@code insert_tasks} reads no table (it inserts rows
-   * made from its arrays), so there is no plan to misjudge and nothing for a custom plan to see; its
-   * planning, though, was 0.4 of the 1.1 ms an idle submission spent in PostgreSQL (EXPLAIN
-   * ANALYZE: 0.07 ms as a generic plan).
-   */
-  public static PgConnectOptions insertOptions(String url) {
-    return common(url).addProperty("plan_cache_mode", "force_generic_plan");
-  }
+    /**
+     * The connection that journals new tasks (except those under an idempotency key, which share a
+     * transaction with the key's row). {@code insert_tasks} reads no table (it inserts rows
+     * made from its arrays), so there is no plan to misjudge and nothing for a custom plan to see; its
+     * planning, though, was 0.4 of the 1.1 ms an idle submission spent in PostgreSQL (EXPLAIN
+     * ANALYZE: 0.07 ms as a generic plan).
+     */
+    public static PgConnectOptions insertOptions(String url) {
+        return common(url).addProperty("plan_cache_mode", "force_generic_plan");
+    }
 
-  private static PgConnectOptions common(String url) {
-    return PgUrl.parse(url)
-        .setPipeliningLimit(256)
-        // Parsing the grouped array statements each time cost milliseconds (their CTEs are not
-        // small), so they are prepared once per connection. All of them: the client's default
-        // caches only texts shorter than 2,048 characters, and when finish grew past that it was
-        // parsed and planned anew at every execution (0.9 ms of an idle task's 1.2 ms in its
-        // finish) without anything saying so. The node sends only sql/'s named queries, a fixed set
-        // well within the cache's size.
-        .setCachePreparedStatements(true)
-        .setPreparedStatementCacheMaxSize(128)
-        .setPreparedStatementCacheSqlFilter(sql -> true)
-        // The journal's working set lives in shared buffers; a random page read costs about what a
-        // sequential one does. The default (4) priced a few hundred primary-key lookups above a
-        // hash join over a whole table of tens of thousands of tasks.
-        .addProperty("random_page_cost", "1.1");
-  }
+    private static PgConnectOptions common(String url) {
+        return PgUrl.parse(url)
+                .setPipeliningLimit(256)
+                // Parsing the grouped array statements each time cost milliseconds (their CTEs are not
+                // small), so they are prepared once per connection. All of them: the client's default
+                // caches only texts shorter than 2,048 characters, and when finish grew past that it was
+                // parsed and planned anew at every execution (0.9 ms of an idle task's 1.2 ms in its
+                // finish) without anything saying so. The node sends only sql/'s named queries, a fixed set
+                // well within the cache's size.
+                .setCachePreparedStatements(true)
+                .setPreparedStatementCacheMaxSize(128)
+                .setPreparedStatementCacheSqlFilter(sql -> true)
+                // The journal's working set lives in shared buffers; a random page read costs about what a
+                // sequential one does. The default (4) priced a few hundred primary-key lookups above a
+                // hash join over a whole table of tens of thousands of tasks.
+                .addProperty("random_page_cost", "1.1");
+    }
 }

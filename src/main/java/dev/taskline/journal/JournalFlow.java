@@ -13,44 +13,50 @@ import java.util.List;
 /** What operators have set on queues (migration 000009), shared by every node on the journal. */
 public final class JournalFlow {
 
-  /**
-   * A queue's controls as the journal holds them.
-   *
-   * @param changedAt when the pause was last switched; null for a queue nothing was ever set on
-   * @param changedBy the key that switched it; null with auth off, or when nothing was set
-   */
-  public record QueueControl(String queue, boolean paused, Instant changedAt, String changedBy) {
+    /**
+     * A queue's controls as the journal holds them.
+     *
+     * @param changedAt when the pause was last switched; null for a queue nothing was ever set on
+     * @param changedBy the key that switched it; null with auth off, or when nothing was set
+     */
+    public record QueueControl(String queue, boolean paused, Instant changedAt, String changedBy) {
 
-    public static QueueControl none(String queue) {
-      return new QueueControl(queue, false, null, null);
+        public static QueueControl none(String queue) {
+            return new QueueControl(queue, false, null, null);
+        }
     }
-  }
 
-  private final Pool pool;
-  private final Sql sql;
-  private final Clock clock;
+    private final Pool pool;
+    private final Sql sql;
+    private final Clock clock;
 
-  public JournalFlow(Pool pool, Clock clock) {
-    this.pool = pool;
-    this.sql = Sql.queries();
-    this.clock = clock;
-  }
+    public JournalFlow(Pool pool, Clock clock) {
+        this.pool = pool;
+        this.sql = Sql.queries();
+        this.clock = clock;
+    }
 
-  /** Pauses or resumes {@code queue} for {@code by} (a key id, or null). Asking for the state it is in changes nothing. */
-  public Future<Void> setPaused(String queue, boolean paused, String by) {
-    return JournalUnavailableException.guard(pool.preparedQuery(sql.get("queue_pause_set"))
-        .execute(Tuple.of(queue, paused, clock.instant().atOffset(ZoneOffset.UTC), by))).mapEmpty();
-  }
+    /** Pauses or resumes {@code queue} for {@code by} (a key id, or null). Asking for the state it is in changes nothing. */
+    public Future<Void> setPaused(String queue, boolean paused, String by) {
+        return JournalUnavailableException.guard(pool.preparedQuery(sql.get("queue_pause_set"))
+                        .execute(Tuple.of(queue, paused, clock.instant().atOffset(ZoneOffset.UTC), by)))
+                .mapEmpty();
+    }
 
-  /** Every queue something was set on, whatever its name (a node skips those it does not serve). */
-  public Future<List<QueueControl>> controls() {
-    return JournalUnavailableException.guard(pool.preparedQuery(sql.get("queue_controls")).execute()).map(rows -> {
-      List<QueueControl> controls = new ArrayList<>(rows.size());
-      for (Row row : rows) {
-        controls.add(new QueueControl(row.getString("queue"), row.getBoolean("paused"),
-            row.getOffsetDateTime("changed_at").toInstant(), row.getString("changed_by")));
-      }
-      return controls;
-    });
-  }
+    /** Every queue something was set on, whatever its name (a node skips those it does not serve). */
+    public Future<List<QueueControl>> controls() {
+        return JournalUnavailableException.guard(
+                        pool.preparedQuery(sql.get("queue_controls")).execute())
+                .map(rows -> {
+                    List<QueueControl> controls = new ArrayList<>(rows.size());
+                    for (Row row : rows) {
+                        controls.add(new QueueControl(
+                                row.getString("queue"),
+                                row.getBoolean("paused"),
+                                row.getOffsetDateTime("changed_at").toInstant(),
+                                row.getString("changed_by")));
+                    }
+                    return controls;
+                });
+    }
 }

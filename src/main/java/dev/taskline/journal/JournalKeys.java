@@ -15,64 +15,92 @@ import java.util.List;
 /** The API keys issued through the API (migration 000007): stored by hash, revoked by time. */
 public final class JournalKeys {
 
-  /** A live key as authentication needs it. */
-  public record StoredKey(String id, String hash, String tenant, List<String> scopes, List<String> queues) {
-  }
+    /** A live key as authentication needs it. */
+    public record StoredKey(String id, String hash, String tenant, List<String> scopes, List<String> queues) {}
 
-  /** A key as an admin lists it: never its hash. */
-  public record KeyView(String id, String tenant, List<String> scopes, List<String> queues, Instant createdAt,
-      String createdBy, Instant revokedAt, String revokedBy) {
-  }
+    /** A key as an admin lists it: never its hash. */
+    public record KeyView(
+            String id,
+            String tenant,
+            List<String> scopes,
+            List<String> queues,
+            Instant createdAt,
+            String createdBy,
+            Instant revokedAt,
+            String revokedBy) {}
 
-  private final Pool pool;
-  private final Sql sql;
-  private final Clock clock;
+    private final Pool pool;
+    private final Sql sql;
+    private final Clock clock;
 
-  public JournalKeys(Pool pool, Clock clock) {
-    this.pool = pool;
-    this.sql = Sql.queries();
-    this.clock = clock;
-  }
+    public JournalKeys(Pool pool, Clock clock) {
+        this.pool = pool;
+        this.sql = Sql.queries();
+        this.clock = clock;
+    }
 
-  /** Stores a new key; false when its id (or hash) is taken. */
-  public Future<Boolean> insert(StoredKey key, String createdBy) {
-    return JournalUnavailableException.guard(pool.preparedQuery(sql.get("key_insert")).execute(Tuple.wrap(new Object[] {
-        key.id(), key.hash(), key.tenant(), key.scopes().toArray(new String[0]), key.queues().toArray(new String[0]),
-        now(), createdBy}))).map(rows -> rows.size() == 1);
-  }
+    /** Stores a new key; false when its id (or hash) is taken. */
+    public Future<Boolean> insert(StoredKey key, String createdBy) {
+        return JournalUnavailableException.guard(pool.preparedQuery(sql.get("key_insert"))
+                        .execute(Tuple.wrap(new Object[] {
+                            key.id(),
+                            key.hash(),
+                            key.tenant(),
+                            key.scopes().toArray(new String[0]),
+                            key.queues().toArray(new String[0]),
+                            now(),
+                            createdBy
+                        })))
+                .map(rows -> rows.size() == 1);
+    }
 
-  /** Every key not revoked. */
-  public Future<List<StoredKey>> live() {
-    return JournalUnavailableException.guard(pool.preparedQuery(sql.get("keys_live")).execute()).map(rows -> {
-      List<StoredKey> keys = new ArrayList<>();
-      for (Row row : rows) {
-        keys.add(new StoredKey(row.getString("id"), row.getString("hash"), row.getString("tenant"),
-            Arrays.asList(row.getArrayOfStrings("scopes")), Arrays.asList(row.getArrayOfStrings("queues"))));
-      }
-      return keys;
-    });
-  }
+    /** Every key not revoked. */
+    public Future<List<StoredKey>> live() {
+        return JournalUnavailableException.guard(
+                        pool.preparedQuery(sql.get("keys_live")).execute())
+                .map(rows -> {
+                    List<StoredKey> keys = new ArrayList<>();
+                    for (Row row : rows) {
+                        keys.add(new StoredKey(
+                                row.getString("id"),
+                                row.getString("hash"),
+                                row.getString("tenant"),
+                                Arrays.asList(row.getArrayOfStrings("scopes")),
+                                Arrays.asList(row.getArrayOfStrings("queues"))));
+                    }
+                    return keys;
+                });
+    }
 
-  /** Every key ever issued here, revoked ones with their time, oldest first. */
-  public Future<List<KeyView>> all() {
-    return JournalUnavailableException.guard(pool.preparedQuery(sql.get("keys_all")).execute()).map(rows -> {
-      List<KeyView> keys = new ArrayList<>();
-      for (Row row : rows) {
-        keys.add(new KeyView(row.getString("id"), row.getString("tenant"), Arrays.asList(row.getArrayOfStrings("scopes")),
-            Arrays.asList(row.getArrayOfStrings("queues")), row.getOffsetDateTime("created_at").toInstant(),
-            row.getString("created_by"), Rows.instant(row, "revoked_at"), row.getString("revoked_by")));
-      }
-      return keys;
-    });
-  }
+    /** Every key ever issued here, revoked ones with their time, oldest first. */
+    public Future<List<KeyView>> all() {
+        return JournalUnavailableException.guard(
+                        pool.preparedQuery(sql.get("keys_all")).execute())
+                .map(rows -> {
+                    List<KeyView> keys = new ArrayList<>();
+                    for (Row row : rows) {
+                        keys.add(new KeyView(
+                                row.getString("id"),
+                                row.getString("tenant"),
+                                Arrays.asList(row.getArrayOfStrings("scopes")),
+                                Arrays.asList(row.getArrayOfStrings("queues")),
+                                row.getOffsetDateTime("created_at").toInstant(),
+                                row.getString("created_by"),
+                                Rows.instant(row, "revoked_at"),
+                                row.getString("revoked_by")));
+                    }
+                    return keys;
+                });
+    }
 
-  /** Revokes a key for {@code by} (a key id, or null); false when there is no such live key. */
-  public Future<Boolean> revoke(String id, String by) {
-    return JournalUnavailableException.guard(pool.preparedQuery(sql.get("key_revoke")).execute(Tuple.of(id, now(), by)))
-        .map(rows -> rows.size() == 1);
-  }
+    /** Revokes a key for {@code by} (a key id, or null); false when there is no such live key. */
+    public Future<Boolean> revoke(String id, String by) {
+        return JournalUnavailableException.guard(
+                        pool.preparedQuery(sql.get("key_revoke")).execute(Tuple.of(id, now(), by)))
+                .map(rows -> rows.size() == 1);
+    }
 
-  private OffsetDateTime now() {
-    return clock.instant().atOffset(ZoneOffset.UTC);
-  }
+    private OffsetDateTime now() {
+        return clock.instant().atOffset(ZoneOffset.UTC);
+    }
 }

@@ -6,7 +6,6 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,185 +22,240 @@ import java.util.UUID;
  */
 public final class JournalReads {
 
-  private final Pool pool;
-  private final Sql sql;
+    private final Pool pool;
+    private final Sql sql;
 
-  public JournalReads(Pool pool) {
-    this.pool = pool;
-    this.sql = Sql.queries();
-  }
+    public JournalReads(Pool pool) {
+        this.pool = pool;
+        this.sql = Sql.queries();
+    }
 
-  /** The task with its history, or null. */
-  public Future<TaskView> task(UUID id) {
-    return query("get_task", Tuple.of(id)).compose(rows -> {
-      if (rows.size() == 0) {
-        return Future.succeededFuture(null);
-      }
-      Row task = rows.iterator().next();
-      return query("task_history", Tuple.of(id)).map(events -> {
-        List<Event> history = new ArrayList<>(events.size());
-        events.forEach(row -> history.add(event(row, id)));
-        return taskView(task, history);
-      });
-    });
-  }
+    /** The task with its history, or null. */
+    public Future<TaskView> task(UUID id) {
+        return query("get_task", Tuple.of(id)).compose(rows -> {
+            if (rows.size() == 0) {
+                return Future.succeededFuture(null);
+            }
+            Row task = rows.iterator().next();
+            return query("task_history", Tuple.of(id)).map(events -> {
+                List<Event> history = new ArrayList<>(events.size());
+                events.forEach(row -> history.add(event(row, id)));
+                return taskView(task, history);
+            });
+        });
+    }
 
-  /** The task's state, or null when there is no such task. */
-  public Future<TaskState> state(UUID id) {
-    return query("task_state", Tuple.of(id))
-        .map(rows -> rows.size() == 0 ? null : TaskState.parse(rows.iterator().next().getString("state")));
-  }
+    /** The task's state, or null when there is no such task. */
+    public Future<TaskState> state(UUID id) {
+        return query("task_state", Tuple.of(id))
+                .map(rows -> rows.size() == 0
+                        ? null
+                        : TaskState.parse(rows.iterator().next().getString("state")));
+    }
 
-  /** A page of tasks, newest first; {@code after} is the last id of the previous page. Null filters match all. */
-  public Future<List<TaskView>> list(TaskState state, String queue, String type, UUID after, int limit, String tenant) {
-    Tuple params = Tuple.of(state == null ? null : state.sql(), queue, type, after, limit);
-    return (tenant == null ? query("list_tasks", params) : query("list_tenant_tasks", params.addString(tenant)))
-        .map(JournalReads::taskViews);
-  }
+    /** A page of tasks, newest first; {@code after} is the last id of the previous page. Null filters match all. */
+    public Future<List<TaskView>> list(
+            TaskState state, String queue, String type, UUID after, int limit, String tenant) {
+        Tuple params = Tuple.of(state == null ? null : state.sql(), queue, type, after, limit);
+        return (tenant == null ? query("list_tasks", params) : query("list_tenant_tasks", params.addString(tenant)))
+                .map(JournalReads::taskViews);
+    }
 
-  /** One tenant's tasks per queue, from the journal; queues where it has none are left out. */
-  public Future<List<TenantCounts>> tenantCounts(String tenant, Instant now) {
-    return query("tenant_counts", Tuple.of(tenant, now.atOffset(ZoneOffset.UTC))).map(rows -> {
-      List<TenantCounts> counts = new ArrayList<>();
-      for (Row row : rows) {
-        counts.add(new TenantCounts(row.getString("queue"), row.getLong("waiting"), row.getLong("scheduled"),
-            row.getLong("running"), row.getLong("finished"), row.getLong("accepted"), row.getLong("expired")));
-      }
-      return counts;
-    });
-  }
+    /** One tenant's tasks per queue, from the journal; queues where it has none are left out. */
+    public Future<List<TenantCounts>> tenantCounts(String tenant, Instant now) {
+        return query("tenant_counts", Tuple.of(tenant, now.atOffset(ZoneOffset.UTC)))
+                .map(rows -> {
+                    List<TenantCounts> counts = new ArrayList<>();
+                    for (Row row : rows) {
+                        counts.add(new TenantCounts(
+                                row.getString("queue"),
+                                row.getLong("waiting"),
+                                row.getLong("scheduled"),
+                                row.getLong("running"),
+                                row.getLong("finished"),
+                                row.getLong("accepted"),
+                                row.getLong("expired")));
+                    }
+                    return counts;
+                });
+    }
 
-  /** The batch with its tasks, or null. */
-  public Future<BatchView> batch(UUID id) {
-    return query("get_batch", Tuple.of(id)).compose(rows -> {
-      if (rows.size() == 0) {
-        return Future.succeededFuture(null);
-      }
-      Row batch = rows.iterator().next();
-      return query("batch_tasks", Tuple.of(id)).map(tasks -> new BatchView(batch.getUUID("id"),
-          batch.getInteger("size"), batch.getOffsetDateTime("created_at").toInstant(), taskViews(tasks)));
-    });
-  }
+    /** The batch with its tasks, or null. */
+    public Future<BatchView> batch(UUID id) {
+        return query("get_batch", Tuple.of(id)).compose(rows -> {
+            if (rows.size() == 0) {
+                return Future.succeededFuture(null);
+            }
+            Row batch = rows.iterator().next();
+            return query("batch_tasks", Tuple.of(id))
+                    .map(tasks -> new BatchView(
+                            batch.getUUID("id"),
+                            batch.getInteger("size"),
+                            batch.getOffsetDateTime("created_at").toInstant(),
+                            taskViews(tasks)));
+        });
+    }
 
-  /** The ids of a batch's tasks; empty when there is no such batch. */
-  public Future<List<UUID>> batchTaskIds(UUID batchId) {
-    return query("batch_task_ids", Tuple.of(batchId)).map(rows -> ids(rows, "id"));
-  }
+    /** The ids of a batch's tasks; empty when there is no such batch. */
+    public Future<List<UUID>> batchTaskIds(UUID batchId) {
+        return query("batch_task_ids", Tuple.of(batchId)).map(rows -> ids(rows, "id"));
+    }
 
-  /** Dead letters of a queue (and type, unless null), oldest first, for a bulk retry. */
-  public Future<List<UUID>> failedIds(String queue, String type, int limit) {
-    return query("failed_ids", Tuple.of(queue, type, limit)).map(rows -> ids(rows, "id"));
-  }
+    /** Dead letters of a queue (and type, unless null), oldest first, for a bulk retry. */
+    public Future<List<UUID>> failedIds(String queue, String type, int limit) {
+        return query("failed_ids", Tuple.of(queue, type, limit)).map(rows -> ids(rows, "id"));
+    }
 
-  /** Where each of the tasks stands, with its newest event id; tasks that do not exist are left out. */
-  public Future<List<TaskSnapshot>> streamSnapshot(Collection<UUID> ids) {
-    return query("stream_snapshot", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
-      List<TaskSnapshot> list = new ArrayList<>(rows.size());
-      for (Row row : rows) {
-        list.add(new TaskSnapshot(row.getUUID("id"), TaskState.parse(row.getString("state")),
-            row.getInteger("attempt"), percent(row), row.getString("progress_message"), row.getValue("result"),
-            row.getValue("error"), row.getLong("last_event_id")));
-      }
-      return list;
-    });
-  }
+    /** Where each of the tasks stands, with its newest event id; tasks that do not exist are left out. */
+    public Future<List<TaskSnapshot>> streamSnapshot(Collection<UUID> ids) {
+        return query("stream_snapshot", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
+            List<TaskSnapshot> list = new ArrayList<>(rows.size());
+            for (Row row : rows) {
+                list.add(new TaskSnapshot(
+                        row.getUUID("id"),
+                        TaskState.parse(row.getString("state")),
+                        row.getInteger("attempt"),
+                        percent(row),
+                        row.getString("progress_message"),
+                        row.getValue("result"),
+                        row.getValue("error"),
+                        row.getLong("last_event_id")));
+            }
+            return list;
+        });
+    }
 
-  /** Up to {@code limit} events of the tasks after {@code afterEventId}, and the transactions then in progress. */
-  public Future<EventPage> streamEvents(Collection<UUID> ids, long afterEventId, int limit) {
-    return query("stream_events", Tuple.of(ids.toArray(new UUID[0]), afterEventId, limit)).map(rows -> {
-      List<Event> events = new ArrayList<>(rows.size());
-      Set<String> inProgress = null;
-      for (Row row : rows) {
-        // Every row carries the statement's one list of transactions in progress; with no event,
-        // the only row has nothing else.
-        if (inProgress == null) {
-          inProgress = new HashSet<>(Arrays.asList(row.getArrayOfStrings("in_progress")));
-        }
-        if (row.getValue("event_id") != null) {
-          events.add(event(row, row.getUUID("task_id")));
-        }
-      }
-      return new EventPage(events, inProgress == null ? Set.of() : inProgress);
-    });
-  }
+    /** Up to {@code limit} events of the tasks after {@code afterEventId}, and the transactions then in progress. */
+    public Future<EventPage> streamEvents(Collection<UUID> ids, long afterEventId, int limit) {
+        return query("stream_events", Tuple.of(ids.toArray(new UUID[0]), afterEventId, limit))
+                .map(rows -> {
+                    List<Event> events = new ArrayList<>(rows.size());
+                    Set<String> inProgress = null;
+                    for (Row row : rows) {
+                        // Every row carries the statement's one list of transactions in progress; with no event,
+                        // the only row has nothing else.
+                        if (inProgress == null) {
+                            inProgress = new HashSet<>(Arrays.asList(row.getArrayOfStrings("in_progress")));
+                        }
+                        if (row.getValue("event_id") != null) {
+                            events.add(event(row, row.getUUID("task_id")));
+                        }
+                    }
+                    return new EventPage(events, inProgress == null ? Set.of() : inProgress);
+                });
+    }
 
-  /** Which of the tasks have events after {@code afterEventId}. */
-  public Future<Set<UUID>> changedSince(Collection<UUID> ids, long afterEventId) {
-    return query("changed_since", Tuple.of(ids.toArray(new UUID[0]), afterEventId))
-        .map(rows -> new HashSet<>(ids(rows, "task_id")));
-  }
+    /** Which of the tasks have events after {@code afterEventId}. */
+    public Future<Set<UUID>> changedSince(Collection<UUID> ids, long afterEventId) {
+        return query("changed_since", Tuple.of(ids.toArray(new UUID[0]), afterEventId))
+                .map(rows -> new HashSet<>(ids(rows, "task_id")));
+    }
 
-  /** The journaled progress of those of the tasks that are running. */
-  public Future<List<Progress>> runningProgress(Collection<UUID> ids) {
-    return query("running_progress", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
-      List<Progress> list = new ArrayList<>(rows.size());
-      rows.forEach(row -> list.add(new Progress(row.getUUID("id"), row.getInteger("progress_percent"),
-          row.getString("progress_message"))));
-      return list;
-    });
-  }
+    /** The journaled progress of those of the tasks that are running. */
+    public Future<List<Progress>> runningProgress(Collection<UUID> ids) {
+        return query("running_progress", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
+            List<Progress> list = new ArrayList<>(rows.size());
+            rows.forEach(row -> list.add(new Progress(
+                    row.getUUID("id"), row.getInteger("progress_percent"), row.getString("progress_message"))));
+            return list;
+        });
+    }
 
-  /** Who holds each of the tasks now; tasks that do not exist are left out. */
-  public Future<List<LeaseState>> leaseStates(Collection<UUID> ids) {
-    return query("lease_states", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
-      List<LeaseState> list = new ArrayList<>(rows.size());
-      rows.forEach(row -> list.add(new LeaseState(row.getUUID("id"), TaskState.parse(row.getString("state")),
-          row.getLong("lease_version"), row.getString("worker_id"))));
-      return list;
-    });
-  }
+    /** Who holds each of the tasks now; tasks that do not exist are left out. */
+    public Future<List<LeaseState>> leaseStates(Collection<UUID> ids) {
+        return query("lease_states", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
+            List<LeaseState> list = new ArrayList<>(rows.size());
+            rows.forEach(row -> list.add(new LeaseState(
+                    row.getUUID("id"),
+                    TaskState.parse(row.getString("state")),
+                    row.getLong("lease_version"),
+                    row.getString("worker_id"))));
+            return list;
+        });
+    }
 
-  /** The newest event id handed out, committed or not. */
-  public Future<Long> maxEventId() {
-    return JournalUnavailableException.guard(pool.query(sql.get("max_event_id")).execute())
-        .map(rows -> rows.iterator().next().getLong("max_event_id"));
-  }
+    /** The newest event id handed out, committed or not. */
+    public Future<Long> maxEventId() {
+        return JournalUnavailableException.guard(
+                        pool.query(sql.get("max_event_id")).execute())
+                .map(rows -> rows.iterator().next().getLong("max_event_id"));
+    }
 
-  /** Succeeds when the database answers. */
-  public Future<Void> ping() {
-    return JournalUnavailableException.guard(pool.query(sql.get("ping")).execute()).mapEmpty();
-  }
+    /** Succeeds when the database answers. */
+    public Future<Void> ping() {
+        return JournalUnavailableException.guard(pool.query(sql.get("ping")).execute())
+                .mapEmpty();
+    }
 
-  private Future<RowSet<Row>> query(String name, Tuple params) {
-    return JournalUnavailableException.guard(pool.preparedQuery(sql.get(name)).execute(params));
-  }
+    private Future<RowSet<Row>> query(String name, Tuple params) {
+        return JournalUnavailableException.guard(
+                pool.preparedQuery(sql.get(name)).execute(params));
+    }
 
-  private static List<UUID> ids(RowSet<Row> rows, String column) {
-    List<UUID> ids = new ArrayList<>(rows.size());
-    rows.forEach(row -> ids.add(row.getUUID(column)));
-    return ids;
-  }
+    private static List<UUID> ids(RowSet<Row> rows, String column) {
+        List<UUID> ids = new ArrayList<>(rows.size());
+        rows.forEach(row -> ids.add(row.getUUID(column)));
+        return ids;
+    }
 
-  private static List<TaskView> taskViews(RowSet<Row> rows) {
-    List<TaskView> tasks = new ArrayList<>(rows.size());
-    rows.forEach(row -> tasks.add(taskView(row, null)));
-    return tasks;
-  }
+    private static List<TaskView> taskViews(RowSet<Row> rows) {
+        List<TaskView> tasks = new ArrayList<>(rows.size());
+        rows.forEach(row -> tasks.add(taskView(row, null)));
+        return tasks;
+    }
 
-  private static TaskView taskView(Row row, List<Event> history) {
-    String worker = row.getString("worker_id");
-    return new TaskView(row.getUUID("id"), row.getString("queue"), row.getString("type"),
-        TaskState.parse(row.getString("state")), row.getInteger("priority"), row.getInteger("attempt"),
-        row.getInteger("max_attempts"), row.getLong("lease_version"), row.getValue("payload"), row.getValue("result"),
-        row.getValue("error"), percent(row), row.getString("progress_message"),
-        Rows.instant(row, "run_at"), Rows.instant(row, "created_at"), Rows.instant(row, "updated_at"), Rows.instant(row, "started_at"),
-        Rows.instant(row, "finished_at"), row.getUUID("batch_id"), row.getString("tenant"), row.getLong("timeout_ms"),
-        worker, worker == null ? null : Rows.instant(row, "lease_expires_at"), history, row.getString("concurrency_key"),
-        Rows.instant(row, "start_by"), row.getString("schedule"), Rows.instant(row, "scheduled_for"));
-  }
+    private static TaskView taskView(Row row, List<Event> history) {
+        String worker = row.getString("worker_id");
+        return new TaskView(
+                row.getUUID("id"),
+                row.getString("queue"),
+                row.getString("type"),
+                TaskState.parse(row.getString("state")),
+                row.getInteger("priority"),
+                row.getInteger("attempt"),
+                row.getInteger("max_attempts"),
+                row.getLong("lease_version"),
+                row.getValue("payload"),
+                row.getValue("result"),
+                row.getValue("error"),
+                percent(row),
+                row.getString("progress_message"),
+                Rows.instant(row, "run_at"),
+                Rows.instant(row, "created_at"),
+                Rows.instant(row, "updated_at"),
+                Rows.instant(row, "started_at"),
+                Rows.instant(row, "finished_at"),
+                row.getUUID("batch_id"),
+                row.getString("tenant"),
+                row.getLong("timeout_ms"),
+                worker,
+                worker == null ? null : Rows.instant(row, "lease_expires_at"),
+                history,
+                row.getString("concurrency_key"),
+                Rows.instant(row, "start_by"),
+                row.getString("schedule"),
+                Rows.instant(row, "scheduled_for"));
+    }
 
-  private static Event event(Row row, UUID taskId) {
-    Object detail = row.getValue("detail");
-    int result = row.getColumnIndex("result");
-    return new Event(row.getLong("event_id"), taskId, TaskState.parse(row.getString("from_state")),
-        TaskState.parse(row.getString("to_state")), Reason.parse(row.getString("reason")), row.getString("worker_id"),
-        row.getLong("lease_version"), row.getInteger("attempt"), Rows.instant(row, "at"),
-        detail instanceof io.vertx.core.json.JsonObject object ? object : null,
-        result < 0 ? null : row.getValue(result));
-  }
+    private static Event event(Row row, UUID taskId) {
+        Object detail = row.getValue("detail");
+        int result = row.getColumnIndex("result");
+        return new Event(
+                row.getLong("event_id"),
+                taskId,
+                TaskState.parse(row.getString("from_state")),
+                TaskState.parse(row.getString("to_state")),
+                Reason.parse(row.getString("reason")),
+                row.getString("worker_id"),
+                row.getLong("lease_version"),
+                row.getInteger("attempt"),
+                Rows.instant(row, "at"),
+                detail instanceof io.vertx.core.json.JsonObject object ? object : null,
+                result < 0 ? null : row.getValue(result));
+    }
 
-  private static int percent(Row row) {
-    Integer percent = row.getInteger("progress_percent");
-    return percent == null ? 0 : percent;
-  }
+    private static int percent(Row row) {
+        Integer percent = row.getInteger("progress_percent");
+        return percent == null ? 0 : percent;
+    }
 }

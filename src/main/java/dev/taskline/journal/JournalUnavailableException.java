@@ -14,44 +14,45 @@ import java.net.ConnectException;
  */
 public class JournalUnavailableException extends RuntimeException {
 
-  public JournalUnavailableException(Throwable cause) {
-    super("the journal did not answer: " + cause.getMessage(), cause, false, false);
-  }
-
-  /** The future, with a failure that means "the journal is not there" turned into this exception. */
-  static <T> Future<T> guard(Future<T> future) {
-    return future.recover(e -> Future.failedFuture(classify(e)));
-  }
-
-  static Throwable classify(Throwable failure) {
-    if (failure instanceof JournalUnavailableException || failure instanceof JournalBusyException) {
-      return failure;
+    public JournalUnavailableException(Throwable cause) {
+        super("the journal did not answer: " + cause.getMessage(), cause, false, false);
     }
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof ConnectException || t instanceof io.vertx.sqlclient.ClosedConnectionException
-          || t instanceof java.util.concurrent.TimeoutException
-          || t instanceof io.netty.channel.ConnectTimeoutException) {
-        return new JournalUnavailableException(failure);
-      }
-      if (t instanceof PgException pg && pg.getSqlState() != null && unavailableClass(pg.getSqlState())) {
-        return new JournalUnavailableException(failure);
-      }
-      if (t instanceof VertxException && String.valueOf(t.getMessage()).contains("Connection")) {
-        return new JournalUnavailableException(failure);
-      }
-    }
-    return failure;
-  }
 
-  /**
-   * SQLSTATE classes that mean "the journal is not there right now", not "this request is wrong":
-   * connection exceptions (08), insufficient resources (53), operator intervention such as a
-   * shutdown (57), a database that is gone (3D) or refuses our role (28).
-   */
-  private static boolean unavailableClass(String sqlState) {
-    return switch (sqlState.substring(0, 2)) {
-      case "08", "53", "57", "3D", "28" -> true;
-      default -> false;
-    };
-  }
+    /** The future, with a failure that means "the journal is not there" turned into this exception. */
+    static <T> Future<T> guard(Future<T> future) {
+        return future.recover(e -> Future.failedFuture(classify(e)));
+    }
+
+    static Throwable classify(Throwable failure) {
+        if (failure instanceof JournalUnavailableException || failure instanceof JournalBusyException) {
+            return failure;
+        }
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException
+                    || t instanceof io.vertx.sqlclient.ClosedConnectionException
+                    || t instanceof java.util.concurrent.TimeoutException
+                    || t instanceof io.netty.channel.ConnectTimeoutException) {
+                return new JournalUnavailableException(failure);
+            }
+            if (t instanceof PgException pg && pg.getSqlState() != null && unavailableClass(pg.getSqlState())) {
+                return new JournalUnavailableException(failure);
+            }
+            if (t instanceof VertxException && String.valueOf(t.getMessage()).contains("Connection")) {
+                return new JournalUnavailableException(failure);
+            }
+        }
+        return failure;
+    }
+
+    /**
+     * SQLSTATE classes that mean "the journal is not there right now", not "this request is wrong":
+     * connection exceptions (08), insufficient resources (53), operator intervention such as a
+     * shutdown (57), a database that is gone (3D) or refuses our role (28).
+     */
+    private static boolean unavailableClass(String sqlState) {
+        return switch (sqlState.substring(0, 2)) {
+            case "08", "53", "57", "3D", "28" -> true;
+            default -> false;
+        };
+    }
 }

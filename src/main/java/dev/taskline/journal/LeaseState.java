@@ -3,5 +3,4 @@ package dev.taskline.journal;
 import java.util.UUID;
 
 /** Who holds a task now: its state, lease version, and worker (null when none). */
-public record LeaseState(UUID id, TaskState state, long leaseVersion, String workerId) {
-}
+public record LeaseState(UUID id, TaskState state, long leaseVersion, String workerId) {}

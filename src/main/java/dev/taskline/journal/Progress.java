@@ -3,5 +3,4 @@ package dev.taskline.journal;
 import java.util.UUID;
 
 /** The latest progress a running task's lease holder reported. */
-public record Progress(UUID taskId, int percent, String message) {
-}
+public record Progress(UUID taskId, int percent, String message) {}

@@ -8,23 +8,34 @@ import java.util.Locale;
  * their one reason as a literal, and {@code ReasonTest} holds the two lists equal.
  */
 public enum Reason {
-  SUBMITTED, CLAIMED, SUCCEEDED, FAILED, FAILED_PERMANENTLY, CANCEL_REQUESTED, CANCELLED, RETRY_SCHEDULED,
-  SNOOZED, RELEASED, LEASE_EXPIRED, RETRIED, EXPIRED;
+    SUBMITTED,
+    CLAIMED,
+    SUCCEEDED,
+    FAILED,
+    FAILED_PERMANENTLY,
+    CANCEL_REQUESTED,
+    CANCELLED,
+    RETRY_SCHEDULED,
+    SNOOZED,
+    RELEASED,
+    LEASE_EXPIRED,
+    RETRIED,
+    EXPIRED;
 
-  // Made once: every attempt's end and every event shown names its reason.
-  private final String sql = name().toLowerCase(Locale.ROOT);
+    // Made once: every attempt's end and every event shown names its reason.
+    private final String sql = name().toLowerCase(Locale.ROOT);
 
-  public String sql() {
-    return sql;
-  }
-
-  /** The reason stored as {@code text}, or null when there is none by that name. */
-  public static Reason parse(String text) {
-    for (Reason reason : values()) {
-      if (reason.sql().equals(text)) {
-        return reason;
-      }
+    public String sql() {
+        return sql;
     }
-    return null;
-  }
+
+    /** The reason stored as {@code text}, or null when there is none by that name. */
+    public static Reason parse(String text) {
+        for (Reason reason : values()) {
+            if (reason.sql().equals(text)) {
+                return reason;
+            }
+        }
+        return null;
+    }
 }

@@ -23,136 +23,196 @@ import java.util.UUID;
  * any other task).
  */
 public record Task(
-    UUID id, String queue, String type, String payloadJson, int priority, int maxAttempts, Long timeoutMs,
-    UUID batchId, String tenant, long dueAtMillis, long leaseVersion, int attempt, String concurrencyKey,
-    long startByMillis, String schedule, long scheduledForMillis) {
+        UUID id,
+        String queue,
+        String type,
+        String payloadJson,
+        int priority,
+        int maxAttempts,
+        Long timeoutMs,
+        UUID batchId,
+        String tenant,
+        long dueAtMillis,
+        long leaseVersion,
+        int attempt,
+        String concurrencyKey,
+        long startByMillis,
+        String schedule,
+        long scheduledForMillis) {
 
-  /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
-  public static Builder builder(UUID id, String queue, String type) {
-    return new Builder(id, queue, type);
-  }
-
-  public Instant runAt() {
-    return Instant.ofEpochMilli(dueAtMillis);
-  }
-
-  /** Whether it must start by a deadline still: it has one, and no attempt has been made. */
-  public boolean deadlineHolds() {
-    return startByMillis != 0 && attempt == 0;
-  }
-
-  /** The same task after an attempt ended and it went back to pending, due at {@code dueAtMillis}. */
-  public Task pendingAgain(long leaseVersion, int attempt, long dueAtMillis) {
-    return new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
-        leaseVersion, attempt, concurrencyKey, startByMillis, schedule, scheduledForMillis);
-  }
-
-  /** The tick a scheduled task was made for; null for a task no schedule made. */
-  public Instant scheduledFor() {
-    return schedule == null ? null : Instant.ofEpochMilli(scheduledForMillis);
-  }
-
-  /** The same task without its first start's deadline: its handler ran, so it did start (see Journal.Attempts). */
-  public Task withoutDeadline() {
-    return startByMillis == 0 ? this : new Task(id, queue, type, payloadJson, priority, maxAttempts, timeoutMs,
-        batchId, tenant, dueAtMillis, leaseVersion, attempt, concurrencyKey, 0, schedule, scheduledForMillis);
-  }
-
-  /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
-  public static final class Builder {
-    private final UUID id;
-    private final String queue;
-    private final String type;
-    private String payloadJson = "{}";
-    private int priority;
-    private int maxAttempts = 1;
-    private Long timeoutMs;
-    private UUID batchId;
-    private String tenant;
-    private long dueAtMillis;
-    private long leaseVersion;
-    private int attempt;
-    private String concurrencyKey;
-    private long startByMillis;
-    private String schedule;
-    private long scheduledForMillis;
-
-    private Builder(UUID id, String queue, String type) {
-      this.id = id;
-      this.queue = queue;
-      this.type = type;
+    /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
+    public static Builder builder(UUID id, String queue, String type) {
+        return new Builder(id, queue, type);
     }
 
-    /** The payload as JSON text: encoded once, it is both what the journal stores and what the queue holds. */
-    public Builder payloadJson(String json) {
-      this.payloadJson = json;
-      return this;
+    public Instant runAt() {
+        return Instant.ofEpochMilli(dueAtMillis);
     }
 
-    public Builder priority(int priority) {
-      this.priority = priority;
-      return this;
+    /** Whether it must start by a deadline still: it has one, and no attempt has been made. */
+    public boolean deadlineHolds() {
+        return startByMillis != 0 && attempt == 0;
     }
 
-    public Builder maxAttempts(int maxAttempts) {
-      this.maxAttempts = maxAttempts;
-      return this;
+    /** The same task after an attempt ended and it went back to pending, due at {@code dueAtMillis}. */
+    public Task pendingAgain(long leaseVersion, int attempt, long dueAtMillis) {
+        return new Task(
+                id,
+                queue,
+                type,
+                payloadJson,
+                priority,
+                maxAttempts,
+                timeoutMs,
+                batchId,
+                tenant,
+                dueAtMillis,
+                leaseVersion,
+                attempt,
+                concurrencyKey,
+                startByMillis,
+                schedule,
+                scheduledForMillis);
     }
 
-    public Builder timeoutMs(Long timeoutMs) {
-      this.timeoutMs = timeoutMs;
-      return this;
+    /** The tick a scheduled task was made for; null for a task no schedule made. */
+    public Instant scheduledFor() {
+        return schedule == null ? null : Instant.ofEpochMilli(scheduledForMillis);
     }
 
-    public Builder batch(UUID batchId) {
-      this.batchId = batchId;
-      return this;
+    /** The same task without its first start's deadline: its handler ran, so it did start (see Journal.Attempts). */
+    public Task withoutDeadline() {
+        return startByMillis == 0
+                ? this
+                : new Task(
+                        id,
+                        queue,
+                        type,
+                        payloadJson,
+                        priority,
+                        maxAttempts,
+                        timeoutMs,
+                        batchId,
+                        tenant,
+                        dueAtMillis,
+                        leaseVersion,
+                        attempt,
+                        concurrencyKey,
+                        0,
+                        schedule,
+                        scheduledForMillis);
     }
 
-    public Builder tenant(String tenant) {
-      this.tenant = tenant;
-      return this;
-    }
+    /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
+    public static final class Builder {
+        private final UUID id;
+        private final String queue;
+        private final String type;
+        private String payloadJson = "{}";
+        private int priority;
+        private int maxAttempts = 1;
+        private Long timeoutMs;
+        private UUID batchId;
+        private String tenant;
+        private long dueAtMillis;
+        private long leaseVersion;
+        private int attempt;
+        private String concurrencyKey;
+        private long startByMillis;
+        private String schedule;
+        private long scheduledForMillis;
 
-    /** Tasks of one key run at most the queue's limit for it at once, across nodes (null: no key). */
-    public Builder concurrencyKey(String key) {
-      this.concurrencyKey = key;
-      return this;
-    }
+        private Builder(UUID id, String queue, String type) {
+            this.id = id;
+            this.queue = queue;
+            this.type = type;
+        }
 
-    /** The deadline of its first start (null: none), kept to the millisecond here. */
-    public Builder startBy(Instant startBy) {
-      this.startByMillis = startBy == null ? 0 : startBy.toEpochMilli();
-      return this;
-    }
+        /** The payload as JSON text: encoded once, it is both what the journal stores and what the queue holds. */
+        public Builder payloadJson(String json) {
+            this.payloadJson = json;
+            return this;
+        }
 
-    /** Made by schedule {@code name} for its tick at {@code tick} (a null name: no schedule). */
-    public Builder scheduled(String name, Instant tick) {
-      this.schedule = name;
-      this.scheduledForMillis = name == null ? 0 : tick.toEpochMilli();
-      return this;
-    }
+        public Builder priority(int priority) {
+            this.priority = priority;
+            return this;
+        }
 
-    public Builder runAt(Instant runAt) {
-      this.dueAtMillis = runAt.toEpochMilli();
-      return this;
-    }
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
 
-    public Builder dueAtMillis(long dueAtMillis) {
-      this.dueAtMillis = dueAtMillis;
-      return this;
-    }
+        public Builder timeoutMs(Long timeoutMs) {
+            this.timeoutMs = timeoutMs;
+            return this;
+        }
 
-    /** Where a task read back from the journal stands: the version a claim must find, attempts made. */
-    public Builder leased(long leaseVersion, int attempt) {
-      this.leaseVersion = leaseVersion;
-      this.attempt = attempt;
-      return this;
-    }
+        public Builder batch(UUID batchId) {
+            this.batchId = batchId;
+            return this;
+        }
 
-    public Task build() {
-      return new Task(id, queue.intern(), type.intern(), payloadJson, priority, maxAttempts, timeoutMs, batchId, tenant, dueAtMillis,
-          leaseVersion, attempt, concurrencyKey, startByMillis, schedule, scheduledForMillis);
+        public Builder tenant(String tenant) {
+            this.tenant = tenant;
+            return this;
+        }
+
+        /** Tasks of one key run at most the queue's limit for it at once, across nodes (null: no key). */
+        public Builder concurrencyKey(String key) {
+            this.concurrencyKey = key;
+            return this;
+        }
+
+        /** The deadline of its first start (null: none), kept to the millisecond here. */
+        public Builder startBy(Instant startBy) {
+            this.startByMillis = startBy == null ? 0 : startBy.toEpochMilli();
+            return this;
+        }
+
+        /** Made by schedule {@code name} for its tick at {@code tick} (a null name: no schedule). */
+        public Builder scheduled(String name, Instant tick) {
+            this.schedule = name;
+            this.scheduledForMillis = name == null ? 0 : tick.toEpochMilli();
+            return this;
+        }
+
+        public Builder runAt(Instant runAt) {
+            this.dueAtMillis = runAt.toEpochMilli();
+            return this;
+        }
+
+        public Builder dueAtMillis(long dueAtMillis) {
+            this.dueAtMillis = dueAtMillis;
+            return this;
+        }
+
+        /** Where a task read back from the journal stands: the version a claim must find, attempts made. */
+        public Builder leased(long leaseVersion, int attempt) {
+            this.leaseVersion = leaseVersion;
+            this.attempt = attempt;
+            return this;
+        }
+
+        public Task build() {
+            return new Task(
+                    id,
+                    queue.intern(),
+                    type.intern(),
+                    payloadJson,
+                    priority,
+                    maxAttempts,
+                    timeoutMs,
+                    batchId,
+                    tenant,
+                    dueAtMillis,
+                    leaseVersion,
+                    attempt,
+                    concurrencyKey,
+                    startByMillis,
+                    schedule,
+                    scheduledForMillis);
+        }
     }
-  }
 }

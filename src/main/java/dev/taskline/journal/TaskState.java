@@ -7,26 +7,31 @@ import java.util.Locale;
  * and had not by then; it never ran.
  */
 public enum TaskState {
-  PENDING, RUNNING, SUCCEEDED, FAILED, CANCELLED, EXPIRED;
+    PENDING,
+    RUNNING,
+    SUCCEEDED,
+    FAILED,
+    CANCELLED,
+    EXPIRED;
 
-  // Made once: every write and every task shown names its state.
-  private final String sql = name().toLowerCase(Locale.ROOT);
+    // Made once: every write and every task shown names its state.
+    private final String sql = name().toLowerCase(Locale.ROOT);
 
-  public String sql() {
-    return sql;
-  }
-
-  public boolean terminal() {
-    return this == SUCCEEDED || this == FAILED || this == CANCELLED || this == EXPIRED;
-  }
-
-  /** The state named {@code text}, or null when there is none. */
-  public static TaskState parse(String text) {
-    for (TaskState state : values()) {
-      if (state.sql().equals(text)) {
-        return state;
-      }
+    public String sql() {
+        return sql;
     }
-    return null;
-  }
+
+    public boolean terminal() {
+        return this == SUCCEEDED || this == FAILED || this == CANCELLED || this == EXPIRED;
+    }
+
+    /** The state named {@code text}, or null when there is none. */
+    public static TaskState parse(String text) {
+        for (TaskState state : values()) {
+            if (state.sql().equals(text)) {
+                return state;
+            }
+        }
+        return null;
+    }
 }

@@ -15,9 +15,31 @@ import java.util.UUID;
  * task submitted otherwise.
  */
 public record TaskView(
-    UUID id, String queue, String type, TaskState state, int priority, int attempt, int maxAttempts,
-    long leaseVersion, Object payload, Object result, Object error, int progressPercent, String progressMessage,
-    Instant runAt, Instant createdAt, Instant updatedAt, Instant startedAt, Instant finishedAt,
-    UUID batchId, String tenant, Long timeoutMs, String workerId, Instant leaseExpiresAt, List<Event> history,
-    String concurrencyKey, Instant startBy, String schedule, Instant scheduledFor) {
-}
+        UUID id,
+        String queue,
+        String type,
+        TaskState state,
+        int priority,
+        int attempt,
+        int maxAttempts,
+        long leaseVersion,
+        Object payload,
+        Object result,
+        Object error,
+        int progressPercent,
+        String progressMessage,
+        Instant runAt,
+        Instant createdAt,
+        Instant updatedAt,
+        Instant startedAt,
+        Instant finishedAt,
+        UUID batchId,
+        String tenant,
+        Long timeoutMs,
+        String workerId,
+        Instant leaseExpiresAt,
+        List<Event> history,
+        String concurrencyKey,
+        Instant startBy,
+        String schedule,
+        Instant scheduledFor) {}

@@ -5,6 +5,5 @@ package dev.taskline.journal;
  * due), scheduled (pending, due later), running, finished (still retained), and all of them; of the
  * finished, those that expired (not started by their deadline).
  */
-public record TenantCounts(String queue, long waiting, long scheduled, long running, long finished, long accepted,
-    long expired) {
-}
+public record TenantCounts(
+        String queue, long waiting, long scheduled, long running, long finished, long accepted, long expired) {}

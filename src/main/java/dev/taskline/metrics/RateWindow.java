@@ -8,35 +8,35 @@ import java.time.Clock;
  */
 public final class RateWindow {
 
-  private final Clock clock;
-  private final long[] counts;
-  private final long[] seconds;
+    private final Clock clock;
+    private final long[] counts;
+    private final long[] seconds;
 
-  public RateWindow(Clock clock, int windowSeconds) {
-    this.clock = clock;
-    this.counts = new long[windowSeconds];
-    this.seconds = new long[windowSeconds];
-  }
-
-  public synchronized void record(long n) {
-    long second = clock.millis() / 1000;
-    int slot = (int) (second % counts.length);
-    if (seconds[slot] != second) {
-      seconds[slot] = second;
-      counts[slot] = 0;
+    public RateWindow(Clock clock, int windowSeconds) {
+        this.clock = clock;
+        this.counts = new long[windowSeconds];
+        this.seconds = new long[windowSeconds];
     }
-    counts[slot] += n;
-  }
 
-  /** Average over the last full window, counting the current partial second as one. */
-  public synchronized double perSecond() {
-    long now = clock.millis() / 1000;
-    long total = 0;
-    for (int i = 0; i < counts.length; i++) {
-      if (now - seconds[i] < counts.length) {
-        total += counts[i];
-      }
+    public synchronized void record(long n) {
+        long second = clock.millis() / 1000;
+        int slot = (int) (second % counts.length);
+        if (seconds[slot] != second) {
+            seconds[slot] = second;
+            counts[slot] = 0;
+        }
+        counts[slot] += n;
     }
-    return (double) total / counts.length;
-  }
+
+    /** Average over the last full window, counting the current partial second as one. */
+    public synchronized double perSecond() {
+        long now = clock.millis() / 1000;
+        long total = 0;
+        for (int i = 0; i < counts.length; i++) {
+            if (now - seconds[i] < counts.length) {
+                total += counts[i];
+            }
+        }
+        return (double) total / counts.length;
+    }
 }

@@ -11,30 +11,29 @@ import java.nio.file.Path;
  */
 final class ResidentMemory {
 
-  private static final Path STATUS = Path.of("/proc/self/status");
+    private static final Path STATUS = Path.of("/proc/self/status");
 
-  private ResidentMemory() {
-  }
+    private ResidentMemory() {}
 
-  /** Bytes, or NaN when the figure cannot be read. */
-  static double read() {
-    try {
-      return parse(Files.readString(STATUS));
-    } catch (IOException | RuntimeException e) {
-      return Double.NaN;
-    }
-  }
-
-  /** The {@code VmRSS:} line of a status file, in bytes (the kernel writes kB); NaN when absent. */
-  static double parse(String status) {
-    for (String line : status.split("\n")) {
-      if (line.startsWith("VmRSS:")) {
-        String[] parts = line.substring("VmRSS:".length()).trim().split("\\s+");
-        if (parts.length == 2 && parts[1].equals("kB")) {
-          return Long.parseLong(parts[0]) * 1024.0;
+    /** Bytes, or NaN when the figure cannot be read. */
+    static double read() {
+        try {
+            return parse(Files.readString(STATUS));
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
         }
-      }
     }
-    return Double.NaN;
-  }
+
+    /** The {@code VmRSS:} line of a status file, in bytes (the kernel writes kB); NaN when absent. */
+    static double parse(String status) {
+        for (String line : status.split("\n")) {
+            if (line.startsWith("VmRSS:")) {
+                String[] parts = line.substring("VmRSS:".length()).trim().split("\\s+");
+                if (parts.length == 2 && parts[1].equals("kB")) {
+                    return Long.parseLong(parts[0]) * 1024.0;
+                }
+            }
+        }
+        return Double.NaN;
+    }
 }

@@ -15,28 +15,33 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class ScheduleMeters {
 
-  private final MeterRegistry registry;
-  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final MeterRegistry registry;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
-  ScheduleMeters(MeterRegistry registry) {
-    this.registry = registry;
-  }
+    ScheduleMeters(MeterRegistry registry) {
+        this.registry = registry;
+    }
 
-  public void fired(String schedule) {
-    counter(schedule, "fired").increment();
-  }
+    public void fired(String schedule) {
+        counter(schedule, "fired").increment();
+    }
 
-  public void skipped(String schedule, long ticks) {
-    counter(schedule, "skipped").increment(ticks);
-  }
+    public void skipped(String schedule, long ticks) {
+        counter(schedule, "skipped").increment(ticks);
+    }
 
-  public void lost(String schedule) {
-    counter(schedule, "lost").increment();
-  }
+    public void lost(String schedule) {
+        counter(schedule, "lost").increment();
+    }
 
-  private Counter counter(String schedule, String outcome) {
-    return counters.computeIfAbsent(schedule + '\u0000' + outcome, k -> Counter.builder("taskline_schedule_ticks")
-        .description("Ticks of a schedule this node decided (fired, skipped) or found decided by another (lost)")
-        .tag("schedule", schedule).tag("outcome", outcome).register(registry));
-  }
+    private Counter counter(String schedule, String outcome) {
+        return counters.computeIfAbsent(
+                schedule + '\u0000' + outcome,
+                k -> Counter.builder("taskline_schedule_ticks")
+                        .description(
+                                "Ticks of a schedule this node decided (fired, skipped) or found decided by another (lost)")
+                        .tag("schedule", schedule)
+                        .tag("outcome", outcome)
+                        .register(registry));
+    }
 }

@@ -13,76 +13,76 @@ import java.time.Clock;
  */
 public final class Promoter extends VerticleBase {
 
-  private static final long SAFETY_TICK_MS = 1_000;
+    private static final long SAFETY_TICK_MS = 1_000;
 
-  private final QueueRegistry queues;
-  private final Clock clock;
-  private long timer = -1;
-  private long safety = -1;
-  private long armedFor = Long.MAX_VALUE;
+    private final QueueRegistry queues;
+    private final Clock clock;
+    private long timer = -1;
+    private long safety = -1;
+    private long armedFor = Long.MAX_VALUE;
 
-  public Promoter(QueueRegistry queues, Clock clock) {
-    this.queues = queues;
-    this.clock = clock;
-  }
-
-  @Override
-  public Future<?> start() {
-    for (TaskQueue queue : queues.all()) {
-      queue.onScheduled(() -> context.runOnContext(v -> arm()));
+    public Promoter(QueueRegistry queues, Clock clock) {
+        this.queues = queues;
+        this.clock = clock;
     }
-    safety = vertx.setPeriodic(SAFETY_TICK_MS, id -> promote());
-    promote();
-    return Future.succeededFuture();
-  }
 
-  @Override
-  public Future<?> stop() {
-    for (TaskQueue queue : queues.all()) {
-      queue.onScheduled(() -> { });
+    @Override
+    public Future<?> start() {
+        for (TaskQueue queue : queues.all()) {
+            queue.onScheduled(() -> context.runOnContext(v -> arm()));
+        }
+        safety = vertx.setPeriodic(SAFETY_TICK_MS, id -> promote());
+        promote();
+        return Future.succeededFuture();
     }
-    vertx.cancelTimer(safety);
-    vertx.cancelTimer(timer);
-    return Future.succeededFuture();
-  }
 
-  /**
-   * Promotes every due task that fits, on the promoter's own event loop; the future holds how
-   * many moved (the timer may have moved some a moment before: tests look at the tasks).
-   */
-  public Future<Integer> runOnce() {
-    Promise<Integer> moved = Promise.promise();
-    context.runOnContext(v -> moved.complete(promote()));
-    return moved.future();
-  }
+    @Override
+    public Future<?> stop() {
+        for (TaskQueue queue : queues.all()) {
+            queue.onScheduled(() -> {});
+        }
+        vertx.cancelTimer(safety);
+        vertx.cancelTimer(timer);
+        return Future.succeededFuture();
+    }
 
-  private int promote() {
-    long now = clock.millis();
-    int moved = 0;
-    for (TaskQueue queue : queues.all()) {
-      moved += queue.promoteDue(now);
+    /**
+     * Promotes every due task that fits, on the promoter's own event loop; the future holds how
+     * many moved (the timer may have moved some a moment before: tests look at the tasks).
+     */
+    public Future<Integer> runOnce() {
+        Promise<Integer> moved = Promise.promise();
+        context.runOnContext(v -> moved.complete(promote()));
+        return moved.future();
     }
-    armedFor = Long.MAX_VALUE;
-    arm();
-    return moved;
-  }
 
-  private void arm() {
-    long next = Long.MAX_VALUE;
-    for (TaskQueue queue : queues.all()) {
-      next = Math.min(next, queue.nextDueMillis());
+    private int promote() {
+        long now = clock.millis();
+        int moved = 0;
+        for (TaskQueue queue : queues.all()) {
+            moved += queue.promoteDue(now);
+        }
+        armedFor = Long.MAX_VALUE;
+        arm();
+        return moved;
     }
-    if (next == Long.MAX_VALUE || next >= armedFor) {
-      return;
+
+    private void arm() {
+        long next = Long.MAX_VALUE;
+        for (TaskQueue queue : queues.all()) {
+            next = Math.min(next, queue.nextDueMillis());
+        }
+        if (next == Long.MAX_VALUE || next >= armedFor) {
+            return;
+        }
+        if (timer != -1) {
+            vertx.cancelTimer(timer);
+        }
+        armedFor = next;
+        long delay = Math.max(1, next - clock.millis());
+        timer = vertx.setTimer(delay, id -> {
+            timer = -1;
+            promote();
+        });
     }
-    if (timer != -1) {
-      vertx.cancelTimer(timer);
-    }
-    armedFor = next;
-    long delay = Math.max(1, next - clock.millis());
-    timer = vertx.setTimer(delay, id -> {
-      timer = -1;
-      promote();
-    });
-  }
 }

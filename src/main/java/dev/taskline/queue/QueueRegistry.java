@@ -9,21 +9,22 @@ import java.util.Map;
 /** The named queues of this node. */
 public final class QueueRegistry {
 
-  private final Map<String, TaskQueue> queues;
+    private final Map<String, TaskQueue> queues;
 
-  public QueueRegistry(Collection<QueueConfig> configs) {
-    Map<String, TaskQueue> byName = new LinkedHashMap<>();
-    configs.stream().sorted((a, b) -> a.name().compareTo(b.name()))
-        .forEach(config -> byName.put(config.name(), new TaskQueue(config)));
-    this.queues = Collections.unmodifiableMap(byName);
-  }
+    public QueueRegistry(Collection<QueueConfig> configs) {
+        Map<String, TaskQueue> byName = new LinkedHashMap<>();
+        configs.stream()
+                .sorted((a, b) -> a.name().compareTo(b.name()))
+                .forEach(config -> byName.put(config.name(), new TaskQueue(config)));
+        this.queues = Collections.unmodifiableMap(byName);
+    }
 
-  /** The queue, or null when there is none by that name. */
-  public TaskQueue get(String name) {
-    return queues.get(name);
-  }
+    /** The queue, or null when there is none by that name. */
+    public TaskQueue get(String name) {
+        return queues.get(name);
+    }
 
-  public Collection<TaskQueue> all() {
-    return queues.values();
-  }
+    public Collection<TaskQueue> all() {
+        return queues.values();
+    }
 }

@@ -24,271 +24,272 @@ import java.util.function.ToIntFunction;
  */
 final class WaitingLine implements Iterable<Task> {
 
-  /** The group of the tasks without a tenant; no tenant's name is empty. */
-  private static final String NO_TENANT = "";
+    /** The group of the tasks without a tenant; no tenant's name is empty. */
+    private static final String NO_TENANT = "";
 
-  private final Comparator<Task> order;
-  private final ToIntFunction<String> weight;
-  /** Not fair: every task is here. */
-  private final PriorityQueue<Task> all;
-  /** Fair: each tenant's waiting tasks, for tenants that have some. */
-  private final Map<String, PriorityQueue<Task>> byTenant = new HashMap<>();
-  /** Fair: the tenants with waiting tasks in turn order, the one whose turn it is first. */
-  private final ArrayDeque<String> turns = new ArrayDeque<>();
-  /** Fair: how many more of its tasks the first in turn may start before the next one's turn. */
-  private int credit;
-  private int size;
-  // The line last added to, kept because most adds follow one of the same tenant (a batch, or a
-  // queue nobody names a tenant for): it saves the map lookup. Null once that line is dropped.
-  private String lastTenant;
-  private PriorityQueue<Task> lastLine;
+    private final Comparator<Task> order;
+    private final ToIntFunction<String> weight;
+    /** Not fair: every task is here. */
+    private final PriorityQueue<Task> all;
+    /** Fair: each tenant's waiting tasks, for tenants that have some. */
+    private final Map<String, PriorityQueue<Task>> byTenant = new HashMap<>();
+    /** Fair: the tenants with waiting tasks in turn order, the one whose turn it is first. */
+    private final ArrayDeque<String> turns = new ArrayDeque<>();
+    /** Fair: how many more of its tasks the first in turn may start before the next one's turn. */
+    private int credit;
 
-  /**
-   * @param fair   whether tenants take turns
-   * @param weight a tenant's weight (at least 1); called with the empty name for tasks without one
-   */
-  WaitingLine(Comparator<Task> order, boolean fair, ToIntFunction<String> weight) {
-    this.order = order;
-    this.weight = weight;
-    this.all = fair ? null : new PriorityQueue<>(order);
-  }
+    private int size;
+    // The line last added to, kept because most adds follow one of the same tenant (a batch, or a
+    // queue nobody names a tenant for): it saves the map lookup. Null once that line is dropped.
+    private String lastTenant;
+    private PriorityQueue<Task> lastLine;
 
-  private static String group(Task task) {
-    return task.tenant() == null ? NO_TENANT : task.tenant();
-  }
+    /**
+     * @param fair   whether tenants take turns
+     * @param weight a tenant's weight (at least 1); called with the empty name for tasks without one
+     */
+    WaitingLine(Comparator<Task> order, boolean fair, ToIntFunction<String> weight) {
+        this.order = order;
+        this.weight = weight;
+        this.all = fair ? null : new PriorityQueue<>(order);
+    }
 
-  void add(Task task) {
-    size++;
-    if (all != null) {
-      all.add(task);
-      return;
+    private static String group(Task task) {
+        return task.tenant() == null ? NO_TENANT : task.tenant();
     }
-    String tenant = group(task);
-    PriorityQueue<Task> line = tenant.equals(lastTenant) ? lastLine : byTenant.get(tenant);
-    if (line == null) {
-      line = new PriorityQueue<>(order);
-      byTenant.put(tenant, line);
-    }
-    if (line.isEmpty()) {
-      // A tenant that had nothing waiting takes its turn after those that have.
-      turns.addLast(tenant);
-      if (turns.size() == 1) {
-        credit = weight.applyAsInt(tenant);
-      }
-    }
-    lastTenant = tenant;
-    lastLine = line;
-    line.add(task);
-  }
 
-  void addAll(Collection<Task> tasks) {
-    tasks.forEach(this::add);
-  }
-
-  /** The next task to start, or null. */
-  Task poll() {
-    if (size == 0) {
-      return null;
-    }
-    size--;
-    if (all != null) {
-      return all.poll();
-    }
-    String tenant = turns.peekFirst();
-    PriorityQueue<Task> line = tenant.equals(lastTenant) ? lastLine : byTenant.get(tenant);
-    Task task = line.poll();
-    if (line.isEmpty()) {
-      release(tenant);
-      turns.pollFirst();
-      credit = turns.isEmpty() ? 0 : weight.applyAsInt(turns.peekFirst());
-    } else if (turns.size() > 1 && --credit <= 0) {
-      // One tenant alone keeps its turn; with others waiting, its turn ends after its weight.
-      turns.addLast(turns.pollFirst());
-      credit = weight.applyAsInt(turns.peekFirst());
-    }
-    return task;
-  }
-
-  /** The task {@link #poll} would return, left in line and its tenant's turn untouched; null when none waits. */
-  Task peek() {
-    if (size == 0) {
-      return null;
-    }
-    return all != null ? all.peek() : byTenant.get(turns.peekFirst()).peek();
-  }
-
-  int size() {
-    return size;
-  }
-
-  boolean isEmpty() {
-    return size == 0;
-  }
-
-  boolean remove(Task task) {
-    if (all != null) {
-      boolean removed = all.remove(task);
-      size -= removed ? 1 : 0;
-      return removed;
-    }
-    String tenant = group(task);
-    PriorityQueue<Task> line = byTenant.get(tenant);
-    if (line == null || !line.remove(task)) {
-      return false;
-    }
-    size--;
-    if (line.isEmpty()) {
-      drop(tenant);
-    }
-    return true;
-  }
-
-  boolean removeIf(Predicate<Task> which) {
-    if (all != null) {
-      int before = all.size();
-      boolean removed = all.removeIf(which);
-      size -= before - all.size();
-      return removed;
-    }
-    boolean removed = false;
-    List<String> emptied = new ArrayList<>();
-    for (Map.Entry<String, PriorityQueue<Task>> line : byTenant.entrySet()) {
-      int before = line.getValue().size();
-      if (line.getValue().removeIf(which)) {
-        removed = true;
-        size -= before - line.getValue().size();
-        if (line.getValue().isEmpty()) {
-          emptied.add(line.getKey());
+    void add(Task task) {
+        size++;
+        if (all != null) {
+            all.add(task);
+            return;
         }
-      }
-    }
-    emptied.forEach(this::drop);
-    return removed;
-  }
-
-  /**
-   * How many of the waiting tasks {@link #poll} would hand out before {@code probe}, a task not in
-   * line, were it added with {@code peers[i]} more of its tenant's tasks ahead of it (the others of
-   * its batch): one answer per entry of {@code peers}. Exact for the line as it stands; tasks added
-   * later (of a higher priority, or a new tenant's turn) may still come first. One pass over the
-   * probe's tenant's line (over the whole line, not fair), then one over the tenants in turn per
-   * answer.
-   */
-  int[] startsBefore(Task probe, int[] peers) {
-    int[] before = new int[peers.length];
-    if (all != null) {
-      int ahead = countBefore(all, probe);
-      for (int i = 0; i < peers.length; i++) {
-        before[i] = ahead + peers[i];
-      }
-      return before;
-    }
-    String tenant = group(probe);
-    PriorityQueue<Task> line = byTenant.get(tenant);
-    int ownAhead = line == null ? 0 : countBefore(line, probe);
-    for (int i = 0; i < peers.length; i++) {
-      before[i] = startsBefore(tenant, ownAhead + peers[i]);
-    }
-    return before;
-  }
-
-  private int countBefore(PriorityQueue<Task> line, Task probe) {
-    int n = 0;
-    for (Task task : line) {
-      if (order.compare(task, probe) < 0) {
-        n++;
-      }
-    }
-    return n;
-  }
-
-  /**
-   * Fair: the tasks started before the {@code own + 1}-th of {@code tenant}'s. Its tenant's turn in
-   * which it starts is found from the tenant's place in the turns (last, when it has nothing
-   * waiting: it joins at the end) and its allowance per turn (the first in turn has what is left of
-   * its credit); each other tenant starts its allowance in each of its turns before that one, as
-   * far as its line reaches.
-   */
-  private int startsBefore(String tenant, int own) {
-    int ownWeight = weight.applyAsInt(tenant);
-    boolean ownFirst = tenant.equals(turns.peekFirst());
-    // Turns of its tenant that pass before the one in which the task starts.
-    int turn = ownFirst ? (own < credit ? 0 : 1 + (own - credit) / ownWeight) : own / ownWeight;
-    int before = own;
-    boolean aheadOfOwn = true;
-    boolean first = true;
-    for (String other : turns) {
-      if (other.equals(tenant)) {
-        aheadOfOwn = false;
-        first = false;
-        continue;
-      }
-      int theirTurns = aheadOfOwn ? turn + 1 : turn;
-      if (theirTurns > 0) {
-        int w = weight.applyAsInt(other);
-        long allowance = first ? credit + (long) w * (theirTurns - 1) : (long) w * theirTurns;
-        before += (int) Math.min(byTenant.get(other).size(), allowance);
-      }
-      first = false;
-    }
-    return before;
-  }
-
-  /** A tenant whose last waiting task left other than by {@link #poll}. */
-  private void drop(String tenant) {
-    release(tenant);
-    leaveTurns(tenant);
-  }
-
-  /**
-   * A tenant's line emptied: dropped, so that tenants come and go without the map growing, but for
-   * the line of tasks without a tenant, which a queue that names none empties and refills all the
-   * time: a new heap each time, grown again from its first size.
-   */
-  private void release(String tenant) {
-    if (tenant.equals(NO_TENANT)) {
-      return;
-    }
-    byTenant.remove(tenant);
-    if (tenant.equals(lastTenant)) {
-      lastTenant = null;
-      lastLine = null;
-    }
-  }
-
-  private void leaveTurns(String tenant) {
-    boolean first = tenant.equals(turns.peekFirst());
-    turns.remove(tenant);
-    if (first) {
-      credit = turns.isEmpty() ? 0 : weight.applyAsInt(turns.peekFirst());
-    }
-  }
-
-  /** Every waiting task, in no particular order. */
-  @Override
-  public Iterator<Task> iterator() {
-    if (all != null) {
-      return all.iterator();
-    }
-    Iterator<PriorityQueue<Task>> lines = byTenant.values().iterator();
-    return new Iterator<>() {
-      private Iterator<Task> current = java.util.Collections.emptyIterator();
-
-      @Override
-      public boolean hasNext() {
-        while (!current.hasNext() && lines.hasNext()) {
-          current = lines.next().iterator();
+        String tenant = group(task);
+        PriorityQueue<Task> line = tenant.equals(lastTenant) ? lastLine : byTenant.get(tenant);
+        if (line == null) {
+            line = new PriorityQueue<>(order);
+            byTenant.put(tenant, line);
         }
-        return current.hasNext();
-      }
-
-      @Override
-      public Task next() {
-        if (!hasNext()) {
-          throw new NoSuchElementException();
+        if (line.isEmpty()) {
+            // A tenant that had nothing waiting takes its turn after those that have.
+            turns.addLast(tenant);
+            if (turns.size() == 1) {
+                credit = weight.applyAsInt(tenant);
+            }
         }
-        return current.next();
-      }
-    };
-  }
+        lastTenant = tenant;
+        lastLine = line;
+        line.add(task);
+    }
+
+    void addAll(Collection<Task> tasks) {
+        tasks.forEach(this::add);
+    }
+
+    /** The next task to start, or null. */
+    Task poll() {
+        if (size == 0) {
+            return null;
+        }
+        size--;
+        if (all != null) {
+            return all.poll();
+        }
+        String tenant = turns.peekFirst();
+        PriorityQueue<Task> line = tenant.equals(lastTenant) ? lastLine : byTenant.get(tenant);
+        Task task = line.poll();
+        if (line.isEmpty()) {
+            release(tenant);
+            turns.pollFirst();
+            credit = turns.isEmpty() ? 0 : weight.applyAsInt(turns.peekFirst());
+        } else if (turns.size() > 1 && --credit <= 0) {
+            // One tenant alone keeps its turn; with others waiting, its turn ends after its weight.
+            turns.addLast(turns.pollFirst());
+            credit = weight.applyAsInt(turns.peekFirst());
+        }
+        return task;
+    }
+
+    /** The task {@link #poll} would return, left in line and its tenant's turn untouched; null when none waits. */
+    Task peek() {
+        if (size == 0) {
+            return null;
+        }
+        return all != null ? all.peek() : byTenant.get(turns.peekFirst()).peek();
+    }
+
+    int size() {
+        return size;
+    }
+
+    boolean isEmpty() {
+        return size == 0;
+    }
+
+    boolean remove(Task task) {
+        if (all != null) {
+            boolean removed = all.remove(task);
+            size -= removed ? 1 : 0;
+            return removed;
+        }
+        String tenant = group(task);
+        PriorityQueue<Task> line = byTenant.get(tenant);
+        if (line == null || !line.remove(task)) {
+            return false;
+        }
+        size--;
+        if (line.isEmpty()) {
+            drop(tenant);
+        }
+        return true;
+    }
+
+    boolean removeIf(Predicate<Task> which) {
+        if (all != null) {
+            int before = all.size();
+            boolean removed = all.removeIf(which);
+            size -= before - all.size();
+            return removed;
+        }
+        boolean removed = false;
+        List<String> emptied = new ArrayList<>();
+        for (Map.Entry<String, PriorityQueue<Task>> line : byTenant.entrySet()) {
+            int before = line.getValue().size();
+            if (line.getValue().removeIf(which)) {
+                removed = true;
+                size -= before - line.getValue().size();
+                if (line.getValue().isEmpty()) {
+                    emptied.add(line.getKey());
+                }
+            }
+        }
+        emptied.forEach(this::drop);
+        return removed;
+    }
+
+    /**
+     * How many of the waiting tasks {@link #poll} would hand out before {@code probe}, a task not in
+     * line, were it added with {@code peers[i]} more of its tenant's tasks ahead of it (the others of
+     * its batch): one answer per entry of {@code peers}. Exact for the line as it stands; tasks added
+     * later (of a higher priority, or a new tenant's turn) may still come first. One pass over the
+     * probe's tenant's line (over the whole line, not fair), then one over the tenants in turn per
+     * answer.
+     */
+    int[] startsBefore(Task probe, int[] peers) {
+        int[] before = new int[peers.length];
+        if (all != null) {
+            int ahead = countBefore(all, probe);
+            for (int i = 0; i < peers.length; i++) {
+                before[i] = ahead + peers[i];
+            }
+            return before;
+        }
+        String tenant = group(probe);
+        PriorityQueue<Task> line = byTenant.get(tenant);
+        int ownAhead = line == null ? 0 : countBefore(line, probe);
+        for (int i = 0; i < peers.length; i++) {
+            before[i] = startsBefore(tenant, ownAhead + peers[i]);
+        }
+        return before;
+    }
+
+    private int countBefore(PriorityQueue<Task> line, Task probe) {
+        int n = 0;
+        for (Task task : line) {
+            if (order.compare(task, probe) < 0) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Fair: the tasks started before the {@code own + 1}-th of {@code tenant}'s. Its tenant's turn in
+     * which it starts is found from the tenant's place in the turns (last, when it has nothing
+     * waiting: it joins at the end) and its allowance per turn (the first in turn has what is left of
+     * its credit); each other tenant starts its allowance in each of its turns before that one, as
+     * far as its line reaches.
+     */
+    private int startsBefore(String tenant, int own) {
+        int ownWeight = weight.applyAsInt(tenant);
+        boolean ownFirst = tenant.equals(turns.peekFirst());
+        // Turns of its tenant that pass before the one in which the task starts.
+        int turn = ownFirst ? (own < credit ? 0 : 1 + (own - credit) / ownWeight) : own / ownWeight;
+        int before = own;
+        boolean aheadOfOwn = true;
+        boolean first = true;
+        for (String other : turns) {
+            if (other.equals(tenant)) {
+                aheadOfOwn = false;
+                first = false;
+                continue;
+            }
+            int theirTurns = aheadOfOwn ? turn + 1 : turn;
+            if (theirTurns > 0) {
+                int w = weight.applyAsInt(other);
+                long allowance = first ? credit + (long) w * (theirTurns - 1) : (long) w * theirTurns;
+                before += (int) Math.min(byTenant.get(other).size(), allowance);
+            }
+            first = false;
+        }
+        return before;
+    }
+
+    /** A tenant whose last waiting task left other than by {@link #poll}. */
+    private void drop(String tenant) {
+        release(tenant);
+        leaveTurns(tenant);
+    }
+
+    /**
+     * A tenant's line emptied: dropped, so that tenants come and go without the map growing, but for
+     * the line of tasks without a tenant, which a queue that names none empties and refills all the
+     * time: a new heap each time, grown again from its first size.
+     */
+    private void release(String tenant) {
+        if (tenant.equals(NO_TENANT)) {
+            return;
+        }
+        byTenant.remove(tenant);
+        if (tenant.equals(lastTenant)) {
+            lastTenant = null;
+            lastLine = null;
+        }
+    }
+
+    private void leaveTurns(String tenant) {
+        boolean first = tenant.equals(turns.peekFirst());
+        turns.remove(tenant);
+        if (first) {
+            credit = turns.isEmpty() ? 0 : weight.applyAsInt(turns.peekFirst());
+        }
+    }
+
+    /** Every waiting task, in no particular order. */
+    @Override
+    public Iterator<Task> iterator() {
+        if (all != null) {
+            return all.iterator();
+        }
+        Iterator<PriorityQueue<Task>> lines = byTenant.values().iterator();
+        return new Iterator<>() {
+            private Iterator<Task> current = java.util.Collections.emptyIterator();
+
+            @Override
+            public boolean hasNext() {
+                while (!current.hasNext() && lines.hasNext()) {
+                    current = lines.next().iterator();
+                }
+                return current.hasNext();
+            }
+
+            @Override
+            public Task next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException();
+                }
+                return current.next();
+            }
+        };
+    }
 }

@@ -18,95 +18,100 @@ import java.util.Map;
  */
 public final class Recovery {
 
-  private final Journal journal;
-  private final QueueRegistry queues;
-  private final TasklineMetrics metrics;
-  private final int batchSize;
-  private final Duration finishedTtl;
+    private final Journal journal;
+    private final QueueRegistry queues;
+    private final TasklineMetrics metrics;
+    private final int batchSize;
+    private final Duration finishedTtl;
 
-  public Recovery(Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize, Duration finishedTtl) {
-    this.journal = journal;
-    this.queues = queues;
-    this.metrics = metrics;
-    this.batchSize = batchSize;
-    this.finishedTtl = finishedTtl;
-  }
-
-  /**
-   * Deletes one batch of finished tasks past retention (with their history) and of expired
-   * idempotency keys; returns how many tasks went. Kept apart from {@link #runOnce} because it
-   * need not run as often.
-   */
-  public Future<Integer> cleanOnce() {
-    return journal.deleteOld(finishedTtl, batchSize);
-  }
-
-  /** One full pass. Not re-entrant: the caller waits for one pass before starting the next. */
-  public Future<Pass> runOnce() {
-    return runOnce(true);
-  }
-
-  /**
-   * One pass. With {@code checkJournal} false, only queues that just got lapsed leases back look
-   * for waiting work in the journal: the look costs a count over the queue's whole backlog, so the
-   * timed passes take it only every few rounds (see {@link RecoveryVerticle}).
-   */
-  public Future<Pass> runOnce(boolean checkJournal) {
-    return journal.releaseExpired(batchSize).compose(released -> {
-      Map<String, Integer> byQueue = new HashMap<>();
-      for (Journal.Released task : released) {
-        byQueue.merge(task.queue(), 1, Integer::sum);
-      }
-      byQueue.forEach((name, n) -> {
-        if (queues.get(name) != null) {
-          metrics.queue(name).takeovers(n);
-        }
-      });
-      List<TaskQueue> look = new ArrayList<>();
-      for (TaskQueue queue : queues.all()) {
-        if (checkJournal || byQueue.containsKey(queue.name())) {
-          look.add(queue);
-        }
-      }
-      return pageIn(look, 0, 0).map(paged -> new Pass(released.size(), paged));
-    });
-  }
-
-  private Future<Integer> pageIn(List<TaskQueue> remaining, int index, int pagedSoFar) {
-    if (index == remaining.size()) {
-      return Future.succeededFuture(pagedSoFar);
+    public Recovery(
+            Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize, Duration finishedTtl) {
+        this.journal = journal;
+        this.queues = queues;
+        this.metrics = metrics;
+        this.batchSize = batchSize;
+        this.finishedTtl = finishedTtl;
     }
-    TaskQueue queue = remaining.get(index);
-    int room = Math.min(queue.room(), batchSize);
-    if (room <= 0) {
-      return pageIn(remaining, index + 1, pagedSoFar);
+
+    /**
+     * Deletes one batch of finished tasks past retention (with their history) and of expired
+     * idempotency keys; returns how many tasks went. Kept apart from {@link #runOnce} because it
+     * need not run as often.
+     */
+    public Future<Integer> cleanOnce() {
+        return journal.deleteOld(finishedTtl, batchSize);
     }
-    int held = queue.heldPending(journal.clock().millis());
-    // Skipping every id held here costs the page-in query dearly with a long queue. When the
-    // journal shows no more due pending tasks than this node holds as pending, none is someone
-    // else's. But the two readings race (a claim that commits between them hides a task of
-    // someone else's from the comparison), so a skip leaves the room signal armed while anything
-    // is pending: the verticle spaces the passes that signal asks for (see RecoveryVerticle).
-    return journal.pendingCount(queue.name()).compose(pending -> {
-      if (pending <= held) {
-        queue.journalHasMore(pending > 0);
-        return pageIn(remaining, index + 1, pagedSoFar);
-      }
-      return pageInQueue(queue, room).compose(added -> pageIn(remaining, index + 1, pagedSoFar + added));
-    });
-  }
 
-  private Future<Integer> pageInQueue(TaskQueue queue, int room) {
-    return journal.pageIn(queue.name(), queue.heldIds(), room, queue.config().agingPerSecond(),
-        queue.config().fairness().tenants()).compose(found -> {
-      // A full page means the journal may hold more than fitted; the queue calls back for more
-      // once it has drained to half, so waiting work follows freed room without a timer.
-      queue.journalHasMore(found.size() == room);
-      return Future.succeededFuture(queue.offer(found));
-    });
-  }
+    /** One full pass. Not re-entrant: the caller waits for one pass before starting the next. */
+    public Future<Pass> runOnce() {
+        return runOnce(true);
+    }
 
-  /** What one pass did: leases put back to pending, tasks paged into memory. */
-  public record Pass(int released, int pagedIn) {
-  }
+    /**
+     * One pass. With {@code checkJournal} false, only queues that just got lapsed leases back look
+     * for waiting work in the journal: the look costs a count over the queue's whole backlog, so the
+     * timed passes take it only every few rounds (see {@link RecoveryVerticle}).
+     */
+    public Future<Pass> runOnce(boolean checkJournal) {
+        return journal.releaseExpired(batchSize).compose(released -> {
+            Map<String, Integer> byQueue = new HashMap<>();
+            for (Journal.Released task : released) {
+                byQueue.merge(task.queue(), 1, Integer::sum);
+            }
+            byQueue.forEach((name, n) -> {
+                if (queues.get(name) != null) {
+                    metrics.queue(name).takeovers(n);
+                }
+            });
+            List<TaskQueue> look = new ArrayList<>();
+            for (TaskQueue queue : queues.all()) {
+                if (checkJournal || byQueue.containsKey(queue.name())) {
+                    look.add(queue);
+                }
+            }
+            return pageIn(look, 0, 0).map(paged -> new Pass(released.size(), paged));
+        });
+    }
+
+    private Future<Integer> pageIn(List<TaskQueue> remaining, int index, int pagedSoFar) {
+        if (index == remaining.size()) {
+            return Future.succeededFuture(pagedSoFar);
+        }
+        TaskQueue queue = remaining.get(index);
+        int room = Math.min(queue.room(), batchSize);
+        if (room <= 0) {
+            return pageIn(remaining, index + 1, pagedSoFar);
+        }
+        int held = queue.heldPending(journal.clock().millis());
+        // Skipping every id held here costs the page-in query dearly with a long queue. When the
+        // journal shows no more due pending tasks than this node holds as pending, none is someone
+        // else's. But the two readings race (a claim that commits between them hides a task of
+        // someone else's from the comparison), so a skip leaves the room signal armed while anything
+        // is pending: the verticle spaces the passes that signal asks for (see RecoveryVerticle).
+        return journal.pendingCount(queue.name()).compose(pending -> {
+            if (pending <= held) {
+                queue.journalHasMore(pending > 0);
+                return pageIn(remaining, index + 1, pagedSoFar);
+            }
+            return pageInQueue(queue, room).compose(added -> pageIn(remaining, index + 1, pagedSoFar + added));
+        });
+    }
+
+    private Future<Integer> pageInQueue(TaskQueue queue, int room) {
+        return journal.pageIn(
+                        queue.name(),
+                        queue.heldIds(),
+                        room,
+                        queue.config().agingPerSecond(),
+                        queue.config().fairness().tenants())
+                .compose(found -> {
+                    // A full page means the journal may hold more than fitted; the queue calls back for more
+                    // once it has drained to half, so waiting work follows freed room without a timer.
+                    queue.journalHasMore(found.size() == room);
+                    return Future.succeededFuture(queue.offer(found));
+                });
+    }
+
+    /** What one pass did: leases put back to pending, tasks paged into memory. */
+    public record Pass(int released, int pagedIn) {}
 }

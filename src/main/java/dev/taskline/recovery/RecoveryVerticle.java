@@ -17,99 +17,102 @@ import java.util.logging.Logger;
  */
 public final class RecoveryVerticle extends VerticleBase {
 
-  private static final Logger LOG = Logger.getLogger(RecoveryVerticle.class.getName());
+    private static final Logger LOG = Logger.getLogger(RecoveryVerticle.class.getName());
 
-  private final Recovery recovery;
-  private final QueueRegistry queues;
-  private final long intervalMs;
-  private static final long CLEAN_EVERY_MS = 60_000;
-  static final int CHECK_EVERY_TICKS = 5;
-  static final long ROOM_GAP_MS = 1_000;
+    private final Recovery recovery;
+    private final QueueRegistry queues;
+    private final long intervalMs;
+    private static final long CLEAN_EVERY_MS = 60_000;
+    static final int CHECK_EVERY_TICKS = 5;
+    static final long ROOM_GAP_MS = 1_000;
 
-  private long timer = -1;
-  private long cleanTimer = -1;
-  private boolean passRunning;
-  private boolean again;
-  private long ticks;
-  private boolean roomAsked;
-  private long lastRoomPassNanos = System.nanoTime() - ROOM_GAP_MS * 1_000_000;
-  private long roomTimer = -1;
+    private long timer = -1;
+    private long cleanTimer = -1;
+    private boolean passRunning;
+    private boolean again;
+    private long ticks;
+    private boolean roomAsked;
+    private long lastRoomPassNanos = System.nanoTime() - ROOM_GAP_MS * 1_000_000;
+    private long roomTimer = -1;
 
-  public RecoveryVerticle(Recovery recovery, QueueRegistry queues, long intervalMs) {
-    this.recovery = recovery;
-    this.queues = queues;
-    this.intervalMs = intervalMs;
-  }
-
-  @Override
-  public Future<?> start() {
-    for (TaskQueue queue : queues.all()) {
-      queue.onRoom(() -> context.runOnContext(v -> roomAsked()));
+    public RecoveryVerticle(Recovery recovery, QueueRegistry queues, long intervalMs) {
+        this.recovery = recovery;
+        this.queues = queues;
+        this.intervalMs = intervalMs;
     }
-    // The first pass reloads what an earlier run left; the node takes no new work before it ends.
-    passRunning = true;
-    return recovery.runOnce()
-        .onSuccess(pass -> LOG.info("reloaded " + pass.pagedIn() + " waiting tasks, released "
-            + pass.released() + " lapsed leases"))
-        .eventually(() -> {
-          passRunning = false;
-          timer = vertx.setPeriodic(intervalMs, id -> tick());
-          cleanTimer = vertx.setPeriodic(Math.max(intervalMs, CLEAN_EVERY_MS), id -> recovery.cleanOnce()
-              .onFailure(e -> LOG.log(Level.WARNING, "retention pass failed; will try again", e)));
-          if (again) {
-            again = false;
+
+    @Override
+    public Future<?> start() {
+        for (TaskQueue queue : queues.all()) {
+            queue.onRoom(() -> context.runOnContext(v -> roomAsked()));
+        }
+        // The first pass reloads what an earlier run left; the node takes no new work before it ends.
+        passRunning = true;
+        return recovery.runOnce()
+                .onSuccess(pass -> LOG.info("reloaded " + pass.pagedIn() + " waiting tasks, released " + pass.released()
+                        + " lapsed leases"))
+                .eventually(() -> {
+                    passRunning = false;
+                    timer = vertx.setPeriodic(intervalMs, id -> tick());
+                    cleanTimer = vertx.setPeriodic(
+                            Math.max(intervalMs, CLEAN_EVERY_MS),
+                            id -> recovery.cleanOnce()
+                                    .onFailure(
+                                            e -> LOG.log(Level.WARNING, "retention pass failed; will try again", e)));
+                    if (again) {
+                        again = false;
+                        tick();
+                    }
+                    return Future.succeededFuture();
+                });
+    }
+
+    @Override
+    public Future<?> stop() {
+        vertx.cancelTimer(timer);
+        vertx.cancelTimer(cleanTimer);
+        if (roomTimer >= 0) {
+            vertx.cancelTimer(roomTimer);
+        }
+        for (TaskQueue queue : queues.all()) {
+            queue.onRoom(() -> {});
+        }
+        return Future.succeededFuture();
+    }
+
+    private void roomAsked() {
+        roomAsked = true;
+        long waitMs = ROOM_GAP_MS - (System.nanoTime() - lastRoomPassNanos) / 1_000_000;
+        if (waitMs <= 0) {
             tick();
-          }
-          return Future.succeededFuture();
-        });
-  }
+        } else if (roomTimer < 0) {
+            roomTimer = vertx.setTimer(waitMs, id -> {
+                roomTimer = -1;
+                tick();
+            });
+        }
+    }
 
-  @Override
-  public Future<?> stop() {
-    vertx.cancelTimer(timer);
-    vertx.cancelTimer(cleanTimer);
-    if (roomTimer >= 0) {
-      vertx.cancelTimer(roomTimer);
+    private void tick() {
+        if (passRunning) {
+            again = true;
+            return;
+        }
+        passRunning = true;
+        boolean checkJournal = roomAsked || ticks++ % CHECK_EVERY_TICKS == 0;
+        if (roomAsked) {
+            lastRoomPassNanos = System.nanoTime();
+        }
+        roomAsked = false;
+        recovery.runOnce(checkJournal)
+                .onFailure(e -> LOG.log(Level.WARNING, "recovery pass failed; will try again", e))
+                .onComplete(done -> {
+                    passRunning = false;
+                    if (again) {
+                        // A call for room came during the pass; it may have seen a fuller queue than now.
+                        again = false;
+                        tick();
+                    }
+                });
     }
-    for (TaskQueue queue : queues.all()) {
-      queue.onRoom(() -> { });
-    }
-    return Future.succeededFuture();
-  }
-
-  private void roomAsked() {
-    roomAsked = true;
-    long waitMs = ROOM_GAP_MS - (System.nanoTime() - lastRoomPassNanos) / 1_000_000;
-    if (waitMs <= 0) {
-      tick();
-    } else if (roomTimer < 0) {
-      roomTimer = vertx.setTimer(waitMs, id -> {
-        roomTimer = -1;
-        tick();
-      });
-    }
-  }
-
-  private void tick() {
-    if (passRunning) {
-      again = true;
-      return;
-    }
-    passRunning = true;
-    boolean checkJournal = roomAsked || ticks++ % CHECK_EVERY_TICKS == 0;
-    if (roomAsked) {
-      lastRoomPassNanos = System.nanoTime();
-    }
-    roomAsked = false;
-    recovery.runOnce(checkJournal)
-        .onFailure(e -> LOG.log(Level.WARNING, "recovery pass failed; will try again", e))
-        .onComplete(done -> {
-          passRunning = false;
-          if (again) {
-            // A call for room came during the pass; it may have seen a fuller queue than now.
-            again = false;
-            tick();
-          }
-        });
-  }
 }

@@ -9,6 +9,8 @@ import java.util.List;
  * last error), its next fire times from now, and (for one schedule read by name) its newest ticks,
  * null in lists.
  */
-public record ScheduleView(ScheduleSpec spec, JournalSchedules.ScheduleRow row, List<Instant> nextFireTimes,
-    List<JournalSchedules.TickRow> recentTicks) {
-}
+public record ScheduleView(
+        ScheduleSpec spec,
+        JournalSchedules.ScheduleRow row,
+        List<Instant> nextFireTimes,
+        List<JournalSchedules.TickRow> recentTicks) {}

@@ -21,49 +21,50 @@ import java.util.Set;
  */
 public record Caller(String keyId, String tenant, Set<Scope> scopes, Set<String> queues) {
 
-  public static final Caller ANONYMOUS = new Caller(null, null, EnumSet.allOf(Scope.class), Set.of());
+    public static final Caller ANONYMOUS = new Caller(null, null, EnumSet.allOf(Scope.class), Set.of());
 
-  public Caller {
-    scopes = scopes.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(scopes));
-    queues = Set.copyOf(queues);
-  }
-
-  /** Refuses (403) unless this caller has {@code scope}; an admin has every scope. */
-  void require(Scope scope) {
-    if (!scopes.contains(scope) && !scopes.contains(Scope.ADMIN)) {
-      throw new ForbiddenException("this key lacks the scope '" + scope.label() + "'");
+    public Caller {
+        scopes = scopes.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(scopes));
+        queues = Set.copyOf(queues);
     }
-  }
 
-  /** Refuses (403) unless this caller may work the remote queue {@code queue}. */
-  void requireWork(String queue) {
-    require(Scope.WORK);
-    if (!queues.isEmpty() && !queues.contains(queue) && !scopes.contains(Scope.ADMIN)) {
-      throw new ForbiddenException("this key may work only the queues " + String.join(", ", queues.stream().sorted()
-          .toList()));
+    /** Refuses (403) unless this caller has {@code scope}; an admin has every scope. */
+    void require(Scope scope) {
+        if (!scopes.contains(scope) && !scopes.contains(Scope.ADMIN)) {
+            throw new ForbiddenException("this key lacks the scope '" + scope.label() + "'");
+        }
     }
-  }
 
-  /** The tenant a request of this caller acts for, given the one it names (null: none). */
-  String tenantFor(String named) {
-    if (keyId == null || scopes.contains(Scope.ADMIN)) {
-      return named;
+    /** Refuses (403) unless this caller may work the remote queue {@code queue}. */
+    void requireWork(String queue) {
+        require(Scope.WORK);
+        if (!queues.isEmpty() && !queues.contains(queue) && !scopes.contains(Scope.ADMIN)) {
+            throw new ForbiddenException("this key may work only the queues "
+                    + String.join(", ", queues.stream().sorted().toList()));
+        }
     }
-    if (named != null) {
-      throw new ForbiddenException(tenant != null
-          ? "a key of tenant '" + tenant + "' acts as that tenant; Taskline-Tenant is for admin keys"
-          : "Taskline-Tenant is for admin keys acting for a tenant");
+
+    /** The tenant a request of this caller acts for, given the one it names (null: none). */
+    String tenantFor(String named) {
+        if (keyId == null || scopes.contains(Scope.ADMIN)) {
+            return named;
+        }
+        if (named != null) {
+            throw new ForbiddenException(
+                    tenant != null
+                            ? "a key of tenant '" + tenant + "' acts as that tenant; Taskline-Tenant is for admin keys"
+                            : "Taskline-Tenant is for admin keys acting for a tenant");
+        }
+        return tenant;
     }
-    return tenant;
-  }
 
-  /** Whether this caller may see (and act on) a task of {@code taskTenant} (null: a task without one). */
-  boolean sees(String taskTenant) {
-    return tenant == null || tenant.equals(taskTenant);
-  }
+    /** Whether this caller may see (and act on) a task of {@code taskTenant} (null: a task without one). */
+    boolean sees(String taskTenant) {
+        return tenant == null || tenant.equals(taskTenant);
+    }
 
-  /** True when no task is hidden from this caller, so that no tenant needs to be looked up first. */
-  boolean seesEveryTenant() {
-    return tenant == null;
-  }
+    /** True when no task is hidden from this caller, so that no tenant needs to be looked up first. */
+    boolean seesEveryTenant() {
+        return tenant == null;
+    }
 }

@@ -8,26 +8,26 @@ import java.util.UUID;
  */
 public class NotFoundException extends RuntimeException {
 
-  public NotFoundException(String kind, UUID id) {
-    super("no " + kind + " " + id, null, false, false);
-  }
+    public NotFoundException(String kind, UUID id) {
+        super("no " + kind + " " + id, null, false, false);
+    }
 
-  /** No queue of that name on this node. */
-  public static NotFoundException queue(String name) {
-    return new NotFoundException("no queue '" + name + "'");
-  }
+    /** No queue of that name on this node. */
+    public static NotFoundException queue(String name) {
+        return new NotFoundException("no queue '" + name + "'");
+    }
 
-  /** No schedule of that name. */
-  public static NotFoundException schedule(String name) {
-    return new NotFoundException("no schedule '" + name + "'");
-  }
+    /** No schedule of that name. */
+    public static NotFoundException schedule(String name) {
+        return new NotFoundException("no schedule '" + name + "'");
+    }
 
-  /** No live issued key of that id. */
-  public static NotFoundException key(String id) {
-    return new NotFoundException("no key '" + id + "' issued through the API, or it is revoked already");
-  }
+    /** No live issued key of that id. */
+    public static NotFoundException key(String id) {
+        return new NotFoundException("no key '" + id + "' issued through the API, or it is revoked already");
+    }
 
-  private NotFoundException(String message) {
-    super(message, null, false, false);
-  }
+    private NotFoundException(String message) {
+        super(message, null, false, false);
+    }
 }

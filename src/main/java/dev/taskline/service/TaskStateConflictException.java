@@ -6,31 +6,38 @@ import java.util.UUID;
 /** The task is not in a state the operation applies to; nothing was changed. */
 public class TaskStateConflictException extends RuntimeException {
 
-  /** What the operation needed. */
-  public enum Kind { ALREADY_FINISHED, NOT_RETRYABLE }
+    /** What the operation needed. */
+    public enum Kind {
+        ALREADY_FINISHED,
+        NOT_RETRYABLE
+    }
 
-  private final Kind kind;
-  private final UUID id;
-  private final TaskState state;
+    private final Kind kind;
+    private final UUID id;
+    private final TaskState state;
 
-  public TaskStateConflictException(Kind kind, UUID id, TaskState state) {
-    super(kind == Kind.ALREADY_FINISHED ? "task " + id + " already ended " + state.sql()
-        : "only failed, cancelled or expired tasks can be retried; task " + id + " is " + state.sql(),
-        null, false, false);
-    this.kind = kind;
-    this.id = id;
-    this.state = state;
-  }
+    public TaskStateConflictException(Kind kind, UUID id, TaskState state) {
+        super(
+                kind == Kind.ALREADY_FINISHED
+                        ? "task " + id + " already ended " + state.sql()
+                        : "only failed, cancelled or expired tasks can be retried; task " + id + " is " + state.sql(),
+                null,
+                false,
+                false);
+        this.kind = kind;
+        this.id = id;
+        this.state = state;
+    }
 
-  public Kind kind() {
-    return kind;
-  }
+    public Kind kind() {
+        return kind;
+    }
 
-  public UUID id() {
-    return id;
-  }
+    public UUID id() {
+        return id;
+    }
 
-  public TaskState state() {
-    return state;
-  }
+    public TaskState state() {
+        return state;
+    }
 }

@@ -24,244 +24,253 @@ import java.util.UUID;
  */
 final class Attempt implements TaskContext {
 
-  private final Vertx vertx;
-  private final Context context;
-  private final Journal journal;
-  private final Task task;
-  /**
-   * Parsed once per attempt, since the queue keeps only the text (see {@link Task}); null when
-   * the text is not a JSON object (written to the journal by something other than a node).
-   */
-  private final JsonObject payload;
-  private final Lease lease;
-  private final long progressIntervalNanos;
-  private final Promise<Outcome> outcome = Promise.promise();
-  private final ProgressListener listener;
-  private final long timeoutMs;
-  private long timeoutTimer = -1;
+    private final Vertx vertx;
+    private final Context context;
+    private final Journal journal;
+    private final Task task;
+    /**
+     * Parsed once per attempt, since the queue keeps only the text (see {@link Task}); null when
+     * the text is not a JSON object (written to the journal by something other than a node).
+     */
+    private final JsonObject payload;
 
-  private volatile boolean stopRequested;
-  private volatile boolean cancelRequested;
-  private final List<Runnable> cancelActions = new ArrayList<>();
-  private boolean ended;
-  private int percent = -1;
-  private String message;
-  private boolean dirty;
-  private boolean writing;
-  private long progressTimer = -1;
-  private long lastWriteNanos;
+    private final Lease lease;
+    private final long progressIntervalNanos;
+    private final Promise<Outcome> outcome = Promise.promise();
+    private final ProgressListener listener;
+    private final long timeoutMs;
+    private long timeoutTimer = -1;
 
-  Attempt(Vertx vertx, Context context, Journal journal, Task task, Lease lease, long timeoutMs,
-      long progressIntervalMs, ProgressListener listener) {
-    this.listener = listener;
-    this.vertx = vertx;
-    this.context = context;
-    this.journal = journal;
-    this.task = task;
-    this.payload = parse(task.payloadJson());
-    this.lease = lease;
-    this.timeoutMs = timeoutMs;
-    // The throttle is a rate limit, not business time, so it runs on the monotonic clock: an
-    // injected test clock that stands still must not stop progress from being written.
-    this.progressIntervalNanos = Duration.ofMillis(progressIntervalMs).toNanos();
-    this.lastWriteNanos = System.nanoTime() - progressIntervalNanos;
-  }
+    private volatile boolean stopRequested;
+    private volatile boolean cancelRequested;
+    private final List<Runnable> cancelActions = new ArrayList<>();
+    private boolean ended;
+    private int percent = -1;
+    private String message;
+    private boolean dirty;
+    private boolean writing;
+    private long progressTimer = -1;
+    private long lastWriteNanos;
 
-  /** Settles once with whatever ended the attempt first. */
-  Future<Outcome> outcome() {
-    return outcome.future();
-  }
-
-  /** The handler's own end; ignored if something else ended the attempt first. */
-  void handlerDone(Future<JsonObject> result) {
-    result.onComplete(done -> outcome.tryComplete(done.succeeded()
-        ? new Outcome.Succeeded(done.result() == null ? new JsonObject() : done.result())
-        : new Outcome.Failed(done.cause())));
-    // A handler that answered at once (a short, non-blocking one) needs no timer at all.
-    if (!outcome.future().isComplete()) {
-      timeoutTimer = vertx.setTimer(timeoutMs, id -> {
-        stop();
-        outcome.tryComplete(new Outcome.TimedOut(timeoutMs));
-      });
+    Attempt(
+            Vertx vertx,
+            Context context,
+            Journal journal,
+            Task task,
+            Lease lease,
+            long timeoutMs,
+            long progressIntervalMs,
+            ProgressListener listener) {
+        this.listener = listener;
+        this.vertx = vertx;
+        this.context = context;
+        this.journal = journal;
+        this.task = task;
+        this.payload = parse(task.payloadJson());
+        this.lease = lease;
+        this.timeoutMs = timeoutMs;
+        // The throttle is a rate limit, not business time, so it runs on the monotonic clock: an
+        // injected test clock that stands still must not stop progress from being written.
+        this.progressIntervalNanos = Duration.ofMillis(progressIntervalMs).toNanos();
+        this.lastWriteNanos = System.nanoTime() - progressIntervalNanos;
     }
-  }
 
-  /** The node shuts down and will not wait for this attempt any longer. */
-  void release() {
-    stop();
-    outcome.tryComplete(new Outcome.Released());
-  }
-
-  /** Someone asked to cancel the task: tell the handler; the attempt ends when it stops. */
-  void requestCancel() {
-    cancelRequested = true;
-    stop();
-  }
-
-  boolean cancelRequested() {
-    return cancelRequested;
-  }
-
-  Lease lease() {
-    return lease;
-  }
-
-  Task task() {
-    return task;
-  }
-
-  @Override
-  public UUID taskId() {
-    return task.id();
-  }
-
-  @Override
-  public int attempt() {
-    return lease.attempt();
-  }
-
-  @Override
-  public String type() {
-    return task.type();
-  }
-
-  @Override
-  public long leaseVersion() {
-    return lease.version();
-  }
-
-  private static JsonObject parse(String json) {
-    try {
-      return new JsonObject(json);
-    } catch (RuntimeException e) {
-      return null;
+    /** Settles once with whatever ended the attempt first. */
+    Future<Outcome> outcome() {
+        return outcome.future();
     }
-  }
 
-  /** False when the journal held a payload that is not a JSON object: no handler can run it. */
-  boolean payloadReadable() {
-    return payload != null;
-  }
-
-  @Override
-  public java.time.Instant scheduledFor() {
-    return task.scheduledFor();
-  }
-
-  @Override
-  public JsonObject payload() {
-    return payload;
-  }
-
-  @Override
-  public Vertx vertx() {
-    return vertx;
-  }
-
-  @Override
-  public boolean cancelled() {
-    return stopRequested;
-  }
-
-  @Override
-  public void onCancel(Runnable action) {
-    onContext(() -> {
-      if (stopRequested) {
-        action.run();
-      } else {
-        cancelActions.add(action);
-      }
-    });
-  }
-
-  @Override
-  public void progress(int percent, String message) {
-    int clamped = Math.max(0, Math.min(100, percent));
-    String text = message == null ? null : message.length() > 500 ? message.substring(0, 500) : message;
-    onContext(() -> onProgress(clamped, text));
-  }
-
-  /** Stops timers once the outcome is being recorded; late progress is dropped from here on. */
-  void end() {
-    ended = true;
-    if (timeoutTimer != -1) {
-      vertx.cancelTimer(timeoutTimer);
-    }
-    if (progressTimer != -1) {
-      vertx.cancelTimer(progressTimer);
-    }
-  }
-
-  private void stop() {
-    onContext(() -> {
-      if (stopRequested) {
-        return;
-      }
-      stopRequested = true;
-      for (Runnable action : cancelActions) {
-        try {
-          action.run();
-        } catch (RuntimeException e) {
-          // A handler's stop action failing must not keep the attempt from ending.
+    /** The handler's own end; ignored if something else ended the attempt first. */
+    void handlerDone(Future<JsonObject> result) {
+        result.onComplete(done -> outcome.tryComplete(
+                done.succeeded()
+                        ? new Outcome.Succeeded(done.result() == null ? new JsonObject() : done.result())
+                        : new Outcome.Failed(done.cause())));
+        // A handler that answered at once (a short, non-blocking one) needs no timer at all.
+        if (!outcome.future().isComplete()) {
+            timeoutTimer = vertx.setTimer(timeoutMs, id -> {
+                stop();
+                outcome.tryComplete(new Outcome.TimedOut(timeoutMs));
+            });
         }
-      }
-      cancelActions.clear();
-    });
-  }
-
-  private void onContext(Runnable action) {
-    if (Vertx.currentContext() == context) {
-      action.run();
-    } else {
-      context.runOnContext(v -> action.run());
     }
-  }
 
-  /** What a heartbeat of this attempt's lease learned. */
-  void heartbeat(Journal.Heartbeat beat) {
-    if (ended) {
-      return;
-    }
-    switch (beat) {
-      case LOST -> {
+    /** The node shuts down and will not wait for this attempt any longer. */
+    void release() {
         stop();
-        outcome.tryComplete(new Outcome.LeaseLost());
-      }
-      case CANCEL_REQUESTED -> requestCancel();
-      case HELD -> { }
+        outcome.tryComplete(new Outcome.Released());
     }
-  }
 
-  private void onProgress(int percent, String message) {
-    if (ended) {
-      return;
+    /** Someone asked to cancel the task: tell the handler; the attempt ends when it stops. */
+    void requestCancel() {
+        cancelRequested = true;
+        stop();
     }
-    this.percent = percent;
-    this.message = message;
-    // Watchers see every report at once; the journal gets the latest at a bounded rate.
-    listener.progress(task.id(), percent, message);
-    dirty = true;
-    writeProgress();
-  }
 
-  private void writeProgress() {
-    if (!dirty || writing || progressTimer != -1 || ended) {
-      return;
+    boolean cancelRequested() {
+        return cancelRequested;
     }
-    long waitNanos = lastWriteNanos + progressIntervalNanos - System.nanoTime();
-    if (waitNanos > 0) {
-      progressTimer = vertx.setTimer(Math.max(1, waitNanos / 1_000_000), id -> {
-        progressTimer = -1;
+
+    Lease lease() {
+        return lease;
+    }
+
+    Task task() {
+        return task;
+    }
+
+    @Override
+    public UUID taskId() {
+        return task.id();
+    }
+
+    @Override
+    public int attempt() {
+        return lease.attempt();
+    }
+
+    @Override
+    public String type() {
+        return task.type();
+    }
+
+    @Override
+    public long leaseVersion() {
+        return lease.version();
+    }
+
+    private static JsonObject parse(String json) {
+        try {
+            return new JsonObject(json);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** False when the journal held a payload that is not a JSON object: no handler can run it. */
+    boolean payloadReadable() {
+        return payload != null;
+    }
+
+    @Override
+    public java.time.Instant scheduledFor() {
+        return task.scheduledFor();
+    }
+
+    @Override
+    public JsonObject payload() {
+        return payload;
+    }
+
+    @Override
+    public Vertx vertx() {
+        return vertx;
+    }
+
+    @Override
+    public boolean cancelled() {
+        return stopRequested;
+    }
+
+    @Override
+    public void onCancel(Runnable action) {
+        onContext(() -> {
+            if (stopRequested) {
+                action.run();
+            } else {
+                cancelActions.add(action);
+            }
+        });
+    }
+
+    @Override
+    public void progress(int percent, String message) {
+        int clamped = Math.max(0, Math.min(100, percent));
+        String text = message == null ? null : message.length() > 500 ? message.substring(0, 500) : message;
+        onContext(() -> onProgress(clamped, text));
+    }
+
+    /** Stops timers once the outcome is being recorded; late progress is dropped from here on. */
+    void end() {
+        ended = true;
+        if (timeoutTimer != -1) {
+            vertx.cancelTimer(timeoutTimer);
+        }
+        if (progressTimer != -1) {
+            vertx.cancelTimer(progressTimer);
+        }
+    }
+
+    private void stop() {
+        onContext(() -> {
+            if (stopRequested) {
+                return;
+            }
+            stopRequested = true;
+            for (Runnable action : cancelActions) {
+                try {
+                    action.run();
+                } catch (RuntimeException e) {
+                    // A handler's stop action failing must not keep the attempt from ending.
+                }
+            }
+            cancelActions.clear();
+        });
+    }
+
+    private void onContext(Runnable action) {
+        if (Vertx.currentContext() == context) {
+            action.run();
+        } else {
+            context.runOnContext(v -> action.run());
+        }
+    }
+
+    /** What a heartbeat of this attempt's lease learned. */
+    void heartbeat(Journal.Heartbeat beat) {
+        if (ended) {
+            return;
+        }
+        switch (beat) {
+            case LOST -> {
+                stop();
+                outcome.tryComplete(new Outcome.LeaseLost());
+            }
+            case CANCEL_REQUESTED -> requestCancel();
+            case HELD -> {}
+        }
+    }
+
+    private void onProgress(int percent, String message) {
+        if (ended) {
+            return;
+        }
+        this.percent = percent;
+        this.message = message;
+        // Watchers see every report at once; the journal gets the latest at a bounded rate.
+        listener.progress(task.id(), percent, message);
+        dirty = true;
         writeProgress();
-      });
-      return;
     }
-    dirty = false;
-    writing = true;
-    lastWriteNanos = System.nanoTime();
-    journal.progress(lease, percent, message).onComplete(done -> {
-      writing = false;
-      writeProgress();
-    });
-  }
+
+    private void writeProgress() {
+        if (!dirty || writing || progressTimer != -1 || ended) {
+            return;
+        }
+        long waitNanos = lastWriteNanos + progressIntervalNanos - System.nanoTime();
+        if (waitNanos > 0) {
+            progressTimer = vertx.setTimer(Math.max(1, waitNanos / 1_000_000), id -> {
+                progressTimer = -1;
+                writeProgress();
+            });
+            return;
+        }
+        dirty = false;
+        writing = true;
+        lastWriteNanos = System.nanoTime();
+        journal.progress(lease, percent, message).onComplete(done -> {
+            writing = false;
+            writeProgress();
+        });
+    }
 }

@@ -10,21 +10,24 @@ import java.util.UUID;
  */
 public class LeaseLostException extends RuntimeException {
 
-  private final UUID taskId;
-  private final TaskState state;
+    private final UUID taskId;
+    private final TaskState state;
 
-  public LeaseLostException(UUID taskId, TaskState state) {
-    super("the lease on task " + taskId + " was lost" + (state == null ? "" : "; the task is " + state.sql()),
-        null, false, false);
-    this.taskId = taskId;
-    this.state = state;
-  }
+    public LeaseLostException(UUID taskId, TaskState state) {
+        super(
+                "the lease on task " + taskId + " was lost" + (state == null ? "" : "; the task is " + state.sql()),
+                null,
+                false,
+                false);
+        this.taskId = taskId;
+        this.state = state;
+    }
 
-  public UUID taskId() {
-    return taskId;
-  }
+    public UUID taskId() {
+        return taskId;
+    }
 
-  public TaskState state() {
-    return state;
-  }
+    public TaskState state() {
+        return state;
+    }
 }

@@ -14,44 +14,50 @@ import java.util.regex.Pattern;
  */
 public final class LeaseTokens {
 
-  /** A remote worker's name: what it may call itself, nothing that needs escaping. */
-  public static final Pattern WORKER = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
-  private static final String VERSION = "v1";
+    /** A remote worker's name: what it may call itself, nothing that needs escaping. */
+    public static final Pattern WORKER = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
 
-  private final Signer signer;
+    private static final String VERSION = "v1";
 
-  public LeaseTokens(byte[] secret) {
-    this.signer = new Signer(secret);
-  }
+    private final Signer signer;
 
-  /** What a token says, once its signature holds: the lease, the task's queue and its most attempts. */
-  public record Token(Lease lease, String queue, int maxAttempts) {
-  }
-
-  public String sign(Lease lease, String queue, int maxAttempts) {
-    return signer.signFields(VERSION, lease.taskId().toString(), Long.toString(lease.version()),
-        Integer.toString(lease.attempt()), Integer.toString(maxAttempts), queue, lease.workerId());
-  }
-
-  /** @throws InvalidLeaseTokenException when the text is not a token this journal's nodes signed */
-  public Token verify(String token) {
-    if (token == null) {
-      throw new InvalidLeaseTokenException("lease must be a token from a claim");
+    public LeaseTokens(byte[] secret) {
+        this.signer = new Signer(secret);
     }
-    String[] parts = signer.openFields(token);
-    if (parts == null) {
-      throw new InvalidLeaseTokenException("lease is not a token from a claim");
+
+    /** What a token says, once its signature holds: the lease, the task's queue and its most attempts. */
+    public record Token(Lease lease, String queue, int maxAttempts) {}
+
+    public String sign(Lease lease, String queue, int maxAttempts) {
+        return signer.signFields(
+                VERSION,
+                lease.taskId().toString(),
+                Long.toString(lease.version()),
+                Integer.toString(lease.attempt()),
+                Integer.toString(maxAttempts),
+                queue,
+                lease.workerId());
     }
-    try {
-      if (parts.length != 7 || !parts[0].equals(VERSION)) {
-        throw new IllegalArgumentException(parts[0]);
-      }
-      Lease lease = new Lease(UUID.fromString(parts[1]), parts[6], Long.parseLong(parts[2]),
-          Integer.parseInt(parts[3]));
-      return new Token(lease, parts[5], Integer.parseInt(parts[4]));
-    } catch (IllegalArgumentException e) {
-      // Signed by us, so never garbled; a token of another format version lands here.
-      throw new InvalidLeaseTokenException("lease is a token this node cannot read");
+
+    /** @throws InvalidLeaseTokenException when the text is not a token this journal's nodes signed */
+    public Token verify(String token) {
+        if (token == null) {
+            throw new InvalidLeaseTokenException("lease must be a token from a claim");
+        }
+        String[] parts = signer.openFields(token);
+        if (parts == null) {
+            throw new InvalidLeaseTokenException("lease is not a token from a claim");
+        }
+        try {
+            if (parts.length != 7 || !parts[0].equals(VERSION)) {
+                throw new IllegalArgumentException(parts[0]);
+            }
+            Lease lease = new Lease(
+                    UUID.fromString(parts[1]), parts[6], Long.parseLong(parts[2]), Integer.parseInt(parts[3]));
+            return new Token(lease, parts[5], Integer.parseInt(parts[4]));
+        } catch (IllegalArgumentException e) {
+            // Signed by us, so never garbled; a token of another format version lands here.
+            throw new InvalidLeaseTokenException("lease is a token this node cannot read");
+        }
     }
-  }
 }

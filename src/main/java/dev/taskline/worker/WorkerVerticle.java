@@ -56,496 +56,536 @@ import java.util.logging.Logger;
  */
 public final class WorkerVerticle extends VerticleBase {
 
-  private static final Logger LOG = Logger.getLogger(WorkerVerticle.class.getName());
-  /** Tasks claimed ahead are those the slots would start within this time, at the handlers' pace. */
-  static final long AHEAD_HORIZON_NANOS = 50_000_000;
+    private static final Logger LOG = Logger.getLogger(WorkerVerticle.class.getName());
+    /** Tasks claimed ahead are those the slots would start within this time, at the handlers' pace. */
+    static final long AHEAD_HORIZON_NANOS = 50_000_000;
 
-  private final TaskQueue queue;
-  private final Journal journal;
-  private final HandlerRegistry handlers;
-  private final QueueMeters meters;
-  private final Clock clock;
-  private final DoubleSupplier jitter;
-  private final ProgressListener progress;
-  private final String workerId;
-  private final long progressIntervalMs;
-  private final Duration leaseFor;
-  private final int slots;
-  private final AtomicBoolean wakeScheduled = new AtomicBoolean();
-  private final Map<UUID, Attempt> attempts = new HashMap<>();
-  /** Tasks leased to this worker whose handlers have not started, in the order they start. */
-  private final LinkedHashMap<UUID, Dispatched> ready = new LinkedHashMap<>();
-  /** Tasks whose end is being journaled, with when it was handed over: see {@link #heartbeat}. */
-  private final Map<UUID, Finishing> finishing = new HashMap<>();
-  /** Tasks whose claim is in flight, and those of them asked to cancel meanwhile. */
-  private final Set<UUID> claiming = new HashSet<>();
-  private final Set<UUID> cancelledWhileClaiming = new HashSet<>();
-  private GatedClaims gatedClaims;
-  private final RunTime runTime = new RunTime();
-  private MessageConsumer<JsonArray> cancels;
-  /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
-  private PushHandler push;
-  private WebClient pushClient;
-  private long heartbeatTimer = -1;
-  /** Handlers running: never more than the slots. */
-  private int handlersRunning;
-  /** Tasks this worker took from the queue and has not yet given back (any stage). */
-  private int inCustody;
-  private boolean stopping;
-  private Promise<Void> idle;
+    private final TaskQueue queue;
+    private final Journal journal;
+    private final HandlerRegistry handlers;
+    private final QueueMeters meters;
+    private final Clock clock;
+    private final DoubleSupplier jitter;
+    private final ProgressListener progress;
+    private final String workerId;
+    private final long progressIntervalMs;
+    private final Duration leaseFor;
+    private final int slots;
+    private final AtomicBoolean wakeScheduled = new AtomicBoolean();
+    private final Map<UUID, Attempt> attempts = new HashMap<>();
+    /** Tasks leased to this worker whose handlers have not started, in the order they start. */
+    private final LinkedHashMap<UUID, Dispatched> ready = new LinkedHashMap<>();
+    /** Tasks whose end is being journaled, with when it was handed over: see {@link #heartbeat}. */
+    private final Map<UUID, Finishing> finishing = new HashMap<>();
+    /** Tasks whose claim is in flight, and those of them asked to cancel meanwhile. */
+    private final Set<UUID> claiming = new HashSet<>();
 
-  public WorkerVerticle(TaskQueue queue, Journal journal, HandlerRegistry handlers, QueueMeters meters, Clock clock,
-      DoubleSupplier jitter, ProgressListener progress, String nodeId, long progressIntervalMs) {
-    this.progress = progress;
-    this.queue = queue;
-    this.journal = journal;
-    this.handlers = handlers;
-    this.meters = meters;
-    this.clock = clock;
-    this.jitter = jitter;
-    // The name under which this node's worker of the queue holds leases.
-    this.workerId = nodeId + "/" + queue.name();
-    this.progressIntervalMs = progressIntervalMs;
-    this.leaseFor = Duration.ofMillis(queue.config().leaseMs());
-    this.slots = queue.config().slots();
-  }
+    private final Set<UUID> cancelledWhileClaiming = new HashSet<>();
+    private GatedClaims gatedClaims;
+    private final RunTime runTime = new RunTime();
+    private MessageConsumer<JsonArray> cancels;
+    /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
+    private PushHandler push;
 
-  @Override
-  public Future<?> start() {
-    gatedClaims = new GatedClaims(vertx, journal, clock);
-    cancels = vertx.eventBus().consumer(Control.CANCEL_ADDRESS, message -> {
-      // A task dispatched at admission may not be in ready yet.
-      takeDispatched();
-      for (Object id : message.body()) {
-        UUID taskId = UUID.fromString((String) id);
-        if (claiming.contains(taskId)) {
-          cancelledWhileClaiming.add(taskId);
+    private WebClient pushClient;
+    private long heartbeatTimer = -1;
+    /** Handlers running: never more than the slots. */
+    private int handlersRunning;
+    /** Tasks this worker took from the queue and has not yet given back (any stage). */
+    private int inCustody;
+
+    private boolean stopping;
+    private Promise<Void> idle;
+
+    public WorkerVerticle(
+            TaskQueue queue,
+            Journal journal,
+            HandlerRegistry handlers,
+            QueueMeters meters,
+            Clock clock,
+            DoubleSupplier jitter,
+            ProgressListener progress,
+            String nodeId,
+            long progressIntervalMs) {
+        this.progress = progress;
+        this.queue = queue;
+        this.journal = journal;
+        this.handlers = handlers;
+        this.meters = meters;
+        this.clock = clock;
+        this.jitter = jitter;
+        // The name under which this node's worker of the queue holds leases.
+        this.workerId = nodeId + "/" + queue.name();
+        this.progressIntervalMs = progressIntervalMs;
+        this.leaseFor = Duration.ofMillis(queue.config().leaseMs());
+        this.slots = queue.config().slots();
+    }
+
+    @Override
+    public Future<?> start() {
+        gatedClaims = new GatedClaims(vertx, journal, clock);
+        cancels = vertx.eventBus().consumer(Control.CANCEL_ADDRESS, message -> {
+            // A task dispatched at admission may not be in ready yet.
+            takeDispatched();
+            for (Object id : message.body()) {
+                UUID taskId = UUID.fromString((String) id);
+                if (claiming.contains(taskId)) {
+                    cancelledWhileClaiming.add(taskId);
+                }
+                Attempt attempt = attempts.get(taskId);
+                if (attempt != null) {
+                    attempt.requestCancel();
+                }
+                Dispatched waiting = ready.remove(taskId);
+                if (waiting != null) {
+                    cancelBeforeStart(waiting);
+                }
+            }
+        });
+        if (queue.config().push() != null) {
+            // As many connections as the queue runs calls at once.
+            pushClient = WebClient.create(
+                    vertx,
+                    new WebClientOptions().setFollowRedirects(false).setUserAgent("Taskline"),
+                    new io.vertx.core.http.PoolOptions().setHttp1MaxSize(slots));
+            push = new PushHandler(pushClient, queue.config().push(), clock);
         }
-        Attempt attempt = attempts.get(taskId);
-        if (attempt != null) {
-          attempt.requestCancel();
+        heartbeatTimer = vertx.setPeriodic(queue.config().heartbeatMs(), id -> heartbeat());
+        queue.claimAhead(0);
+        queue.onAvailable(this::wake);
+        queue.servedBy(workerId, leaseFor);
+        wake();
+        return cancels.completion();
+    }
+
+    @Override
+    public Future<?> stop() {
+        stopping = true;
+        queue.servedBy(null, null);
+        queue.onAvailable(() -> {});
+        vertx.cancelTimer(heartbeatTimer);
+        if (pushClient != null) {
+            pushClient.close();
         }
-        Dispatched waiting = ready.remove(taskId);
-        if (waiting != null) {
-          cancelBeforeStart(waiting);
+        return cancels.unregister();
+    }
+
+    /**
+     * Takes no new tasks, gives running ones {@code grace} to end, then hands the rest back to the
+     * journal (pending, version bumped) so that any node can take them at once. Tasks claimed ahead
+     * and not started are handed back at once.
+     */
+    public Future<Void> drain(Duration grace) {
+        Promise<Void> done = Promise.promise();
+        context.runOnContext(v -> {
+            stopping = true;
+            queue.servedBy(null, null);
+            queue.claimAhead(0);
+            // Still woken: an admission that took a slot before the line above may commit after it.
+            releaseReady();
+            if (inCustody == 0) {
+                done.complete();
+                return;
+            }
+            idle = done;
+            vertx.setTimer(Math.max(1, grace.toMillis()), id -> {
+                for (Attempt attempt : new ArrayList<>(attempts.values())) {
+                    attempt.release();
+                }
+            });
+        });
+        return done.future();
+    }
+
+    /**
+     * Tasks leased here that will not start now (dispatched at admission, claimed ahead) are
+     * journaled as running: hand them back at once rather than leave them to a lapsing lease.
+     */
+    private void releaseReady() {
+        for (Dispatched task : takeReady()) {
+            releaseBeforeStart(task);
         }
-      }
-    });
-    if (queue.config().push() != null) {
-      // As many connections as the queue runs calls at once.
-      pushClient = WebClient.create(vertx, new WebClientOptions().setFollowRedirects(false).setUserAgent("Taskline"),
-          new io.vertx.core.http.PoolOptions().setHttp1MaxSize(slots));
-      push = new PushHandler(pushClient, queue.config().push(), clock);
     }
-    heartbeatTimer = vertx.setPeriodic(queue.config().heartbeatMs(), id -> heartbeat());
-    queue.claimAhead(0);
-    queue.onAvailable(this::wake);
-    queue.servedBy(workerId, leaseFor);
-    wake();
-    return cancels.completion();
-  }
 
-  @Override
-  public Future<?> stop() {
-    stopping = true;
-    queue.servedBy(null, null);
-    queue.onAvailable(() -> { });
-    vertx.cancelTimer(heartbeatTimer);
-    if (pushClient != null) {
-      pushClient.close();
+    /** Every task leased here and not started, taken out of the worker's hands. */
+    private List<Dispatched> takeReady() {
+        takeDispatched();
+        List<Dispatched> left = new ArrayList<>(ready.values());
+        ready.clear();
+        return left;
     }
-    return cancels.unregister();
-  }
 
-  /**
-   * Takes no new tasks, gives running ones {@code grace} to end, then hands the rest back to the
-   * journal (pending, version bumped) so that any node can take them at once. Tasks claimed ahead
-   * and not started are handed back at once.
-   */
-  public Future<Void> drain(Duration grace) {
-    Promise<Void> done = Promise.promise();
-    context.runOnContext(v -> {
-      stopping = true;
-      queue.servedBy(null, null);
-      queue.claimAhead(0);
-      // Still woken: an admission that took a slot before the line above may commit after it.
-      releaseReady();
-      if (inCustody == 0) {
-        done.complete();
-        return;
-      }
-      idle = done;
-      vertx.setTimer(Math.max(1, grace.toMillis()), id -> {
-        for (Attempt attempt : new ArrayList<>(attempts.values())) {
-          attempt.release();
+    private void takeDispatched() {
+        Dispatched dispatched;
+        while ((dispatched = queue.pollDispatched()) != null) {
+            inCustody++;
+            ready.put(dispatched.task().id(), dispatched);
         }
-      });
-    });
-    return done.future();
-  }
+    }
 
-  /**
-   * Tasks leased here that will not start now (dispatched at admission, claimed ahead) are
-   * journaled as running: hand them back at once rather than leave them to a lapsing lease.
-   */
-  private void releaseReady() {
-    for (Dispatched task : takeReady()) {
-      releaseBeforeStart(task);
+    /** Safe from any thread; many wake-ups before the drain runs cost one hop. */
+    private void wake() {
+        if (wakeScheduled.compareAndSet(false, true)) {
+            context.runOnContext(v -> {
+                wakeScheduled.set(false);
+                drain();
+            });
+        }
     }
-  }
 
-  /** Every task leased here and not started, taken out of the worker's hands. */
-  private List<Dispatched> takeReady() {
-    takeDispatched();
-    List<Dispatched> left = new ArrayList<>(ready.values());
-    ready.clear();
-    return left;
-  }
+    /** Starts what the free slots can take, then claims what the slots will want next. */
+    private void drain() {
+        if (stopping) {
+            releaseReady();
+            return;
+        }
+        if (queue.paused()) {
+            // Nothing starts in a paused queue: what is leased here goes back to pending, and waits in
+            // line here for the resume. (The queue hands out nothing new meanwhile.)
+            for (Dispatched task : takeReady()) {
+                holdBack(task);
+            }
+            return;
+        }
+        takeDispatched();
+        while (handlersRunning < slots && !ready.isEmpty()) {
+            Iterator<Dispatched> first = ready.values().iterator();
+            Dispatched next = first.next();
+            first.remove();
+            start(next.task(), next.lease());
+        }
+        queue.claimAhead(runTime.ahead(slots, queue.config().claimAhead()));
+        // The queue keeps the count: it hands out tasks only while the slots and the claims ahead allow.
+        for (Task task : queue.pollAhead(Integer.MAX_VALUE)) {
+            inCustody++;
+            claim(task);
+        }
+    }
 
-  private void takeDispatched() {
-    Dispatched dispatched;
-    while ((dispatched = queue.pollDispatched()) != null) {
-      inCustody++;
-      ready.put(dispatched.task().id(), dispatched);
+    private void claim(Task task) {
+        claiming.add(task.id());
+        gatedClaims
+                .claim(queue, task, workerId, leaseFor, Stage.CLAIMED, meters)
+                .onComplete(done -> {
+                    if (done.succeeded() && done.result().held()) {
+                        // A gate (its key's bound, its rate budget) refused it: still in the queue's custody, it
+                        // waits there for the gate's room.
+                        claiming.remove(task.id());
+                        cancelledWhileClaiming.remove(task.id());
+                        outOfHands();
+                        return;
+                    }
+                    claimed(task, done.failed() ? null : done.result().lease(), done.cause());
+                });
     }
-  }
 
-  /** Safe from any thread; many wake-ups before the drain runs cost one hop. */
-  private void wake() {
-    if (wakeScheduled.compareAndSet(false, true)) {
-      context.runOnContext(v -> {
-        wakeScheduled.set(false);
-        drain();
-      });
-    }
-  }
-
-  /** Starts what the free slots can take, then claims what the slots will want next. */
-  private void drain() {
-    if (stopping) {
-      releaseReady();
-      return;
-    }
-    if (queue.paused()) {
-      // Nothing starts in a paused queue: what is leased here goes back to pending, and waits in
-      // line here for the resume. (The queue hands out nothing new meanwhile.)
-      for (Dispatched task : takeReady()) {
-        holdBack(task);
-      }
-      return;
-    }
-    takeDispatched();
-    while (handlersRunning < slots && !ready.isEmpty()) {
-      Iterator<Dispatched> first = ready.values().iterator();
-      Dispatched next = first.next();
-      first.remove();
-      start(next.task(), next.lease());
-    }
-    queue.claimAhead(runTime.ahead(slots, queue.config().claimAhead()));
-    // The queue keeps the count: it hands out tasks only while the slots and the claims ahead allow.
-    for (Task task : queue.pollAhead(Integer.MAX_VALUE)) {
-      inCustody++;
-      claim(task);
-    }
-  }
-
-  private void claim(Task task) {
-    claiming.add(task.id());
-    gatedClaims.claim(queue, task, workerId, leaseFor, Stage.CLAIMED, meters).onComplete(done -> {
-      if (done.succeeded() && done.result().held()) {
-        // A gate (its key's bound, its rate budget) refused it: still in the queue's custody, it
-        // waits there for the gate's room.
+    /** The journal answered a claim: {@code lease} null when the task was taken or ended meanwhile. */
+    private void claimed(Task task, Lease lease, Throwable failure) {
         claiming.remove(task.id());
-        cancelledWhileClaiming.remove(task.id());
-        outOfHands();
-        return;
-      }
-      claimed(task, done.failed() ? null : done.result().lease(), done.cause());
-    });
-  }
-
-  /** The journal answered a claim: {@code lease} null when the task was taken or ended meanwhile. */
-  private void claimed(Task task, Lease lease, Throwable failure) {
-    claiming.remove(task.id());
-    boolean cancelAsked = cancelledWhileClaiming.remove(task.id());
-    if (failure != null) {
-      LOG.log(Level.WARNING, "task " + task.id() + " could not be claimed", failure);
-      given(task, Stage.CLAIMED, null);
-    } else if (lease == null) {
-      // Cancelled, finished or claimed by another node since it was queued: nothing to do.
-      meters.claimLost();
-      given(task, Stage.CLAIMED, null);
-    } else if (stopping) {
-      releaseBeforeStart(new Dispatched(task, lease));
-    } else if (cancelAsked) {
-      cancelBeforeStart(new Dispatched(task, lease));
-    } else {
-      ready.put(task.id(), new Dispatched(task, lease));
-    }
-    // A group's claims answer together: one pass starts them all.
-    wake();
-  }
-
-  /** A task leased here and not started goes back to pending for any node to take. */
-  private void releaseBeforeStart(Dispatched task) {
-    leave(task.task(), Stage.CLAIMED, journal.handBackUnstarted(task.lease()).map(state -> (Task) null));
-  }
-
-  /**
-   * A task leased here and not started, in a queue that was paused: pending again in the journal
-   * (its attempt given back, its version bumped), and held here again for when the queue resumes.
-   */
-  private void holdBack(Dispatched task) {
-    Lease lease = task.lease();
-    leave(task.task(), Stage.CLAIMED, journal.handBackUnstarted(lease).map(state -> {
-      if (state != TaskState.PENDING) {
-        counted(state, false); // a cancel asked for meanwhile ended it; null: the lease was lost
-        return null;
-      }
-      return task.task().pendingAgain(lease.version() + 1, lease.attempt() - 1, task.task().dueAtMillis());
-    }));
-  }
-
-  /** A task leased here and not started was asked to cancel: it ends cancelled without running. */
-  private void cancelBeforeStart(Dispatched task) {
-    leave(task.task(), Stage.CLAIMED, journal.cancelled(task.lease(), null, null).map(state -> {
-      counted(state, false);
-      return null;
-    }));
-  }
-
-  /** The task leaves this worker at {@code stage} once {@code write} is journaled. */
-  private void leave(Task task, Stage stage, Future<Task> write) {
-    write.onComplete(done -> {
-      if (done.failed()) {
-        LOG.log(Level.WARNING, "task " + task.id() + " could not be recorded", done.cause());
-      }
-      given(task, stage, done.succeeded() ? done.result() : null);
-    });
-  }
-
-  /** Out of this worker's custody: done here, or held for its next try when {@code again} is set. */
-  private void given(Task task, Stage stage, Task again) {
-    if (stage == Stage.FINISHING) {
-      finishing.remove(task.id());
-    }
-    if (again != null && !stopping) {
-      // Back to pending with a due time: hold it here until then (or leave it to the journal).
-      queue.reschedule(again, stage);
-    } else {
-      queue.done(task.id(), stage);
-    }
-    outOfHands();
-  }
-
-  /** A task left this worker's hands (its queue may still hold it): a drain may be over, a slot free. */
-  private void outOfHands() {
-    inCustody--;
-    if (inCustody == 0 && idle != null) {
-      idle.tryComplete();
-    }
-    wake();
-  }
-
-  /** Renews every lease this worker holds, running, claimed ahead or finishing, in one grouped pass. */
-  private void heartbeat() {
-    // An end still not committed a heartbeat period after it was handed over waits on a journal
-    // that fell behind: keep its lease alive, or it would be fenced and its task run again. Younger
-    // ends are left alone; a heartbeat that lost the race to its end would count as fenced.
-    long stuckSince = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(queue.config().heartbeatMs());
-    for (Finishing end : finishing.values()) {
-      if (end.since() < stuckSince) {
-        journal.heartbeat(end.lease(), leaseFor);
-      }
-    }
-    for (Attempt attempt : attempts.values()) {
-      journal.heartbeat(attempt.lease(), leaseFor).onSuccess(attempt::heartbeat);
-    }
-    for (Dispatched task : ready.values()) {
-      journal.heartbeat(task.lease(), leaseFor).onSuccess(beat -> {
-        if (beat == Journal.Heartbeat.HELD || ready.get(task.task().id()) != task) {
-          return;
-        }
-        ready.remove(task.task().id());
-        if (beat == Journal.Heartbeat.LOST) {
-          meters.fenced();
-          given(task.task(), Stage.CLAIMED, null);
+        boolean cancelAsked = cancelledWhileClaiming.remove(task.id());
+        if (failure != null) {
+            LOG.log(Level.WARNING, "task " + task.id() + " could not be claimed", failure);
+            given(task, Stage.CLAIMED, null);
+        } else if (lease == null) {
+            // Cancelled, finished or claimed by another node since it was queued: nothing to do.
+            meters.claimLost();
+            given(task, Stage.CLAIMED, null);
+        } else if (stopping) {
+            releaseBeforeStart(new Dispatched(task, lease));
+        } else if (cancelAsked) {
+            cancelBeforeStart(new Dispatched(task, lease));
         } else {
-          cancelBeforeStart(task);
+            ready.put(task.id(), new Dispatched(task, lease));
         }
-      });
+        // A group's claims answer together: one pass starts them all.
+        wake();
     }
-  }
 
-  /**
-   * Runs a task whose lease this worker holds, and times it: the wait from when it was due (for a
-   * task dispatched at admission, its submit-to-start time) and the attempt itself. The slot is
-   * free again when the attempt's outcome is known; its end is journaled behind it.
-   */
-  private void start(Task task, Lease lease) {
-    queue.started();
-    handlersRunning++;
-    meters.started(clock.millis() - task.dueAtMillis());
-    long startedAt = System.nanoTime();
-    Instant began = clock.instant();
-    Attempt attempt = run(task, lease);
-    attempt.outcome().onComplete(outcome -> {
-      long ran = System.nanoTime() - startedAt;
-      meters.ran(ran);
-      if (outcome.result() instanceof Outcome.Succeeded || outcome.result() instanceof Outcome.Failed) {
-        // The handlers' pace: a timeout or a release says nothing of it and would stop claims ahead for long.
-        runTime.add(ran);
-        // The same pace on the node's clock, which deadlines are read on too.
-        meters.paced(Duration.between(began, clock.instant()));
-      }
-      attempt.end();
-      attempts.remove(task.id());
-      handlersRunning--;
-      queue.returned();
-      finishing.put(task.id(), new Finishing(lease, System.nanoTime()));
-      Future<Task> end;
-      try {
-        end = record(attempt, outcome.result());
-      } catch (RuntimeException e) {
-        // An error whose message cannot be read, say: the task must still be given back, not
-        // left finishing for good.
-        end = Future.failedFuture(e);
-      }
-      leave(task, Stage.FINISHING, end);
-    });
-  }
-
-  private Attempt run(Task task, Lease lease) {
-    long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
-    Attempt attempt = new Attempt(vertx, context, journal, task, lease, timeoutMs, progressIntervalMs, progress);
-    attempts.put(task.id(), attempt);
-    TaskHandler handler = push != null ? push : handlers.get(task.type());
-    attempt.handlerDone(handler == null
-        ? Future.failedFuture(new PermanentTaskException("no handler for task type '" + task.type() + "' on this node"))
-        : !attempt.payloadReadable()
-        ? Future.failedFuture(new PermanentTaskException("the payload in the journal is not a JSON object"))
-        : invoke(handler, attempt));
-    return attempt;
-  }
-
-  private Future<Task> record(Attempt attempt, Outcome outcome) {
-    Lease lease = attempt.lease();
-    Task task = attempt.task();
-    Instant now = clock.instant();
-    if (outcome instanceof Outcome.LeaseLost) {
-      meters.fenced();
-      return Future.succeededFuture();
+    /** A task leased here and not started goes back to pending for any node to take. */
+    private void releaseBeforeStart(Dispatched task) {
+        leave(
+                task.task(),
+                Stage.CLAIMED,
+                journal.handBackUnstarted(task.lease()).map(state -> (Task) null));
     }
-    if (outcome instanceof Outcome.Released) {
-      return journal.release(lease)
-          .onFailure(e -> LOG.log(Level.WARNING, "could not release task " + task.id()
-              + "; it stays leased until " + queue.config().leaseMs() + " ms after its last heartbeat", e))
-          .map(state -> {
+
+    /**
+     * A task leased here and not started, in a queue that was paused: pending again in the journal
+     * (its attempt given back, its version bumped), and held here again for when the queue resumes.
+     */
+    private void holdBack(Dispatched task) {
+        Lease lease = task.lease();
+        leave(task.task(), Stage.CLAIMED, journal.handBackUnstarted(lease).map(state -> {
+            if (state != TaskState.PENDING) {
+                counted(state, false); // a cancel asked for meanwhile ended it; null: the lease was lost
+                return null;
+            }
+            return task.task()
+                    .pendingAgain(
+                            lease.version() + 1,
+                            lease.attempt() - 1,
+                            task.task().dueAtMillis());
+        }));
+    }
+
+    /** A task leased here and not started was asked to cancel: it ends cancelled without running. */
+    private void cancelBeforeStart(Dispatched task) {
+        leave(
+                task.task(),
+                Stage.CLAIMED,
+                journal.cancelled(task.lease(), null, null).map(state -> {
+                    counted(state, false);
+                    return null;
+                }));
+    }
+
+    /** The task leaves this worker at {@code stage} once {@code write} is journaled. */
+    private void leave(Task task, Stage stage, Future<Task> write) {
+        write.onComplete(done -> {
+            if (done.failed()) {
+                LOG.log(Level.WARNING, "task " + task.id() + " could not be recorded", done.cause());
+            }
+            given(task, stage, done.succeeded() ? done.result() : null);
+        });
+    }
+
+    /** Out of this worker's custody: done here, or held for its next try when {@code again} is set. */
+    private void given(Task task, Stage stage, Task again) {
+        if (stage == Stage.FINISHING) {
+            finishing.remove(task.id());
+        }
+        if (again != null && !stopping) {
+            // Back to pending with a due time: hold it here until then (or leave it to the journal).
+            queue.reschedule(again, stage);
+        } else {
+            queue.done(task.id(), stage);
+        }
+        outOfHands();
+    }
+
+    /** A task left this worker's hands (its queue may still hold it): a drain may be over, a slot free. */
+    private void outOfHands() {
+        inCustody--;
+        if (inCustody == 0 && idle != null) {
+            idle.tryComplete();
+        }
+        wake();
+    }
+
+    /** Renews every lease this worker holds, running, claimed ahead or finishing, in one grouped pass. */
+    private void heartbeat() {
+        // An end still not committed a heartbeat period after it was handed over waits on a journal
+        // that fell behind: keep its lease alive, or it would be fenced and its task run again. Younger
+        // ends are left alone; a heartbeat that lost the race to its end would count as fenced.
+        long stuckSince =
+                System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(queue.config().heartbeatMs());
+        for (Finishing end : finishing.values()) {
+            if (end.since() < stuckSince) {
+                journal.heartbeat(end.lease(), leaseFor);
+            }
+        }
+        for (Attempt attempt : attempts.values()) {
+            journal.heartbeat(attempt.lease(), leaseFor).onSuccess(attempt::heartbeat);
+        }
+        for (Dispatched task : ready.values()) {
+            journal.heartbeat(task.lease(), leaseFor).onSuccess(beat -> {
+                if (beat == Journal.Heartbeat.HELD || ready.get(task.task().id()) != task) {
+                    return;
+                }
+                ready.remove(task.task().id());
+                if (beat == Journal.Heartbeat.LOST) {
+                    meters.fenced();
+                    given(task.task(), Stage.CLAIMED, null);
+                } else {
+                    cancelBeforeStart(task);
+                }
+            });
+        }
+    }
+
+    /**
+     * Runs a task whose lease this worker holds, and times it: the wait from when it was due (for a
+     * task dispatched at admission, its submit-to-start time) and the attempt itself. The slot is
+     * free again when the attempt's outcome is known; its end is journaled behind it.
+     */
+    private void start(Task task, Lease lease) {
+        queue.started();
+        handlersRunning++;
+        meters.started(clock.millis() - task.dueAtMillis());
+        long startedAt = System.nanoTime();
+        Instant began = clock.instant();
+        Attempt attempt = run(task, lease);
+        attempt.outcome().onComplete(outcome -> {
+            long ran = System.nanoTime() - startedAt;
+            meters.ran(ran);
+            if (outcome.result() instanceof Outcome.Succeeded || outcome.result() instanceof Outcome.Failed) {
+                // The handlers' pace: a timeout or a release says nothing of it and would stop claims ahead for long.
+                runTime.add(ran);
+                // The same pace on the node's clock, which deadlines are read on too.
+                meters.paced(Duration.between(began, clock.instant()));
+            }
+            attempt.end();
+            attempts.remove(task.id());
+            handlersRunning--;
+            queue.returned();
+            finishing.put(task.id(), new Finishing(lease, System.nanoTime()));
+            Future<Task> end;
+            try {
+                end = record(attempt, outcome.result());
+            } catch (RuntimeException e) {
+                // An error whose message cannot be read, say: the task must still be given back, not
+                // left finishing for good.
+                end = Future.failedFuture(e);
+            }
+            leave(task, Stage.FINISHING, end);
+        });
+    }
+
+    private Attempt run(Task task, Lease lease) {
+        long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
+        Attempt attempt = new Attempt(vertx, context, journal, task, lease, timeoutMs, progressIntervalMs, progress);
+        attempts.put(task.id(), attempt);
+        TaskHandler handler = push != null ? push : handlers.get(task.type());
+        attempt.handlerDone(
+                handler == null
+                        ? Future.failedFuture(new PermanentTaskException(
+                                "no handler for task type '" + task.type() + "' on this node"))
+                        : !attempt.payloadReadable()
+                                ? Future.failedFuture(
+                                        new PermanentTaskException("the payload in the journal is not a JSON object"))
+                                : invoke(handler, attempt));
+        return attempt;
+    }
+
+    private Future<Task> record(Attempt attempt, Outcome outcome) {
+        Lease lease = attempt.lease();
+        Task task = attempt.task();
+        Instant now = clock.instant();
+        if (outcome instanceof Outcome.LeaseLost) {
+            meters.fenced();
+            return Future.succeededFuture();
+        }
+        if (outcome instanceof Outcome.Released) {
+            return journal.release(lease)
+                    .onFailure(e -> LOG.log(
+                            Level.WARNING,
+                            "could not release task " + task.id() + "; it stays leased until "
+                                    + queue.config().leaseMs() + " ms after its last heartbeat",
+                            e))
+                    .map(state -> {
+                        counted(state, false);
+                        return null;
+                    });
+        }
+        if (attempt.cancelRequested() && !(outcome instanceof Outcome.TimedOut)) {
+            JsonObject result = outcome instanceof Outcome.Succeeded s ? s.result() : null;
+            JsonObject error = outcome instanceof Outcome.Failed f ? Errors.describe(f.cause()) : null;
+            return journal.cancelled(lease, result, error).map(state -> {
+                counted(state, false);
+                return null;
+            });
+        }
+        if (outcome instanceof Outcome.Succeeded s) {
+            return journal.succeed(lease, s.result()).map(state -> {
+                counted(state, false);
+                return null;
+            });
+        }
+        Throwable cause = outcome instanceof Outcome.Failed f ? f.cause() : null;
+        if (cause instanceof SnoozeException snooze) {
+            Instant due = now.plus(snooze.delay());
+            return journal.snoozeUntil(lease, due)
+                    .map(state -> requeued(
+                            state,
+                            task.pendingAgain(lease.version(), lease.attempt() - 1, due.toEpochMilli())
+                                    .withoutDeadline()));
+        }
+        JsonObject error = outcome instanceof Outcome.TimedOut t
+                ? new JsonObject()
+                        .put("type", "timeout")
+                        .put("message", "the attempt ran longer than " + t.timeoutMs() + " ms")
+                : Errors.describe(cause);
+        boolean permanent = cause instanceof PermanentTaskException;
+        if (!permanent && lease.attempt() < task.maxAttempts()) {
+            long delay = Backoff.delayMs(
+                    lease.attempt(),
+                    queue.config().backoffBaseMs(),
+                    queue.config().backoffCapMs(),
+                    jitter.getAsDouble());
+            Instant due = now.plusMillis(delay);
+            return journal.retryAt(lease, due, error)
+                    .map(state ->
+                            requeued(state, task.pendingAgain(lease.version(), lease.attempt(), due.toEpochMilli())));
+        }
+        return journal.fail(lease, error, permanent).map(state -> {
             counted(state, false);
             return null;
-          });
-    }
-    if (attempt.cancelRequested() && !(outcome instanceof Outcome.TimedOut)) {
-      JsonObject result = outcome instanceof Outcome.Succeeded s ? s.result() : null;
-      JsonObject error = outcome instanceof Outcome.Failed f ? Errors.describe(f.cause()) : null;
-      return journal.cancelled(lease, result, error).map(state -> {
-        counted(state, false);
-        return null;
-      });
-    }
-    if (outcome instanceof Outcome.Succeeded s) {
-      return journal.succeed(lease, s.result()).map(state -> {
-        counted(state, false);
-        return null;
-      });
-    }
-    Throwable cause = outcome instanceof Outcome.Failed f ? f.cause() : null;
-    if (cause instanceof SnoozeException snooze) {
-      Instant due = now.plus(snooze.delay());
-      return journal.snoozeUntil(lease, due)
-          .map(state -> requeued(state,
-              task.pendingAgain(lease.version(), lease.attempt() - 1, due.toEpochMilli()).withoutDeadline()));
-    }
-    JsonObject error = outcome instanceof Outcome.TimedOut t
-        ? new JsonObject().put("type", "timeout").put("message", "the attempt ran longer than " + t.timeoutMs() + " ms")
-        : Errors.describe(cause);
-    boolean permanent = cause instanceof PermanentTaskException;
-    if (!permanent && lease.attempt() < task.maxAttempts()) {
-      long delay = Backoff.delayMs(lease.attempt(), queue.config().backoffBaseMs(), queue.config().backoffCapMs(),
-          jitter.getAsDouble());
-      Instant due = now.plusMillis(delay);
-      return journal.retryAt(lease, due, error)
-          .map(state -> requeued(state, task.pendingAgain(lease.version(), lease.attempt(), due.toEpochMilli())));
-    }
-    return journal.fail(lease, error, permanent)
-        .map(state -> {
-          counted(state, false);
-          return null;
         });
-  }
-
-  private Task requeued(TaskState state, Task again) {
-    counted(state, true);
-    return state == TaskState.PENDING ? again : null;
-  }
-
-  /** Counts what the journal says became of the task; null means our write was fenced. */
-  private void counted(TaskState state, boolean retry) {
-    if (state == null) {
-      meters.fenced();
-      return;
     }
-    switch (state) {
-      case SUCCEEDED -> meters.succeeded();
-      case FAILED -> meters.failed();
-      case CANCELLED -> meters.cancelled();
-      case PENDING -> {
-        if (retry) {
-          meters.retried();
+
+    private Task requeued(TaskState state, Task again) {
+        counted(state, true);
+        return state == TaskState.PENDING ? again : null;
+    }
+
+    /** Counts what the journal says became of the task; null means our write was fenced. */
+    private void counted(TaskState state, boolean retry) {
+        if (state == null) {
+            meters.fenced();
+            return;
         }
-      }
-      default -> { }
-    }
-  }
-
-  private Future<JsonObject> invoke(TaskHandler handler, Attempt attempt) {
-    try {
-      if (handler.blocking()) {
-        return vertx.executeBlocking(() -> handler.run(attempt), false).compose(inner -> inner);
-      }
-      Future<JsonObject> result = handler.run(attempt);
-      return result == null ? Future.failedFuture(new IllegalStateException("handler returned no future")) : result;
-    } catch (Throwable e) {
-      return Future.failedFuture(e);
-    }
-  }
-
-  /** Running attempts, for tests and the API. */
-  public int running() {
-    return handlersRunning;
-  }
-
-  /** A task whose end is being journaled, and since when (monotonic nanoseconds). */
-  private record Finishing(Lease lease, long since) {
-  }
-
-  /**
-   * The handlers' recent run time (an exponentially weighted mean), and from it how many tasks to
-   * claim ahead. None until a handler has returned: a node does not hoard before it knows.
-   */
-  static final class RunTime {
-    private double meanNanos = -1;
-
-    void add(long nanos) {
-      meanNanos = meanNanos < 0 ? nanos : meanNanos + (nanos - meanNanos) / 16;
+        switch (state) {
+            case SUCCEEDED -> meters.succeeded();
+            case FAILED -> meters.failed();
+            case CANCELLED -> meters.cancelled();
+            case PENDING -> {
+                if (retry) {
+                    meters.retried();
+                }
+            }
+            default -> {}
+        }
     }
 
-    int ahead(int slots, int most) {
-      if (meanNanos < 0) {
-        return 0;
-      }
-      double perHorizon = slots * (AHEAD_HORIZON_NANOS / Math.max(1.0, meanNanos));
-      return (int) Math.min(most, Math.floor(perHorizon));
+    private Future<JsonObject> invoke(TaskHandler handler, Attempt attempt) {
+        try {
+            if (handler.blocking()) {
+                return vertx.executeBlocking(() -> handler.run(attempt), false).compose(inner -> inner);
+            }
+            Future<JsonObject> result = handler.run(attempt);
+            return result == null
+                    ? Future.failedFuture(new IllegalStateException("handler returned no future"))
+                    : result;
+        } catch (Throwable e) {
+            return Future.failedFuture(e);
+        }
     }
-  }
+
+    /** Running attempts, for tests and the API. */
+    public int running() {
+        return handlersRunning;
+    }
+
+    /** A task whose end is being journaled, and since when (monotonic nanoseconds). */
+    private record Finishing(Lease lease, long since) {}
+
+    /**
+     * The handlers' recent run time (an exponentially weighted mean), and from it how many tasks to
+     * claim ahead. None until a handler has returned: a node does not hoard before it knows.
+     */
+    static final class RunTime {
+        private double meanNanos = -1;
+
+        void add(long nanos) {
+            meanNanos = meanNanos < 0 ? nanos : meanNanos + (nanos - meanNanos) / 16;
+        }
+
+        int ahead(int slots, int most) {
+            if (meanNanos < 0) {
+                return 0;
+            }
+            double perHorizon = slots * (AHEAD_HORIZON_NANOS / Math.max(1.0, meanNanos));
+            return (int) Math.min(most, Math.floor(perHorizon));
+        }
+    }
 }

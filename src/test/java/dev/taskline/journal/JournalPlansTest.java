@@ -31,120 +31,156 @@ import org.junit.jupiter.api.Test;
  */
 class JournalPlansTest {
 
-  private static final int GROUP = 500;
+    private static final int GROUP = 500;
 
-  private static Vertx vertx;
-  private static Pool pool;
-  private static Sql sql;
-  private static UUID[] pending;
-  private static UUID[] running;
+    private static Vertx vertx;
+    private static Pool pool;
+    private static Sql sql;
+    private static UUID[] pending;
+    private static UUID[] running;
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    PgConnectOptions options = JournalConnections.options(TestPostgres.newDatabase());
-    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).connectingTo(options).using(vertx).build();
-    await(Migrator.migrate(vertx, pool));
-    sql = Sql.load("/sql/queries/tasks.sql", "/sql/queries/events.sql");
-    String columns = "INSERT INTO tasks (id, queue, type, state, payload, run_at, created_at, updated_at, "
-        + "worker_id, lease_version, lease_expires_at, finished_at) ";
-    String id = "(lpad(to_hex(g), 8, '0') || '-0000-7000-8000-000000000000')::uuid";
-    await(pool.query("ALTER TABLE tasks SET (autovacuum_enabled = false)").execute());
-    await(pool.query(columns + "SELECT " + id + ", 'q', 'sleep', 'succeeded', '{}', now(), now(), now(), "
-        + "NULL, 1, NULL, now() FROM generate_series(1, 200) g").execute());
-    await(pool.query("ANALYZE tasks").execute());
-    await(pool.query(columns + "SELECT " + id + ", 'q', 'sleep', 'pending', '{}', now() - interval '1 minute', "
-        + "now(), now(), NULL, 0, NULL, NULL FROM generate_series(1001, 21000) g").execute());
-    await(pool.query(columns + "SELECT " + id + ", 'q', 'sleep', 'running', '{}', now(), now(), now(), "
-        + "'w', 1, now() + interval '1 hour', NULL FROM generate_series(30001, 31000) g").execute());
-    pending = ids("pending");
-    running = ids("running");
-  }
-
-  private static UUID[] ids(String state) throws Exception {
-    List<UUID> found = new ArrayList<>();
-    for (Row row : await(pool.preparedQuery("SELECT id FROM tasks WHERE state = $1 ORDER BY id LIMIT $2")
-        .execute(Tuple.of(state, GROUP)))) {
-      found.add(row.getUUID("id"));
+    @BeforeAll
+    static void start() throws Exception {
+        vertx = Vertx.vertx();
+        PgConnectOptions options = JournalConnections.options(TestPostgres.newDatabase());
+        pool = PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(1))
+                .connectingTo(options)
+                .using(vertx)
+                .build();
+        await(Migrator.migrate(vertx, pool));
+        sql = Sql.load("/sql/queries/tasks.sql", "/sql/queries/events.sql");
+        String columns = "INSERT INTO tasks (id, queue, type, state, payload, run_at, created_at, updated_at, "
+                + "worker_id, lease_version, lease_expires_at, finished_at) ";
+        String id = "(lpad(to_hex(g), 8, '0') || '-0000-7000-8000-000000000000')::uuid";
+        await(pool.query("ALTER TABLE tasks SET (autovacuum_enabled = false)").execute());
+        await(pool.query(columns + "SELECT " + id + ", 'q', 'sleep', 'succeeded', '{}', now(), now(), now(), "
+                        + "NULL, 1, NULL, now() FROM generate_series(1, 200) g")
+                .execute());
+        await(pool.query("ANALYZE tasks").execute());
+        await(pool.query(columns + "SELECT " + id + ", 'q', 'sleep', 'pending', '{}', now() - interval '1 minute', "
+                        + "now(), now(), NULL, 0, NULL, NULL FROM generate_series(1001, 21000) g")
+                .execute());
+        await(pool.query(columns + "SELECT " + id + ", 'q', 'sleep', 'running', '{}', now(), now(), now(), "
+                        + "'w', 1, now() + interval '1 hour', NULL FROM generate_series(30001, 31000) g")
+                .execute());
+        pending = ids("pending");
+        running = ids("running");
     }
-    return found.toArray(new UUID[0]);
-  }
 
-  @AfterAll
-  static void stop() throws Exception {
-    await(pool.close());
-    await(vertx.close());
-  }
-
-  private static String plan(String name, Tuple params) throws Exception {
-    StringBuilder text = new StringBuilder();
-    for (Row row : await(pool.preparedQuery("EXPLAIN " + sql.get(name)).execute(params))) {
-      text.append(row.getString(0)).append('\n');
+    private static UUID[] ids(String state) throws Exception {
+        List<UUID> found = new ArrayList<>();
+        for (Row row : await(pool.preparedQuery("SELECT id FROM tasks WHERE state = $1 ORDER BY id LIMIT $2")
+                .execute(Tuple.of(state, GROUP)))) {
+            found.add(row.getUUID("id"));
+        }
+        return found.toArray(new UUID[0]);
     }
-    return text.toString();
-  }
 
-  private static void assertByPrimaryKey(String plan) {
-    assertTrue(plan.contains("Index Scan using tasks_pkey on tasks"), plan);
-    assertFalse(plan.contains("tasks_pending_order") || plan.contains("tasks_running_lease"), plan);
-    assertFalse(plan.contains("Hash Join") || plan.contains("Seq Scan on tasks"), plan);
-  }
+    @AfterAll
+    static void stop() throws Exception {
+        await(pool.close());
+        await(vertx.close());
+    }
 
-  private static <T> T[] filled(T[] array, T value) {
-    Arrays.fill(array, value);
-    return array;
-  }
+    private static String plan(String name, Tuple params) throws Exception {
+        StringBuilder text = new StringBuilder();
+        for (Row row : await(pool.preparedQuery("EXPLAIN " + sql.get(name)).execute(params))) {
+            text.append(row.getString(0)).append('\n');
+        }
+        return text.toString();
+    }
 
-  private static OffsetDateTime now() {
-    return OffsetDateTime.now(ZoneOffset.UTC);
-  }
+    private static void assertByPrimaryKey(String plan) {
+        assertTrue(plan.contains("Index Scan using tasks_pkey on tasks"), plan);
+        assertFalse(plan.contains("tasks_pending_order") || plan.contains("tasks_running_lease"), plan);
+        assertFalse(plan.contains("Hash Join") || plan.contains("Seq Scan on tasks"), plan);
+    }
 
-  @Test
-  void a_claim_looks_each_task_up_by_id() throws Exception {
-    assertByPrimaryKey(plan("claim", Tuple.of(pending, filled(new Long[GROUP], 0L), filled(new String[GROUP], "w"),
-        filled(new OffsetDateTime[GROUP], now().plusMinutes(1)), now())));
-  }
+    private static <T> T[] filled(T[] array, T value) {
+        Arrays.fill(array, value);
+        return array;
+    }
 
-  @Test
-  void a_finish_looks_each_task_up_by_id() throws Exception {
-    assertByPrimaryKey(plan("finish", Tuple.wrap(new Object[] {running, filled(new Long[GROUP], 1L),
-        filled(new String[GROUP], "w"), filled(new String[GROUP], "succeeded"), filled(new String[GROUP], "{}"),
-        new String[GROUP], filled(new String[GROUP], "succeeded"), new OffsetDateTime[GROUP],
-        filled(new Integer[GROUP], 0), filled(new Integer[GROUP], 0), now(), filled(new Boolean[GROUP], false),
-        filled(new Boolean[GROUP], false)})));
-  }
+    private static OffsetDateTime now() {
+        return OffsetDateTime.now(ZoneOffset.UTC);
+    }
 
-  @Test
-  void a_heartbeat_looks_each_task_up_by_id() throws Exception {
-    assertByPrimaryKey(plan("heartbeat", Tuple.of(running, filled(new Long[GROUP], 1L), filled(new String[GROUP], "w"),
-        filled(new OffsetDateTime[GROUP], now().plusMinutes(1)), now())));
-  }
+    @Test
+    void a_claim_looks_each_task_up_by_id() throws Exception {
+        assertByPrimaryKey(plan(
+                "claim",
+                Tuple.of(
+                        pending,
+                        filled(new Long[GROUP], 0L),
+                        filled(new String[GROUP], "w"),
+                        filled(new OffsetDateTime[GROUP], now().plusMinutes(1)),
+                        now())));
+    }
 
-  @Test
-  void a_progress_write_looks_each_task_up_by_id() throws Exception {
-    assertByPrimaryKey(plan("progress", Tuple.of(running, filled(new Long[GROUP], 1L), filled(new String[GROUP], "w"),
-        filled(new Integer[GROUP], 50), filled(new String[GROUP], "half"), now())));
-  }
+    @Test
+    void a_finish_looks_each_task_up_by_id() throws Exception {
+        assertByPrimaryKey(plan("finish", Tuple.wrap(new Object[] {
+            running,
+            filled(new Long[GROUP], 1L),
+            filled(new String[GROUP], "w"),
+            filled(new String[GROUP], "succeeded"),
+            filled(new String[GROUP], "{}"),
+            new String[GROUP],
+            filled(new String[GROUP], "succeeded"),
+            new OffsetDateTime[GROUP],
+            filled(new Integer[GROUP], 0),
+            filled(new Integer[GROUP], 0),
+            now(),
+            filled(new Boolean[GROUP], false),
+            filled(new Boolean[GROUP], false)
+        })));
+    }
 
-  @Test
-  void the_deadline_sweep_reads_only_tasks_that_could_expire() throws Exception {
-    String plan = plan("expire_overdue", Tuple.of(now(), 1000));
-    assertTrue(plan.contains("tasks_pending_start_by"), plan);
-    assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("tasks_pending_order"), plan);
-  }
+    @Test
+    void a_heartbeat_looks_each_task_up_by_id() throws Exception {
+        assertByPrimaryKey(plan(
+                "heartbeat",
+                Tuple.of(
+                        running,
+                        filled(new Long[GROUP], 1L),
+                        filled(new String[GROUP], "w"),
+                        filled(new OffsetDateTime[GROUP], now().plusMinutes(1)),
+                        now())));
+    }
 
-  @Test
-  void a_tenants_page_walks_that_tenants_index() throws Exception {
-    String plan = plan("list_tenant_tasks", Tuple.of(null, null, null, null, 100, "acme"));
-    assertTrue(plan.contains("tasks_tenant_id"), plan);
-    assertFalse(plan.contains("Seq Scan on tasks"), plan);
-  }
+    @Test
+    void a_progress_write_looks_each_task_up_by_id() throws Exception {
+        assertByPrimaryKey(plan(
+                "progress",
+                Tuple.of(
+                        running,
+                        filled(new Long[GROUP], 1L),
+                        filled(new String[GROUP], "w"),
+                        filled(new Integer[GROUP], 50),
+                        filled(new String[GROUP], "half"),
+                        now())));
+    }
 
-  @Test
-  void a_retention_pass_walks_the_primary_key_from_the_oldest_id() throws Exception {
-    OffsetDateTime cutOff = now().plusHours(1);
-    String plan = plan("delete_finished", Tuple.of(cutOff, 1000, TaskIds.least(cutOff.toInstant())));
-    assertTrue(plan.contains("Index Scan using tasks_pkey on tasks"), plan);
-    assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("Seq Scan on task_events"), plan);
-  }
+    @Test
+    void the_deadline_sweep_reads_only_tasks_that_could_expire() throws Exception {
+        String plan = plan("expire_overdue", Tuple.of(now(), 1000));
+        assertTrue(plan.contains("tasks_pending_start_by"), plan);
+        assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("tasks_pending_order"), plan);
+    }
+
+    @Test
+    void a_tenants_page_walks_that_tenants_index() throws Exception {
+        String plan = plan("list_tenant_tasks", Tuple.of(null, null, null, null, 100, "acme"));
+        assertTrue(plan.contains("tasks_tenant_id"), plan);
+        assertFalse(plan.contains("Seq Scan on tasks"), plan);
+    }
+
+    @Test
+    void a_retention_pass_walks_the_primary_key_from_the_oldest_id() throws Exception {
+        OffsetDateTime cutOff = now().plusHours(1);
+        String plan = plan("delete_finished", Tuple.of(cutOff, 1000, TaskIds.least(cutOff.toInstant())));
+        assertTrue(plan.contains("Index Scan using tasks_pkey on tasks"), plan);
+        assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("Seq Scan on task_events"), plan);
+    }
 }

@@ -9,9 +9,9 @@ import org.junit.jupiter.api.Test;
 
 class SqlTest {
 
-  @Test
-  void each_named_block_runs_to_the_next_name_line() {
-    Sql sql = Sql.parse("""
+    @Test
+    void each_named_block_runs_to_the_next_name_line() {
+        Sql sql = Sql.parse("""
         -- name: first
         SELECT 1
           FROM a;
@@ -19,36 +19,36 @@ class SqlTest {
         -- name: second
         SELECT 2 FROM b
         """);
-    assertEquals("SELECT 1\n  FROM a", sql.get("first"));
-    assertEquals("SELECT 2 FROM b", sql.get("second"));
-  }
+        assertEquals("SELECT 1\n  FROM a", sql.get("first"));
+        assertEquals("SELECT 2 FROM b", sql.get("second"));
+    }
 
-  @Test
-  void text_before_the_first_name_line_belongs_to_no_statement() {
-    Sql sql = Sql.parse("""
+    @Test
+    void text_before_the_first_name_line_belongs_to_no_statement() {
+        Sql sql = Sql.parse("""
         -- a file header that explains the file
         SET something_global;
         -- name: only
         SELECT 1;
         """);
-    assertEquals("SELECT 1", sql.get("only"));
-  }
+        assertEquals("SELECT 1", sql.get("only"));
+    }
 
-  @Test
-  void a_trailing_semicolon_is_dropped_because_prepared_statements_refuse_it() {
-    Sql sql = Sql.parse("-- name: q\nSELECT 1;\n   \n");
-    assertEquals("SELECT 1", sql.get("q"));
-  }
+    @Test
+    void a_trailing_semicolon_is_dropped_because_prepared_statements_refuse_it() {
+        Sql sql = Sql.parse("-- name: q\nSELECT 1;\n   \n");
+        assertEquals("SELECT 1", sql.get("q"));
+    }
 
-  @Test
-  void only_the_last_semicolon_is_dropped() {
-    Sql sql = Sql.parse("-- name: q\nSELECT ';' AS s;;\n");
-    assertEquals("SELECT ';' AS s;", sql.get("q"));
-  }
+    @Test
+    void only_the_last_semicolon_is_dropped() {
+        Sql sql = Sql.parse("-- name: q\nSELECT ';' AS s;;\n");
+        assertEquals("SELECT ';' AS s;", sql.get("q"));
+    }
 
-  @Test
-  void comment_lines_inside_a_block_are_dropped() {
-    Sql sql = Sql.parse("""
+    @Test
+    void comment_lines_inside_a_block_are_dropped() {
+        Sql sql = Sql.parse("""
         -- name: q
         -- $1 the id
         SELECT *
@@ -56,48 +56,61 @@ class SqlTest {
           FROM t
          WHERE id = $1;
         """);
-    String statement = sql.get("q");
-    assertFalse(statement.contains("--"), statement);
-    assertEquals("SELECT *\n  FROM t\n WHERE id = $1", statement);
-  }
-
-  @Test
-  void windows_line_endings_parse_like_unix_ones() {
-    Sql sql = Sql.parse("-- name: q\r\nSELECT 1;\r\n-- name: r\r\nSELECT 2;\r\n");
-    assertEquals("SELECT 1", sql.get("q"));
-    assertEquals("SELECT 2", sql.get("r"));
-  }
-
-  @Test
-  void a_name_defined_twice_is_rejected() {
-    IllegalStateException e = assertThrows(IllegalStateException.class,
-        () -> Sql.parse("-- name: q\nSELECT 1;\n-- name: q\nSELECT 2;\n"));
-    assertTrue(e.getMessage().contains("'q'"), e.getMessage());
-  }
-
-  @Test
-  void asking_for_an_unknown_name_fails_loudly() {
-    Sql sql = Sql.parse("-- name: q\nSELECT 1;\n");
-    IllegalStateException e = assertThrows(IllegalStateException.class, () -> sql.get("nope"));
-    assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
-  }
-
-  @Test
-  void a_missing_resource_fails_loudly() {
-    assertThrows(IllegalStateException.class, () -> Sql.load("/sql/queries/no-such-file.sql"));
-  }
-
-  @Test
-  void the_packaged_task_queries_load_with_every_statement_the_journal_uses() {
-    Sql sql = Sql.load("/sql/queries/tasks.sql");
-    for (String name : new String[] {"insert_tasks", "claim", "finish", "heartbeat", "progress",
-        "release_expired", "page_in", "get_task", "task_history", "list_tasks", "get_batch", "batch_tasks", "ping"}) {
-      String statement = sql.get(name);
-      assertFalse(statement.isBlank(), name);
-      assertFalse(statement.endsWith(";"), name + " still ends with a semicolon");
-      assertFalse(statement.contains("-- name:"), name + " swallowed the next block");
+        String statement = sql.get("q");
+        assertFalse(statement.contains("--"), statement);
+        assertEquals("SELECT *\n  FROM t\n WHERE id = $1", statement);
     }
-    assertTrue(sql.get("claim").startsWith("WITH req AS"), sql.get("claim"));
-    assertTrue(sql.get("page_in").endsWith("FOR UPDATE SKIP LOCKED"), sql.get("page_in"));
-  }
+
+    @Test
+    void windows_line_endings_parse_like_unix_ones() {
+        Sql sql = Sql.parse("-- name: q\r\nSELECT 1;\r\n-- name: r\r\nSELECT 2;\r\n");
+        assertEquals("SELECT 1", sql.get("q"));
+        assertEquals("SELECT 2", sql.get("r"));
+    }
+
+    @Test
+    void a_name_defined_twice_is_rejected() {
+        IllegalStateException e = assertThrows(
+                IllegalStateException.class, () -> Sql.parse("-- name: q\nSELECT 1;\n-- name: q\nSELECT 2;\n"));
+        assertTrue(e.getMessage().contains("'q'"), e.getMessage());
+    }
+
+    @Test
+    void asking_for_an_unknown_name_fails_loudly() {
+        Sql sql = Sql.parse("-- name: q\nSELECT 1;\n");
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> sql.get("nope"));
+        assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
+    }
+
+    @Test
+    void a_missing_resource_fails_loudly() {
+        assertThrows(IllegalStateException.class, () -> Sql.load("/sql/queries/no-such-file.sql"));
+    }
+
+    @Test
+    void the_packaged_task_queries_load_with_every_statement_the_journal_uses() {
+        Sql sql = Sql.load("/sql/queries/tasks.sql");
+        for (String name : new String[] {
+            "insert_tasks",
+            "claim",
+            "finish",
+            "heartbeat",
+            "progress",
+            "release_expired",
+            "page_in",
+            "get_task",
+            "task_history",
+            "list_tasks",
+            "get_batch",
+            "batch_tasks",
+            "ping"
+        }) {
+            String statement = sql.get(name);
+            assertFalse(statement.isBlank(), name);
+            assertFalse(statement.endsWith(";"), name + " still ends with a semicolon");
+            assertFalse(statement.contains("-- name:"), name + " swallowed the next block");
+        }
+        assertTrue(sql.get("claim").startsWith("WITH req AS"), sql.get("claim"));
+        assertTrue(sql.get("page_in").endsWith("FOR UPDATE SKIP LOCKED"), sql.get("page_in"));
+    }
 }

@@ -17,153 +17,160 @@ import org.junit.jupiter.api.Test;
 /** The order of waiting tasks across tenants, as pure logic. */
 class WaitingLineTest {
 
-  private static long seq;
+    private static long seq;
 
-  private static Task task(String tenant, int priority) {
-    seq++;
-    return Task.builder(new UUID(0, seq), "q", "sleep").tenant(tenant).priority(priority).dueAtMillis(seq).build();
-  }
-
-  private static WaitingLine fair(Map<String, Integer> weights) {
-    return new WaitingLine(TaskQueue.order(0), true, t -> weights.getOrDefault(t, 1));
-  }
-
-  private static List<String> tenants(WaitingLine line, int n) {
-    List<String> order = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      Task t = line.poll();
-      order.add(t.tenant() == null ? "-" : t.tenant());
+    private static Task task(String tenant, int priority) {
+        seq++;
+        return Task.builder(new UUID(0, seq), "q", "sleep")
+                .tenant(tenant)
+                .priority(priority)
+                .dueAtMillis(seq)
+                .build();
     }
-    return order;
-  }
 
-  @Test
-  void a_flood_delays_another_tenants_task_by_one_turn_not_by_its_backlog() {
-    WaitingLine line = fair(Map.of());
-    for (int i = 0; i < 1000; i++) {
-      line.add(task("flood", 0));
+    private static WaitingLine fair(Map<String, Integer> weights) {
+        return new WaitingLine(TaskQueue.order(0), true, t -> weights.getOrDefault(t, 1));
     }
-    line.poll();
-    line.add(task("quiet", 0));
-    assertEquals(List.of("flood", "quiet", "flood", "flood"), tenants(line, 4),
-        "the flood's turn ends after one task: the quiet tenant's comes next");
-    assertEquals(996, line.size());
-  }
 
-  @Test
-  void weights_are_tasks_per_turn_and_tasks_without_a_tenant_take_turns_too() {
-    WaitingLine line = fair(Map.of("gold", 3));
-    for (int i = 0; i < 6; i++) {
-      line.add(task("gold", 0));
-      line.add(task("basic", 0));
-      line.add(task(null, 0));
-    }
-    assertEquals(List.of("gold", "gold", "gold", "basic", "-", "gold", "gold", "gold", "basic", "-", "basic", "-"),
-        tenants(line, 12));
-  }
-
-  @Test
-  void priority_orders_within_a_tenant_and_not_across_tenants() {
-    WaitingLine line = fair(Map.of());
-    Task low = task("a", 0);
-    Task high = task("a", 9);
-    Task other = task("b", -5);
-    line.add(low);
-    line.add(other);
-    line.add(high);
-    assertEquals(List.of(high, other, low), List.of(line.poll(), line.poll(), line.poll()));
-    assertNull(line.poll());
-  }
-
-  @Test
-  void unfair_is_the_queue_order_alone() {
-    WaitingLine line = new WaitingLine(TaskQueue.order(0), false, t -> 1);
-    for (int i = 0; i < 3; i++) {
-      line.add(task("flood", 0));
-    }
-    line.add(task("quiet", 0));
-    assertEquals(List.of("flood", "flood", "flood", "quiet"), tenants(line, 4));
-  }
-
-  @Test
-  void removals_keep_the_size_and_the_turns_right_whatever_is_removed() {
-    Random random = new Random(7);
-    WaitingLine line = fair(Map.of("b", 2));
-    Set<Task> held = new HashSet<>();
-    String[] tenants = {"a", "b", "c", null};
-    for (int round = 0; round < 2_000; round++) {
-      int op = random.nextInt(4);
-      if (op <= 1) {
-        Task t = task(tenants[random.nextInt(4)], random.nextInt(3));
-        line.add(t);
-        held.add(t);
-      } else if (op == 2 && !held.isEmpty()) {
-        Task t = line.poll();
-        assertTrue(held.remove(t), "polled a task it held");
-      } else if (!held.isEmpty()) {
-        Task victim = held.iterator().next();
-        assertTrue(random.nextBoolean() ? line.remove(victim) : line.removeIf(x -> x == victim));
-        held.remove(victim);
-      }
-      assertEquals(held.size(), line.size());
-      Set<Task> seen = new HashSet<>();
-      line.forEach(seen::add);
-      assertEquals(held, seen);
-    }
-    while (line.poll() != null) {
-      // drains to empty without a stale turn
-    }
-    assertEquals(0, line.size());
-  }
-
-  @Test
-  void the_tasks_counted_before_a_new_one_are_those_polled_before_it_whatever_the_turns() {
-    Random random = new Random(11);
-    String[] tenants = {"a", "b", "c", null};
-    Map<String, Integer> weights = Map.of("b", 3, "c", 2);
-    for (boolean isFair : new boolean[] {true, false}) {
-      for (int round = 0; round < 500; round++) {
-        // Two lines put through the same history: one is asked, the other is polled to check.
-        WaitingLine asked = isFair ? fair(weights) : new WaitingLine(TaskQueue.order(0), false, t -> 1);
-        WaitingLine polled = isFair ? fair(weights) : new WaitingLine(TaskQueue.order(0), false, t -> 1);
-        int steps = random.nextInt(60);
-        for (int step = 0; step < steps; step++) {
-          if (random.nextInt(3) > 0 || asked.isEmpty()) {
-            Task t = task(tenants[random.nextInt(4)], random.nextInt(3));
-            asked.add(t);
-            polled.add(t);
-          } else {
-            assertEquals(asked.poll(), polled.poll());
-          }
+    private static List<String> tenants(WaitingLine line, int n) {
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Task t = line.poll();
+            order.add(t.tenant() == null ? "-" : t.tenant());
         }
-        String tenant = tenants[random.nextInt(4)];
-        int priority = random.nextInt(3);
-        List<Task> peers = new ArrayList<>();
-        for (int i = random.nextInt(4); i > 0; i--) {
-          peers.add(task(tenant, priority)); // due before the probe: ahead of it
-        }
-        Task probe = task(tenant, priority);
-        int counted = asked.startsBefore(probe, new int[] {peers.size()})[0];
-
-        peers.forEach(polled::add);
-        polled.add(probe);
-        int before = 0;
-        while (polled.poll() != probe) {
-          before++;
-        }
-        assertEquals(before, counted, (isFair ? "fair" : "not fair") + ", round " + round);
-      }
+        return order;
     }
-  }
 
-  @Test
-  void a_quiet_tenants_new_task_counts_one_turn_of_a_flood_not_the_flood() {
-    WaitingLine line = fair(Map.of());
-    for (int i = 0; i < 1000; i++) {
-      line.add(task("flood", 0));
+    @Test
+    void a_flood_delays_another_tenants_task_by_one_turn_not_by_its_backlog() {
+        WaitingLine line = fair(Map.of());
+        for (int i = 0; i < 1000; i++) {
+            line.add(task("flood", 0));
+        }
+        line.poll();
+        line.add(task("quiet", 0));
+        assertEquals(
+                List.of("flood", "quiet", "flood", "flood"),
+                tenants(line, 4),
+                "the flood's turn ends after one task: the quiet tenant's comes next");
+        assertEquals(996, line.size());
     }
-    assertEquals(1, line.startsBefore(task("quiet", 0), new int[] {0})[0], "the flood's current turn");
-    assertEquals(1000, line.startsBefore(task("flood", 0), new int[] {0})[0]);
-    assertEquals(3, line.startsBefore(task("quiet", 0), new int[] {1})[0], "behind one of its own: two turns each");
-  }
+
+    @Test
+    void weights_are_tasks_per_turn_and_tasks_without_a_tenant_take_turns_too() {
+        WaitingLine line = fair(Map.of("gold", 3));
+        for (int i = 0; i < 6; i++) {
+            line.add(task("gold", 0));
+            line.add(task("basic", 0));
+            line.add(task(null, 0));
+        }
+        assertEquals(
+                List.of("gold", "gold", "gold", "basic", "-", "gold", "gold", "gold", "basic", "-", "basic", "-"),
+                tenants(line, 12));
+    }
+
+    @Test
+    void priority_orders_within_a_tenant_and_not_across_tenants() {
+        WaitingLine line = fair(Map.of());
+        Task low = task("a", 0);
+        Task high = task("a", 9);
+        Task other = task("b", -5);
+        line.add(low);
+        line.add(other);
+        line.add(high);
+        assertEquals(List.of(high, other, low), List.of(line.poll(), line.poll(), line.poll()));
+        assertNull(line.poll());
+    }
+
+    @Test
+    void unfair_is_the_queue_order_alone() {
+        WaitingLine line = new WaitingLine(TaskQueue.order(0), false, t -> 1);
+        for (int i = 0; i < 3; i++) {
+            line.add(task("flood", 0));
+        }
+        line.add(task("quiet", 0));
+        assertEquals(List.of("flood", "flood", "flood", "quiet"), tenants(line, 4));
+    }
+
+    @Test
+    void removals_keep_the_size_and_the_turns_right_whatever_is_removed() {
+        Random random = new Random(7);
+        WaitingLine line = fair(Map.of("b", 2));
+        Set<Task> held = new HashSet<>();
+        String[] tenants = {"a", "b", "c", null};
+        for (int round = 0; round < 2_000; round++) {
+            int op = random.nextInt(4);
+            if (op <= 1) {
+                Task t = task(tenants[random.nextInt(4)], random.nextInt(3));
+                line.add(t);
+                held.add(t);
+            } else if (op == 2 && !held.isEmpty()) {
+                Task t = line.poll();
+                assertTrue(held.remove(t), "polled a task it held");
+            } else if (!held.isEmpty()) {
+                Task victim = held.iterator().next();
+                assertTrue(random.nextBoolean() ? line.remove(victim) : line.removeIf(x -> x == victim));
+                held.remove(victim);
+            }
+            assertEquals(held.size(), line.size());
+            Set<Task> seen = new HashSet<>();
+            line.forEach(seen::add);
+            assertEquals(held, seen);
+        }
+        while (line.poll() != null) {
+            // drains to empty without a stale turn
+        }
+        assertEquals(0, line.size());
+    }
+
+    @Test
+    void the_tasks_counted_before_a_new_one_are_those_polled_before_it_whatever_the_turns() {
+        Random random = new Random(11);
+        String[] tenants = {"a", "b", "c", null};
+        Map<String, Integer> weights = Map.of("b", 3, "c", 2);
+        for (boolean isFair : new boolean[] {true, false}) {
+            for (int round = 0; round < 500; round++) {
+                // Two lines put through the same history: one is asked, the other is polled to check.
+                WaitingLine asked = isFair ? fair(weights) : new WaitingLine(TaskQueue.order(0), false, t -> 1);
+                WaitingLine polled = isFair ? fair(weights) : new WaitingLine(TaskQueue.order(0), false, t -> 1);
+                int steps = random.nextInt(60);
+                for (int step = 0; step < steps; step++) {
+                    if (random.nextInt(3) > 0 || asked.isEmpty()) {
+                        Task t = task(tenants[random.nextInt(4)], random.nextInt(3));
+                        asked.add(t);
+                        polled.add(t);
+                    } else {
+                        assertEquals(asked.poll(), polled.poll());
+                    }
+                }
+                String tenant = tenants[random.nextInt(4)];
+                int priority = random.nextInt(3);
+                List<Task> peers = new ArrayList<>();
+                for (int i = random.nextInt(4); i > 0; i--) {
+                    peers.add(task(tenant, priority)); // due before the probe: ahead of it
+                }
+                Task probe = task(tenant, priority);
+                int counted = asked.startsBefore(probe, new int[] {peers.size()})[0];
+
+                peers.forEach(polled::add);
+                polled.add(probe);
+                int before = 0;
+                while (polled.poll() != probe) {
+                    before++;
+                }
+                assertEquals(before, counted, (isFair ? "fair" : "not fair") + ", round " + round);
+            }
+        }
+    }
+
+    @Test
+    void a_quiet_tenants_new_task_counts_one_turn_of_a_flood_not_the_flood() {
+        WaitingLine line = fair(Map.of());
+        for (int i = 0; i < 1000; i++) {
+            line.add(task("flood", 0));
+        }
+        assertEquals(1, line.startsBefore(task("quiet", 0), new int[] {0})[0], "the flood's current turn");
+        assertEquals(1000, line.startsBefore(task("flood", 0), new int[] {0})[0]);
+        assertEquals(3, line.startsBefore(task("quiet", 0), new int[] {1})[0], "behind one of its own: two turns each");
+    }
 }

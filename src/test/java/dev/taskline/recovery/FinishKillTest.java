@@ -35,71 +35,84 @@ import org.junit.jupiter.api.Timeout;
  */
 class FinishKillTest extends ChildNodeTest {
 
-  private static final String CONFIG = """
+    private static final String CONFIG = """
       {"queues":{"default":{"slots":2,"leaseMs":20000,"heartbeatMs":10000}},"recovery":{"intervalMs":600000}}
       """;
 
-  @Test
-  @Timeout(value = 3, unit = TimeUnit.MINUTES)
-  void a_kill_after_the_handler_returned_and_before_its_end_committed_runs_the_task_again_once() throws Exception {
-    String db = TestPostgres.newDatabase();
-    Map<String, String> env = childEnv(CONFIG);
-    env.put("TASKLINE_PG_URL", db);
-    ChildNode first = startChild("node1", env);
-    Vertx vertx = Vertx.vertx();
-    Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(2)).connectingTo(PgUrl.parse(db)).using(vertx)
-        .build();
-    try {
-      String id = new JsonObject(first.post("/api/tasks",
-          new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 300))).body()).getString("id");
-      SqlConnection holder = TestNode.await(pool.getConnection());
-      TestNode.await(holder.query("BEGIN").execute());
-      TestNode.await(holder.preparedQuery("SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE")
-          .execute(Tuple.of(UUID.fromString(id))));
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void a_kill_after_the_handler_returned_and_before_its_end_committed_runs_the_task_again_once() throws Exception {
+        String db = TestPostgres.newDatabase();
+        Map<String, String> env = childEnv(CONFIG);
+        env.put("TASKLINE_PG_URL", db);
+        ChildNode first = startChild("node1", env);
+        Vertx vertx = Vertx.vertx();
+        Pool pool = PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(2))
+                .connectingTo(PgUrl.parse(db))
+                .using(vertx)
+                .build();
+        try {
+            String id = new JsonObject(first.post(
+                                    "/api/tasks",
+                                    new JsonObject()
+                                            .put("type", "sleep")
+                                            .put("payload", new JsonObject().put("ms", 300)))
+                            .body())
+                    .getString("id");
+            SqlConnection holder = TestNode.await(pool.getConnection());
+            TestNode.await(holder.query("BEGIN").execute());
+            TestNode.await(holder.preparedQuery("SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE")
+                    .execute(Tuple.of(UUID.fromString(id))));
 
-      // The handler returns after 300 ms; its end then waits for our lock.
-      int blocked = waitForBlockedEnd(pool);
-      first.kill(Duration.ofSeconds(30));
-      // The dead node's sessions go too, the waiting end among them: it never commits.
-      TestNode.await(pool.preparedQuery(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid = $1")
-          .execute(Tuple.of(blocked)));
-      TestNode.await(holder.query("ROLLBACK").execute());
-      holder.close();
-      Row row = TestNode.await(pool.preparedQuery("SELECT state, worker_id FROM tasks WHERE id = $1")
-          .execute(Tuple.of(UUID.fromString(id)))).iterator().next();
-      assertEquals("running", row.getString("state"), "the end was not journaled");
-      assertTrue(row.getString("worker_id").startsWith(first.nodeId() + "/"));
+            // The handler returns after 300 ms; its end then waits for our lock.
+            int blocked = waitForBlockedEnd(pool);
+            first.kill(Duration.ofSeconds(30));
+            // The dead node's sessions go too, the waiting end among them: it never commits.
+            TestNode.await(pool.preparedQuery(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid = $1")
+                    .execute(Tuple.of(blocked)));
+            TestNode.await(holder.query("ROLLBACK").execute());
+            holder.close();
+            Row row = TestNode.await(pool.preparedQuery("SELECT state, worker_id FROM tasks WHERE id = $1")
+                            .execute(Tuple.of(UUID.fromString(id))))
+                    .iterator()
+                    .next();
+            assertEquals("running", row.getString("state"), "the end was not journaled");
+            assertTrue(row.getString("worker_id").startsWith(first.nodeId() + "/"));
 
-      MutableClock clock = new MutableClock();
-      clock.advance(Duration.ofSeconds(60));
-      try (TestNode second = TestNode.start(db, CONFIG, clock)) {
-        TestNode.await(second.node.recovery().runOnce());
-        JsonObject done = second.waitForState(id, "succeeded");
-        List<JsonObject> history = events(done);
-        assertEquals(List.of("submitted", "claimed", "lease_expired", "claimed", "succeeded"),
-            reasons(done), done::encode);
-        assertTrue(history.get(1).getString("workerId").startsWith(first.nodeId() + "/"));
-        assertTrue(history.get(3).getString("workerId").startsWith(second.node.nodeId() + "/"));
-        assertEquals(2, done.getInteger("attempt"));
-      }
-    } finally {
-      pool.close();
-      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            MutableClock clock = new MutableClock();
+            clock.advance(Duration.ofSeconds(60));
+            try (TestNode second = TestNode.start(db, CONFIG, clock)) {
+                TestNode.await(second.node.recovery().runOnce());
+                JsonObject done = second.waitForState(id, "succeeded");
+                List<JsonObject> history = events(done);
+                assertEquals(
+                        List.of("submitted", "claimed", "lease_expired", "claimed", "succeeded"),
+                        reasons(done),
+                        done::encode);
+                assertTrue(history.get(1).getString("workerId").startsWith(first.nodeId() + "/"));
+                assertTrue(history.get(3).getString("workerId").startsWith(second.node.nodeId() + "/"));
+                assertEquals(2, done.getInteger("attempt"));
+            }
+        } finally {
+            pool.close();
+            vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
     }
-  }
 
-  /** The backend of the node's end statement, once it waits for the row lock. */
-  private static int waitForBlockedEnd(Pool pool) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      var rows = TestNode.await(pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-          + " AND wait_event_type = 'Lock' AND query LIKE '%cancel_wins%'").execute());
-      if (rows.size() > 0) {
-        return rows.iterator().next().getInteger("pid");
-      }
-      pause(20);
+    /** The backend of the node's end statement, once it waits for the row lock. */
+    private static int waitForBlockedEnd(Pool pool) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            var rows = TestNode.await(pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                            + " AND wait_event_type = 'Lock' AND query LIKE '%cancel_wins%'")
+                    .execute());
+            if (rows.size() > 0) {
+                return rows.iterator().next().getInteger("pid");
+            }
+            pause(20);
+        }
+        throw new AssertionError("the node's end statement never waited for the row lock");
     }
-    throw new AssertionError("the node's end statement never waited for the row lock");
-  }
 }

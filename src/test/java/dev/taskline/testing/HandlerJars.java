@@ -17,40 +17,44 @@ import javax.tools.ToolProvider;
 /** Builds handler jars as a user would, with the JDK's own compiler: sources in, a jar out. */
 public final class HandlerJars {
 
-  private HandlerJars() {
-  }
+    private HandlerJars() {}
 
-  /**
-   * Compiles the {@code .java} files under {@code sources} against the handler API and Vert.x, and
-   * writes them with {@code resources} (may be null) into {@code jar}.
-   */
-  public static Path build(Path sources, Path resources, Path jar) throws IOException {
-    Path classes = Files.createTempDirectory("handler-classes");
-    List<String> args = new ArrayList<>(List.of("--release", "17", "-d", classes.toString(),
-        "-classpath", location(TaskHandler.class) + java.io.File.pathSeparator + location(io.vertx.core.Future.class)));
-    try (Stream<Path> files = Files.walk(sources)) {
-      files.filter(f -> f.toString().endsWith(".java")).forEach(f -> args.add(f.toString()));
+    /**
+     * Compiles the {@code .java} files under {@code sources} against the handler API and Vert.x, and
+     * writes them with {@code resources} (may be null) into {@code jar}.
+     */
+    public static Path build(Path sources, Path resources, Path jar) throws IOException {
+        Path classes = Files.createTempDirectory("handler-classes");
+        List<String> args = new ArrayList<>(List.of(
+                "--release",
+                "17",
+                "-d",
+                classes.toString(),
+                "-classpath",
+                location(TaskHandler.class) + java.io.File.pathSeparator + location(io.vertx.core.Future.class)));
+        try (Stream<Path> files = Files.walk(sources)) {
+            files.filter(f -> f.toString().endsWith(".java")).forEach(f -> args.add(f.toString()));
+        }
+        JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
+        boolean anySource = args.stream().anyMatch(a -> a.endsWith(".java"));
+        if (anySource && compiler.run(null, null, null, args.toArray(new String[0])) != 0) {
+            throw new IllegalStateException("the handler sources under " + sources + " did not compile");
+        }
+        try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
+            add(out, classes);
+            if (resources != null) {
+                add(out, resources);
+            }
+        }
+        return jar;
     }
-    JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
-    boolean anySource = args.stream().anyMatch(a -> a.endsWith(".java"));
-    if (anySource && compiler.run(null, null, null, args.toArray(new String[0])) != 0) {
-      throw new IllegalStateException("the handler sources under " + sources + " did not compile");
-    }
-    try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
-      add(out, classes);
-      if (resources != null) {
-        add(out, resources);
-      }
-    }
-    return jar;
-  }
 
-  /** A jar of one handler class named {@code className} whose type is {@code type}. */
-  public static Path oneHandler(String className, String type, Path jar) throws IOException {
-    Path sources = Files.createTempDirectory("handler-src");
-    Path file = sources.resolve("example").resolve(className + ".java");
-    Files.createDirectories(file.getParent());
-    Files.writeString(file, """
+    /** A jar of one handler class named {@code className} whose type is {@code type}. */
+    public static Path oneHandler(String className, String type, Path jar) throws IOException {
+        Path sources = Files.createTempDirectory("handler-src");
+        Path file = sources.resolve("example").resolve(className + ".java");
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, """
         package example;
         public final class %s implements dev.taskline.handler.TaskHandler {
           public String type() { return "%s"; }
@@ -59,28 +63,32 @@ public final class HandlerJars {
           }
         }
         """.formatted(className, type, className));
-    Path resources = Files.createTempDirectory("handler-res");
-    Path services = resources.resolve("META-INF/services/dev.taskline.handler.TaskHandler");
-    Files.createDirectories(services.getParent());
-    Files.writeString(services, "example." + className + "\n");
-    return build(sources, resources, jar);
-  }
-
-  private static void add(JarOutputStream out, Path root) throws IOException {
-    try (Stream<Path> files = Files.walk(root)) {
-      for (Path file : files.filter(Files::isRegularFile).sorted().toList()) {
-        out.putNextEntry(new JarEntry(root.relativize(file).toString().replace('\\', '/')));
-        Files.copy(file, (OutputStream) out);
-        out.closeEntry();
-      }
+        Path resources = Files.createTempDirectory("handler-res");
+        Path services = resources.resolve("META-INF/services/dev.taskline.handler.TaskHandler");
+        Files.createDirectories(services.getParent());
+        Files.writeString(services, "example." + className + "\n");
+        return build(sources, resources, jar);
     }
-  }
 
-  private static String location(Class<?> type) {
-    try {
-      return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-    } catch (URISyntaxException e) {
-      throw new IllegalStateException(e);
+    private static void add(JarOutputStream out, Path root) throws IOException {
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : files.filter(Files::isRegularFile).sorted().toList()) {
+                out.putNextEntry(new JarEntry(root.relativize(file).toString().replace('\\', '/')));
+                Files.copy(file, (OutputStream) out);
+                out.closeEntry();
+            }
+        }
     }
-  }
+
+    private static String location(Class<?> type) {
+        try {
+            return Path.of(type.getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
 }

@@ -14,31 +14,31 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class OverlapHandler implements TaskHandler {
 
-  private static final AtomicInteger RUNNING = new AtomicInteger();
-  private static final AtomicInteger MOST = new AtomicInteger();
+    private static final AtomicInteger RUNNING = new AtomicInteger();
+    private static final AtomicInteger MOST = new AtomicInteger();
 
-  /** The most that ran at once since the last {@link #reset}. */
-  public static int most() {
-    return MOST.get();
-  }
+    /** The most that ran at once since the last {@link #reset}. */
+    public static int most() {
+        return MOST.get();
+    }
 
-  public static void reset() {
-    MOST.set(0);
-  }
+    public static void reset() {
+        MOST.set(0);
+    }
 
-  @Override
-  public String type() {
-    return "overlap";
-  }
+    @Override
+    public String type() {
+        return "overlap";
+    }
 
-  @Override
-  public Future<JsonObject> run(TaskContext context) {
-    MOST.accumulateAndGet(RUNNING.incrementAndGet(), Math::max);
-    Promise<JsonObject> done = Promise.promise();
-    context.vertx().setTimer(Math.max(1, context.payload().getLong("ms", 1L)), id -> {
-      RUNNING.decrementAndGet();
-      done.complete(new JsonObject());
-    });
-    return done.future();
-  }
+    @Override
+    public Future<JsonObject> run(TaskContext context) {
+        MOST.accumulateAndGet(RUNNING.incrementAndGet(), Math::max);
+        Promise<JsonObject> done = Promise.promise();
+        context.vertx().setTimer(Math.max(1, context.payload().getLong("ms", 1L)), id -> {
+            RUNNING.decrementAndGet();
+            done.complete(new JsonObject());
+        });
+        return done.future();
+    }
 }

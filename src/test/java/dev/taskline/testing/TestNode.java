@@ -23,159 +23,168 @@ import java.util.function.Predicate;
  */
 public final class TestNode implements AutoCloseable {
 
-  public static final Duration WAIT = Duration.ofSeconds(60);
+    public static final Duration WAIT = Duration.ofSeconds(60);
 
-  public final Vertx vertx;
-  public final Taskline node;
-  public final WebClient http;
-  public final MutableClock clock;
+    public final Vertx vertx;
+    public final Taskline node;
+    public final WebClient http;
+    public final MutableClock clock;
 
-  private TestNode(Vertx vertx, Taskline node, MutableClock clock) {
-    this.vertx = vertx;
-    this.node = node;
-    this.clock = clock;
-    this.http = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1")
-        .setDefaultPort(node.httpPort()));
-  }
-
-  /**
-   * Starts a node on {@code pgUrl}. {@code configJson} is a config file's text; the HTTP port is
-   * always 0 (a free one) and the periodic recovery pass is off unless the config sets it, so tests
-   * drive it with {@code runOnce()}.
-   */
-  public static TestNode start(String pgUrl, String configJson, MutableClock clock) throws Exception {
-    return start(pgUrl, configJson, clock, null);
-  }
-
-  /** As above, with the retry jitter fixed (draws from [0, 1]) so that backoff delays are exact. */
-  public static TestNode start(String pgUrl, String configJson, MutableClock clock,
-      java.util.function.DoubleSupplier jitter) throws Exception {
-    JsonObject json = new JsonObject(configJson);
-    JsonObject httpConf = json.getJsonObject("http", new JsonObject()).put("port", 0);
-    json.put("http", httpConf);
-    JsonObject recovery = json.getJsonObject("recovery", new JsonObject());
-    if (!recovery.containsKey("intervalMs")) {
-      recovery.put("intervalMs", 3_600_000);
+    private TestNode(Vertx vertx, Taskline node, MutableClock clock) {
+        this.vertx = vertx;
+        this.node = node;
+        this.clock = clock;
+        this.http = WebClient.create(
+                vertx, new WebClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(node.httpPort()));
     }
-    json.put("recovery", recovery);
-    TasklineConfig config = ConfigLoader.fromJson(json.encode(), Map.of(ConfigLoader.ENV_PG_URL, pgUrl));
-    Vertx vertx = Vertx.vertx();
-    try {
-      Taskline node = await(Taskline.start(vertx, config, clock, new dev.taskline.metrics.TasklineMetrics(clock), jitter));
-      return new TestNode(vertx, node, clock);
-    } catch (Exception e) {
-      vertx.close();
-      throw e;
+
+    /**
+     * Starts a node on {@code pgUrl}. {@code configJson} is a config file's text; the HTTP port is
+     * always 0 (a free one) and the periodic recovery pass is off unless the config sets it, so tests
+     * drive it with {@code runOnce()}.
+     */
+    public static TestNode start(String pgUrl, String configJson, MutableClock clock) throws Exception {
+        return start(pgUrl, configJson, clock, null);
     }
-  }
 
-  public static TestNode start(String pgUrl, String configJson) throws Exception {
-    return start(pgUrl, configJson, new MutableClock());
-  }
-
-  public HttpResponse<Buffer> post(String path, JsonObject body) throws Exception {
-    return await(http.post(path).putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body.encode())));
-  }
-
-  public HttpResponse<Buffer> post(String path, String contentType, Buffer body) throws Exception {
-    var request = http.post(path);
-    if (contentType != null) {
-      request.putHeader("Content-Type", contentType);
+    /** As above, with the retry jitter fixed (draws from [0, 1]) so that backoff delays are exact. */
+    public static TestNode start(
+            String pgUrl, String configJson, MutableClock clock, java.util.function.DoubleSupplier jitter)
+            throws Exception {
+        JsonObject json = new JsonObject(configJson);
+        JsonObject httpConf = json.getJsonObject("http", new JsonObject()).put("port", 0);
+        json.put("http", httpConf);
+        JsonObject recovery = json.getJsonObject("recovery", new JsonObject());
+        if (!recovery.containsKey("intervalMs")) {
+            recovery.put("intervalMs", 3_600_000);
+        }
+        json.put("recovery", recovery);
+        TasklineConfig config = ConfigLoader.fromJson(json.encode(), Map.of(ConfigLoader.ENV_PG_URL, pgUrl));
+        Vertx vertx = Vertx.vertx();
+        try {
+            Taskline node = await(
+                    Taskline.start(vertx, config, clock, new dev.taskline.metrics.TasklineMetrics(clock), jitter));
+            return new TestNode(vertx, node, clock);
+        } catch (Exception e) {
+            vertx.close();
+            throw e;
+        }
     }
-    return await(request.sendBuffer(body));
-  }
 
-  public HttpResponse<Buffer> get(String path) throws Exception {
-    return await(http.get(path).send());
-  }
-
-  /** The value of the first Prometheus line that starts with {@code series} (name and labels); NaN if none. */
-  public double metric(String series) throws Exception {
-    String prefix = series + " ";
-    for (String line : get("/metrics").bodyAsString().split("\n")) {
-      if (line.startsWith(prefix)) {
-        return Double.parseDouble(line.substring(prefix.length()).trim());
-      }
+    public static TestNode start(String pgUrl, String configJson) throws Exception {
+        return start(pgUrl, configJson, new MutableClock());
     }
-    return Double.NaN;
-  }
 
-  public JsonObject getJson(String path) throws Exception {
-    HttpResponse<Buffer> response = get(path);
-    if (response.statusCode() != 200) {
-      throw new AssertionError("GET " + path + " answered " + response.statusCode() + ": " + response.bodyAsString());
+    public HttpResponse<Buffer> post(String path, JsonObject body) throws Exception {
+        return await(
+                http.post(path).putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body.encode())));
     }
-    return response.bodyAsJsonObject();
-  }
 
-  /** Reads {@code path} until {@code done} holds, failing after {@link #WAIT}. */
-  public JsonObject until(String path, Predicate<JsonObject> done) throws Exception {
-    JsonObject[] last = {null};
-    until(() -> done.test(last[0] = getJson(path)), () -> "on " + path + "; last answer: " + last[0]);
-    return last[0];
-  }
-
-  /** Something the test reads again and again: a read model, another process's state. */
-  public interface Check {
-    boolean holds() throws Exception;
-  }
-
-  /** Reads {@code check} until it holds, failing after {@link #WAIT} with {@code what}. */
-  public void until(Check check, java.util.function.Supplier<String> what) throws Exception {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (check.holds()) {
-        return;
-      }
-      // Polling a read model is the signal here; a short pause keeps it from hogging the CPU.
-      await(vertxTimer(20));
+    public HttpResponse<Buffer> post(String path, String contentType, Buffer body) throws Exception {
+        var request = http.post(path);
+        if (contentType != null) {
+            request.putHeader("Content-Type", contentType);
+        }
+        return await(request.sendBuffer(body));
     }
-    throw new AssertionError("condition not met within " + WAIT + " " + what.get());
-  }
 
-  /**
-   * Moves the clock and runs the promoter once, as its timer would when the time came. Returns how
-   * many tasks this pass moved: 0 proves nothing was due, but a due task may have been moved by the
-   * promoter's own safety tick a moment earlier, so wait for its effect instead of counting.
-   */
-  public int advance(Duration by) throws Exception {
-    clock.advance(by);
-    return await(node.promoter().runOnce());
-  }
-
-  public JsonObject waitForState(String taskId, String state) throws Exception {
-    return until("/api/tasks/" + taskId, task -> state.equals(task.getString("state")));
-  }
-
-  private Future<Long> vertxTimer(long ms) {
-    return vertx.timer(ms, TimeUnit.MILLISECONDS).map(ms);
-  }
-
-  public static <T> T await(Future<T> future) throws Exception {
-    return future.toCompletionStage().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
-  }
-
-  @Override
-  public void close() throws Exception {
-    try {
-      await(node.close());
-    } finally {
-      await(vertx.close());
+    public HttpResponse<Buffer> get(String path) throws Exception {
+        return await(http.get(path).send());
     }
-  }
 
-  public static Clock systemClock() {
-    return Clock.systemUTC();
-  }
+    /** The value of the first Prometheus line that starts with {@code series} (name and labels); NaN if none. */
+    public double metric(String series) throws Exception {
+        String prefix = series + " ";
+        for (String line : get("/metrics").bodyAsString().split("\n")) {
+            if (line.startsWith(prefix)) {
+                return Double.parseDouble(line.substring(prefix.length()).trim());
+            }
+        }
+        return Double.NaN;
+    }
 
-  /** The entry of queue {@code name} in a GET /api/queues answer; fails when there is none. */
-  public static JsonObject queueIn(JsonObject queues, String name) {
-    return queues.getJsonArray("queues").stream().map(q -> (JsonObject) q)
-        .filter(q -> q.getString("name").equals(name)).findFirst().orElseThrow();
-  }
+    public JsonObject getJson(String path) throws Exception {
+        HttpResponse<Buffer> response = get(path);
+        if (response.statusCode() != 200) {
+            throw new AssertionError(
+                    "GET " + path + " answered " + response.statusCode() + ": " + response.bodyAsString());
+        }
+        return response.bodyAsJsonObject();
+    }
 
-  /** The reasons of a task's history (GET /api/tasks/{id}), in journal order. */
-  public static List<String> reasons(JsonObject task) {
-    return task.getJsonArray("history").stream().map(e -> ((JsonObject) e).getString("reason")).toList();
-  }
+    /** Reads {@code path} until {@code done} holds, failing after {@link #WAIT}. */
+    public JsonObject until(String path, Predicate<JsonObject> done) throws Exception {
+        JsonObject[] last = {null};
+        until(() -> done.test(last[0] = getJson(path)), () -> "on " + path + "; last answer: " + last[0]);
+        return last[0];
+    }
+
+    /** Something the test reads again and again: a read model, another process's state. */
+    public interface Check {
+        boolean holds() throws Exception;
+    }
+
+    /** Reads {@code check} until it holds, failing after {@link #WAIT} with {@code what}. */
+    public void until(Check check, java.util.function.Supplier<String> what) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (check.holds()) {
+                return;
+            }
+            // Polling a read model is the signal here; a short pause keeps it from hogging the CPU.
+            await(vertxTimer(20));
+        }
+        throw new AssertionError("condition not met within " + WAIT + " " + what.get());
+    }
+
+    /**
+     * Moves the clock and runs the promoter once, as its timer would when the time came. Returns how
+     * many tasks this pass moved: 0 proves nothing was due, but a due task may have been moved by the
+     * promoter's own safety tick a moment earlier, so wait for its effect instead of counting.
+     */
+    public int advance(Duration by) throws Exception {
+        clock.advance(by);
+        return await(node.promoter().runOnce());
+    }
+
+    public JsonObject waitForState(String taskId, String state) throws Exception {
+        return until("/api/tasks/" + taskId, task -> state.equals(task.getString("state")));
+    }
+
+    private Future<Long> vertxTimer(long ms) {
+        return vertx.timer(ms, TimeUnit.MILLISECONDS).map(ms);
+    }
+
+    public static <T> T await(Future<T> future) throws Exception {
+        return future.toCompletionStage().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            await(node.close());
+        } finally {
+            await(vertx.close());
+        }
+    }
+
+    public static Clock systemClock() {
+        return Clock.systemUTC();
+    }
+
+    /** The entry of queue {@code name} in a GET /api/queues answer; fails when there is none. */
+    public static JsonObject queueIn(JsonObject queues, String name) {
+        return queues.getJsonArray("queues").stream()
+                .map(q -> (JsonObject) q)
+                .filter(q -> q.getString("name").equals(name))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    /** The reasons of a task's history (GET /api/tasks/{id}), in journal order. */
+    public static List<String> reasons(JsonObject task) {
+        return task.getJsonArray("history").stream()
+                .map(e -> ((JsonObject) e).getString("reason"))
+                .toList();
+    }
 }

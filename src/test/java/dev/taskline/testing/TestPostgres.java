@@ -19,78 +19,87 @@ import java.util.concurrent.TimeUnit;
  */
 public final class TestPostgres {
 
-  public static final String ENV_URL = "TASKLINE_TEST_PG_URL";
+    public static final String ENV_URL = "TASKLINE_TEST_PG_URL";
 
-  private static String adminUrl;
+    private static String adminUrl;
 
-  private TestPostgres() {
-  }
+    private TestPostgres() {}
 
-  private static synchronized String adminUrl() throws Exception {
-    if (adminUrl == null) {
-      String external = System.getenv(ENV_URL);
-      if (external != null && !external.isBlank()) {
-        adminUrl = external.trim();
-      } else {
-        Path dir = Files.createTempDirectory("taskline-test-pg");
-        EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dir, false);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-          try {
-            server.close();
-            // About a gigabyte a run (every test class's database): left behind, repeated runs fill the disk.
-            deleteTree(dir);
-          } catch (Exception ignored) {
-            // the JVM is going away; PostgreSQL's own shutdown is best effort here
-          }
-        }));
-        adminUrl = server.url();
-      }
+    private static synchronized String adminUrl() throws Exception {
+        if (adminUrl == null) {
+            String external = System.getenv(ENV_URL);
+            if (external != null && !external.isBlank()) {
+                adminUrl = external.trim();
+            } else {
+                Path dir = Files.createTempDirectory("taskline-test-pg");
+                EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dir, false);
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                    try {
+                        server.close();
+                        // About a gigabyte a run (every test class's database): left behind, repeated runs fill the
+                        // disk.
+                        deleteTree(dir);
+                    } catch (Exception ignored) {
+                        // the JVM is going away; PostgreSQL's own shutdown is best effort here
+                    }
+                }));
+                adminUrl = server.url();
+            }
+        }
+        return adminUrl;
     }
-    return adminUrl;
-  }
 
-  private static void deleteTree(Path dir) throws java.io.IOException {
-    try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
-      for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(path);
-      }
+    private static void deleteTree(Path dir) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
     }
-  }
 
-  /** Drops a database made by {@link #newDatabase}, ending its sessions: the journal vanishes. */
-  public static void dropDatabase(String url) throws Exception {
-    String name = PgUrl.parse(url).getDatabase();
-    adminQuery("DROP DATABASE " + name + " WITH (FORCE)");
-  }
-
-  private static void adminQuery(String sql) throws Exception {
-    Vertx vertx = Vertx.vertx();
-    try {
-      Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).connectingTo(PgUrl.parse(adminUrl()))
-          .using(vertx).build();
-      pool.query(sql).execute()
-          .eventually(pool::close)
-          .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    } finally {
-      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    /** Drops a database made by {@link #newDatabase}, ending its sessions: the journal vanishes. */
+    public static void dropDatabase(String url) throws Exception {
+        String name = PgUrl.parse(url).getDatabase();
+        adminQuery("DROP DATABASE " + name + " WITH (FORCE)");
     }
-  }
 
-  /** A pool of four on a new database with the journal's schema, for tests of journal statements. */
-  public static Pool journalPool(Vertx vertx) throws Exception {
-    Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4)).connectingTo(PgUrl.parse(newDatabase()))
-        .using(vertx).build();
-    Migrator.migrate(vertx, pool).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    return pool;
-  }
+    private static void adminQuery(String sql) throws Exception {
+        Vertx vertx = Vertx.vertx();
+        try {
+            Pool pool = PgBuilder.pool()
+                    .with(new PoolOptions().setMaxSize(1))
+                    .connectingTo(PgUrl.parse(adminUrl()))
+                    .using(vertx)
+                    .build();
+            pool.query(sql)
+                    .execute()
+                    .eventually(pool::close)
+                    .toCompletionStage()
+                    .toCompletableFuture()
+                    .get(60, TimeUnit.SECONDS);
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
 
-  /** Creates an empty database and returns its URL. */
-  public static String newDatabase() throws Exception {
-    String admin = adminUrl();
-    String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-    adminQuery("CREATE DATABASE " + name);
-    int slash = admin.lastIndexOf('/');
-    int query = admin.indexOf('?', slash);
-    return admin.substring(0, slash + 1) + name + (query < 0 ? "" : admin.substring(query));
-  }
+    /** A pool of four on a new database with the journal's schema, for tests of journal statements. */
+    public static Pool journalPool(Vertx vertx) throws Exception {
+        Pool pool = PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(4))
+                .connectingTo(PgUrl.parse(newDatabase()))
+                .using(vertx)
+                .build();
+        Migrator.migrate(vertx, pool).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+        return pool;
+    }
+
+    /** Creates an empty database and returns its URL. */
+    public static String newDatabase() throws Exception {
+        String admin = adminUrl();
+        String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        adminQuery("CREATE DATABASE " + name);
+        int slash = admin.lastIndexOf('/');
+        int query = admin.indexOf('?', slash);
+        return admin.substring(0, slash + 1) + name + (query < 0 ? "" : admin.substring(query));
+    }
 }

@@ -22,113 +22,156 @@ import org.junit.jupiter.api.Test;
 /** A push queue runs each task by POSTing it to a target on this machine, whose answer decides. */
 class PushTargetTest {
 
-  private Vertx vertx;
-  private HttpServer target;
-  /** What the target answers, one script step per call; the last one repeats. */
-  private final ConcurrentLinkedDeque<Consumer<HttpServerRequest>> script = new ConcurrentLinkedDeque<>();
-  private final List<JsonObject> calls = new CopyOnWriteArrayList<>();
-  private TestNode node;
+    private Vertx vertx;
+    private HttpServer target;
+    /** What the target answers, one script step per call; the last one repeats. */
+    private final ConcurrentLinkedDeque<Consumer<HttpServerRequest>> script = new ConcurrentLinkedDeque<>();
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    target = await(vertx.createHttpServer().requestHandler(request -> request.body().onSuccess(body -> {
-      calls.add(new JsonObject().put("body", body.toJsonObject())
-          .put("taskId", request.getHeader("Taskline-Task-Id")).put("attempt", request.getHeader("Taskline-Attempt"))
-          .put("version", request.getHeader("Taskline-Lease-Version"))
-          .put("key", request.getHeader("Idempotency-Key")).put("auth", request.getHeader("X-Api-Key")));
-      Consumer<HttpServerRequest> step = script.size() > 1 ? script.poll() : script.peek();
-      step.accept(request);
-    })).listen(0, "127.0.0.1"));
-    node = TestNode.start(TestPostgres.newDatabase(), new JsonObject().put("queues", new JsonObject().put("pushed",
-        new JsonObject().put("slots", 2).put("maxAttempts", 3).put("backoffBaseMs", 0).put("backoffCapMs", 0)
-            .put("push", new JsonObject().put("url", "http://127.0.0.1:" + target.actualPort() + "/run")
-                .put("timeoutMs", 2_000).put("headers", new JsonObject().put("X-Api-Key", "k1"))))).encode());
-  }
+    private final List<JsonObject> calls = new CopyOnWriteArrayList<>();
+    private TestNode node;
 
-  @AfterEach
-  void stop() throws Exception {
-    node.close();
-    await(vertx.close());
-  }
+    @BeforeEach
+    void start() throws Exception {
+        vertx = Vertx.vertx();
+        target = await(vertx.createHttpServer()
+                .requestHandler(request -> request.body().onSuccess(body -> {
+                    calls.add(new JsonObject()
+                            .put("body", body.toJsonObject())
+                            .put("taskId", request.getHeader("Taskline-Task-Id"))
+                            .put("attempt", request.getHeader("Taskline-Attempt"))
+                            .put("version", request.getHeader("Taskline-Lease-Version"))
+                            .put("key", request.getHeader("Idempotency-Key"))
+                            .put("auth", request.getHeader("X-Api-Key")));
+                    Consumer<HttpServerRequest> step = script.size() > 1 ? script.poll() : script.peek();
+                    step.accept(request);
+                }))
+                .listen(0, "127.0.0.1"));
+        node = TestNode.start(
+                TestPostgres.newDatabase(),
+                new JsonObject()
+                        .put(
+                                "queues",
+                                new JsonObject()
+                                        .put(
+                                                "pushed",
+                                                new JsonObject()
+                                                        .put("slots", 2)
+                                                        .put("maxAttempts", 3)
+                                                        .put("backoffBaseMs", 0)
+                                                        .put("backoffCapMs", 0)
+                                                        .put(
+                                                                "push",
+                                                                new JsonObject()
+                                                                        .put(
+                                                                                "url",
+                                                                                "http://127.0.0.1:"
+                                                                                        + target.actualPort() + "/run")
+                                                                        .put("timeoutMs", 2_000)
+                                                                        .put(
+                                                                                "headers",
+                                                                                new JsonObject()
+                                                                                        .put("X-Api-Key", "k1")))))
+                        .encode());
+    }
 
-  private String submit() throws Exception {
-    return node.post("/api/tasks", new JsonObject().put("type", "render").put("queue", "pushed")
-        .put("payload", new JsonObject().put("frame", 7))).bodyAsJsonObject().getString("id");
-  }
+    @AfterEach
+    void stop() throws Exception {
+        node.close();
+        await(vertx.close());
+    }
 
-  private static Consumer<HttpServerRequest> answer(int status, String body, String... headers) {
-    return request -> {
-      var response = request.response().setStatusCode(status);
-      for (int i = 0; i + 1 < headers.length; i += 2) {
-        response.putHeader(headers[i], headers[i + 1]);
-      }
-      response.end(body);
-    };
-  }
+    private String submit() throws Exception {
+        return node.post(
+                        "/api/tasks",
+                        new JsonObject()
+                                .put("type", "render")
+                                .put("queue", "pushed")
+                                .put("payload", new JsonObject().put("frame", 7)))
+                .bodyAsJsonObject()
+                .getString("id");
+    }
 
-  @Test
-  void pushed_back_then_failing_then_answering_ends_succeeded_with_the_right_attempts() throws Exception {
-    script.add(answer(503, "busy", "Retry-After", "1"));
-    script.add(answer(500, "oops"));
-    script.add(answer(200, "{\"ok\": true}", "Content-Type", "application/json"));
-    String id = submit();
-    node.until(() -> calls.size() == 1, () -> "the first call");
-    node.until(() -> "pending".equals(node.getJson("/api/tasks/" + id).getString("state")), () -> "snoozed");
-    node.advance(Duration.ofSeconds(1));
-    JsonObject task = node.waitForState(id, "succeeded");
-    assertEquals(new JsonObject().put("ok", true), task.getJsonObject("result"));
-    assertEquals(2, task.getInteger("attempt"), "the 503 spent no attempt, the 500 one");
-    assertEquals(List.of("1", "1", "2"), calls.stream().map(c -> c.getString("attempt")).toList());
-    JsonObject first = calls.get(0);
-    assertEquals(id, first.getString("taskId"));
-    assertEquals(id, first.getString("key"), "Idempotency-Key is the task id");
-    assertEquals("k1", first.getString("auth"), "the configured headers go along");
-    assertEquals(new JsonObject().put("id", id).put("type", "render").put("payload", new JsonObject().put("frame", 7))
-        .put("attempt", 1), first.getJsonObject("body"));
-    assertTrue(Long.parseLong(calls.get(2).getString("version")) > Long.parseLong(first.getString("version")));
-  }
+    private static Consumer<HttpServerRequest> answer(int status, String body, String... headers) {
+        return request -> {
+            var response = request.response().setStatusCode(status);
+            for (int i = 0; i + 1 < headers.length; i += 2) {
+                response.putHeader(headers[i], headers[i + 1]);
+            }
+            response.end(body);
+        };
+    }
 
-  @Test
-  void a_client_error_fails_the_task_at_once_with_the_bodys_text() throws Exception {
-    script.add(answer(400, "frame 7 does not exist"));
-    String id = submit();
-    JsonObject task = node.waitForState(id, "failed");
-    assertEquals(1, task.getInteger("attempt"));
-    assertTrue(task.getJsonObject("error").getString("message").contains("frame 7 does not exist"), task.encode());
-    assertEquals(1, calls.size());
-  }
+    @Test
+    void pushed_back_then_failing_then_answering_ends_succeeded_with_the_right_attempts() throws Exception {
+        script.add(answer(503, "busy", "Retry-After", "1"));
+        script.add(answer(500, "oops"));
+        script.add(answer(200, "{\"ok\": true}", "Content-Type", "application/json"));
+        String id = submit();
+        node.until(() -> calls.size() == 1, () -> "the first call");
+        node.until(() -> "pending".equals(node.getJson("/api/tasks/" + id).getString("state")), () -> "snoozed");
+        node.advance(Duration.ofSeconds(1));
+        JsonObject task = node.waitForState(id, "succeeded");
+        assertEquals(new JsonObject().put("ok", true), task.getJsonObject("result"));
+        assertEquals(2, task.getInteger("attempt"), "the 503 spent no attempt, the 500 one");
+        assertEquals(
+                List.of("1", "1", "2"),
+                calls.stream().map(c -> c.getString("attempt")).toList());
+        JsonObject first = calls.get(0);
+        assertEquals(id, first.getString("taskId"));
+        assertEquals(id, first.getString("key"), "Idempotency-Key is the task id");
+        assertEquals("k1", first.getString("auth"), "the configured headers go along");
+        assertEquals(
+                new JsonObject()
+                        .put("id", id)
+                        .put("type", "render")
+                        .put("payload", new JsonObject().put("frame", 7))
+                        .put("attempt", 1),
+                first.getJsonObject("body"));
+        assertTrue(Long.parseLong(calls.get(2).getString("version")) > Long.parseLong(first.getString("version")));
+    }
 
-  @Test
-  void a_body_that_is_not_json_is_kept_as_text_and_a_redirect_is_not_followed() throws Exception {
-    script.add(answer(200, "done"));
-    String text = submit();
-    assertEquals(new JsonObject().put("body", "done"), node.waitForState(text, "succeeded").getJsonObject("result"));
-    script.clear();
-    script.add(answer(302, "", "Location", "http://127.0.0.1:1/elsewhere"));
-    String moved = submit();
-    JsonObject task = node.waitForState(moved, "failed");
-    assertTrue(task.getJsonObject("error").getString("message").contains("redirect"), task.encode());
-    assertEquals(1, task.getInteger("attempt"), "a redirect is the target's mistake: not retried");
-  }
+    @Test
+    void a_client_error_fails_the_task_at_once_with_the_bodys_text() throws Exception {
+        script.add(answer(400, "frame 7 does not exist"));
+        String id = submit();
+        JsonObject task = node.waitForState(id, "failed");
+        assertEquals(1, task.getInteger("attempt"));
+        assertTrue(task.getJsonObject("error").getString("message").contains("frame 7 does not exist"), task.encode());
+        assertEquals(1, calls.size());
+    }
 
-  @Test
-  void a_target_that_resets_the_connection_fails_the_attempt_and_the_retry_runs() throws Exception {
-    script.add(request -> request.connection().close());
-    script.add(answer(200, "{\"ok\": true}"));
-    String id = submit();
-    JsonObject task = node.waitForState(id, "succeeded");
-    assertEquals(2, task.getInteger("attempt"), "the reset spent an attempt");
-    assertEquals(new JsonObject().put("ok", true), task.getJsonObject("result"));
-    assertEquals(2, calls.size());
-  }
+    @Test
+    void a_body_that_is_not_json_is_kept_as_text_and_a_redirect_is_not_followed() throws Exception {
+        script.add(answer(200, "done"));
+        String text = submit();
+        assertEquals(
+                new JsonObject().put("body", "done"),
+                node.waitForState(text, "succeeded").getJsonObject("result"));
+        script.clear();
+        script.add(answer(302, "", "Location", "http://127.0.0.1:1/elsewhere"));
+        String moved = submit();
+        JsonObject task = node.waitForState(moved, "failed");
+        assertTrue(task.getJsonObject("error").getString("message").contains("redirect"), task.encode());
+        assertEquals(1, task.getInteger("attempt"), "a redirect is the target's mistake: not retried");
+    }
 
-  @Test
-  void a_target_that_never_answers_times_out_and_each_attempt_fails_until_none_is_left() throws Exception {
-    script.add(request -> { });
-    String id = submit();
-    JsonObject task = node.waitForState(id, "failed");
-    assertEquals(3, task.getInteger("attempt"));
-    assertTrue(task.getJsonObject("error").getString("message").contains("did not answer"), task.encode());
-  }
+    @Test
+    void a_target_that_resets_the_connection_fails_the_attempt_and_the_retry_runs() throws Exception {
+        script.add(request -> request.connection().close());
+        script.add(answer(200, "{\"ok\": true}"));
+        String id = submit();
+        JsonObject task = node.waitForState(id, "succeeded");
+        assertEquals(2, task.getInteger("attempt"), "the reset spent an attempt");
+        assertEquals(new JsonObject().put("ok", true), task.getJsonObject("result"));
+        assertEquals(2, calls.size());
+    }
+
+    @Test
+    void a_target_that_never_answers_times_out_and_each_attempt_fails_until_none_is_left() throws Exception {
+        script.add(request -> {});
+        String id = submit();
+        JsonObject task = node.waitForState(id, "failed");
+        assertEquals(3, task.getInteger("attempt"));
+        assertTrue(task.getJsonObject("error").getString("message").contains("did not answer"), task.encode());
+    }
 }
