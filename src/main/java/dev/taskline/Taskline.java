@@ -6,16 +6,16 @@ import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.control.DeadlineSweep;
+import dev.taskline.control.QueuePauses;
 import dev.taskline.events.EventHub;
-import dev.taskline.flow.DeadlineSweep;
-import dev.taskline.flow.QueuePauses;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.http.Authentication;
 import dev.taskline.http.HttpVerticle;
 import dev.taskline.journal.EmbeddedPostgresServer;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalConnections;
-import dev.taskline.journal.JournalFlow;
+import dev.taskline.journal.JournalControls;
 import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.JournalSchedules;
@@ -91,7 +91,7 @@ public final class Taskline {
     /** How often a node reads the keys issued through the API: a revocation reaches it within this. */
     private static final long KEYS_REFRESH_MS = 1_000;
     /** How often a node reads the queues' switches: a pause made through another node holds here within this. */
-    private static final long FLOW_REFRESH_MS = 500;
+    private static final long CONTROLS_REFRESH_MS = 500;
     /**
      * How often overdue tasks are expired. Claims refuse them meanwhile on their own; this bounds how
      * long one still shows pending, and holds its place, after its deadline.
@@ -138,7 +138,7 @@ public final class Taskline {
                 config.recovery().batchSize(),
                 Duration.ofMillis(config.retention().finishedTaskTtlMs()));
         this.promoter = new Promoter(queues, clock);
-        this.pauses = new QueuePauses(new JournalFlow(pool, clock), queues);
+        this.pauses = new QueuePauses(new JournalControls(pool, clock), queues);
         this.deadlines =
                 new DeadlineSweep(journal, queues, metrics, config.recovery().batchSize());
         this.clock = clock;
@@ -225,7 +225,7 @@ public final class Taskline {
                 .compose(v -> deployWorkers(handlers, config))
                 // A journal that does not answer leaves the switches as last read.
                 .compose(v -> track(vertx.deployVerticle(
-                        new Periodic("reading the queue switches", FLOW_REFRESH_MS, pauses::runOnce))))
+                        new Periodic("reading the queue switches", CONTROLS_REFRESH_MS, pauses::runOnce))))
                 .compose(v -> track(vertx.deployVerticle(
                         new Periodic("expiring tasks past their deadlines", DEADLINE_SWEEP_MS, deadlines::runOnce))))
                 .compose(v -> track(vertx.deployVerticle(promoter)))

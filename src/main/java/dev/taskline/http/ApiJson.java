@@ -6,7 +6,7 @@ import dev.taskline.admission.Admitted;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Event;
 import dev.taskline.journal.Insert;
-import dev.taskline.journal.JournalFlow.QueueControl;
+import dev.taskline.journal.JournalControls.QueueControl;
 import dev.taskline.journal.JournalSchedules;
 import dev.taskline.journal.Task;
 import dev.taskline.journal.TaskSnapshot;

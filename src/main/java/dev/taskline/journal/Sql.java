@@ -29,7 +29,7 @@ final class Sql {
                 "/sql/queries/tasks.sql",
                 "/sql/queries/events.sql",
                 "/sql/queries/keys.sql",
-                "/sql/queries/flow.sql",
+                "/sql/queries/controls.sql",
                 "/sql/queries/schedules.sql");
     }
 

@@ -63,7 +63,7 @@ public final class TaskQueue {
     private Runnable onRoom = () -> {};
     private Runnable onScheduled = () -> {};
     private boolean journalHasMore;
-    // Paused by an operator (see flow.QueuePauses): nothing is handed to a worker, at admission or
+    // Paused by an operator (see control.QueuePauses): nothing is handed to a worker, at admission or
     // from waiting. What runs goes on, and submissions are still taken within capacity.
     private boolean paused;
     // Keyed concurrency (QueueConfig.KeyLimits). A task whose key is at its bound here waits aside, in

@@ -1,7 +1,7 @@
 package dev.taskline.service;
 
 import dev.taskline.config.QueueConfig;
-import dev.taskline.journal.JournalFlow.QueueControl;
+import dev.taskline.journal.JournalControls.QueueControl;
 import dev.taskline.journal.TaskState;
 import dev.taskline.journal.TaskView;
 import dev.taskline.metrics.QueueMeters;

@@ -1,4 +1,4 @@
-package dev.taskline.flow;
+package dev.taskline.control;
 
 import dev.taskline.journal.Journal;
 import dev.taskline.metrics.TasklineMetrics;

@@ -1,4 +1,4 @@
-package dev.taskline.flow;
+package dev.taskline.control;
 
 import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -11,7 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** What operators have set on queues (migration 000009), shared by every node on the journal. */
-public final class JournalFlow {
+public final class JournalControls {
 
     /**
      * A queue's controls as the journal holds them.
@@ -30,7 +30,7 @@ public final class JournalFlow {
     private final Sql sql;
     private final Clock clock;
 
-    public JournalFlow(Pool pool, Clock clock) {
+    public JournalControls(Pool pool, Clock clock) {
         this.pool = pool;
         this.sql = Sql.queries();
         this.clock = clock;

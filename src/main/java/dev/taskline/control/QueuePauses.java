@@ -1,7 +1,7 @@
-package dev.taskline.flow;
+package dev.taskline.control;
 
-import dev.taskline.journal.JournalFlow;
-import dev.taskline.journal.JournalFlow.QueueControl;
+import dev.taskline.journal.JournalControls;
+import dev.taskline.journal.JournalControls.QueueControl;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class QueuePauses {
 
-    private final JournalFlow journal;
+    private final JournalControls journal;
     private final QueueRegistry queues;
     private final Map<String, QueueControl> controls = new ConcurrentHashMap<>();
     // Reads may answer out of order (two connections); one issued later saw a later journal, so an
@@ -27,7 +27,7 @@ public final class QueuePauses {
     private final AtomicLong issued = new AtomicLong();
     private long applied;
 
-    public QueuePauses(JournalFlow journal, QueueRegistry queues) {
+    public QueuePauses(JournalControls journal, QueueRegistry queues) {
         this.journal = journal;
         this.queues = queues;
     }
