@@ -29,6 +29,7 @@ import dev.taskline.recovery.RecoveryVerticle;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.schedule.Schedules;
 import dev.taskline.service.TaskService;
+import dev.taskline.support.Periodic;
 import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.worker.WorkerVerticle;
 import io.vertx.core.DeploymentOptions;

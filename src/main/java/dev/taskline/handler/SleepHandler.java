@@ -1,6 +1,6 @@
 package dev.taskline.handler;
 
-import dev.taskline.IsoTime;
+import dev.taskline.support.IsoTime;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;

@@ -1,7 +1,6 @@
 package dev.taskline.http;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
-import dev.taskline.IsoTime;
 import dev.taskline.admission.Admitted;
 import dev.taskline.journal.BatchView;
 import dev.taskline.journal.Event;
@@ -17,6 +16,7 @@ import dev.taskline.schedule.ScheduleSpec;
 import dev.taskline.schedule.ScheduleView;
 import dev.taskline.service.Views.QueueView;
 import dev.taskline.service.Views.Stats;
+import dev.taskline.support.IsoTime;
 import dev.taskline.worker.RemoteWorkers;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

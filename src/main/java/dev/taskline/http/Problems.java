@@ -1,6 +1,5 @@
 package dev.taskline.http;
 
-import dev.taskline.IsoTime;
 import dev.taskline.admission.DeadlineUnmeetableException;
 import dev.taskline.admission.IdempotencyConflictException;
 import dev.taskline.admission.InvalidTaskException;
@@ -16,6 +15,7 @@ import dev.taskline.service.KeyConflictException;
 import dev.taskline.service.NotFoundException;
 import dev.taskline.service.TaskStateConflictException;
 import dev.taskline.service.TooManyStreamsException;
+import dev.taskline.support.IsoTime;
 import dev.taskline.worker.InvalidLeaseTokenException;
 import dev.taskline.worker.LeaseLostException;
 import dev.taskline.worker.TooManyClaimsException;

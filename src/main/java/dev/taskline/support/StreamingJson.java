@@ -1,4 +1,4 @@
-package dev.taskline;
+package dev.taskline.support;
 
 import io.vertx.core.json.jackson.JacksonCodec;
 import io.vertx.core.spi.JsonFactory;

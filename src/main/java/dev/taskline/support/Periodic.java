@@ -1,4 +1,4 @@
-package dev.taskline;
+package dev.taskline.support;
 
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;

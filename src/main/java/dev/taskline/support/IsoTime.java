@@ -1,4 +1,4 @@
-package dev.taskline;
+package dev.taskline.support;
 
 import java.time.Instant;
 import java.time.LocalDateTime;

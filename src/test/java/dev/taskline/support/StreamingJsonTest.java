@@ -1,4 +1,4 @@
-package dev.taskline;
+package dev.taskline.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
