@@ -1,13 +1,13 @@
 package dev.taskline;
 
 import dev.taskline.admission.Admission;
-import dev.taskline.admission.Control;
 import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.control.DeadlineSweep;
 import dev.taskline.control.QueuePauses;
+import dev.taskline.control.TaskControl;
 import dev.taskline.events.EventHub;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.http.Authentication;
@@ -185,7 +185,7 @@ public final class Taskline {
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
         journal.onChange(hub::changed);
         this.hub = hub;
-        Control control = new Control(journal, reads, queues, vertx.eventBus(), metrics);
+        TaskControl control = new TaskControl(journal, reads, queues, vertx.eventBus(), metrics);
         remote = new RemoteWorkers(
                 queues.all().stream().filter(q -> q.config().remote()).toList(),
                 journal,

@@ -1,6 +1,6 @@
 package dev.taskline.admission;
 
-import dev.taskline.journal.Insert;
+import dev.taskline.model.Insert;
 import java.util.List;
 import java.util.UUID;
 

@@ -2,6 +2,7 @@ package dev.taskline.control;
 
 import dev.taskline.journal.Journal;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.model.Expired;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
@@ -38,7 +39,7 @@ public final class DeadlineSweep {
 
     private Future<Integer> sweep(int soFar) {
         return journal.expireOverdue(batchSize).compose(expired -> {
-            for (Journal.Expired task : expired) {
+            for (Expired task : expired) {
                 TaskQueue queue = queues.get(task.queue());
                 if (queue == null) {
                     continue; // a queue this node does not serve has no meters here

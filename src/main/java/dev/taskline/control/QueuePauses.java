@@ -1,7 +1,7 @@
 package dev.taskline.control;
 
 import dev.taskline.journal.JournalControls;
-import dev.taskline.journal.JournalControls.QueueControl;
+import dev.taskline.model.QueueControl;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;

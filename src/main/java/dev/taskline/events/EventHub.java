@@ -1,7 +1,7 @@
 package dev.taskline.events;
 
 import dev.taskline.journal.JournalReads;
-import dev.taskline.journal.Progress;
+import dev.taskline.model.Progress;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

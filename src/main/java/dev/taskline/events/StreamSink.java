@@ -1,8 +1,8 @@
 package dev.taskline.events;
 
-import dev.taskline.journal.Event;
-import dev.taskline.journal.TaskSnapshot;
-import dev.taskline.journal.TaskState;
+import dev.taskline.model.Event;
+import dev.taskline.model.TaskSnapshot;
+import dev.taskline.model.TaskState;
 import io.vertx.core.Handler;
 import java.util.List;
 import java.util.UUID;

@@ -1,11 +1,11 @@
 package dev.taskline.events;
 
-import dev.taskline.journal.Event;
-import dev.taskline.journal.EventPage;
 import dev.taskline.journal.JournalReads;
-import dev.taskline.journal.Progress;
-import dev.taskline.journal.TaskSnapshot;
-import dev.taskline.journal.TaskState;
+import dev.taskline.model.Event;
+import dev.taskline.model.EventPage;
+import dev.taskline.model.Progress;
+import dev.taskline.model.TaskSnapshot;
+import dev.taskline.model.TaskState;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import java.util.HashMap;

@@ -2,16 +2,17 @@ package dev.taskline.http;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.taskline.admission.Admitted;
-import dev.taskline.journal.BatchView;
-import dev.taskline.journal.Event;
-import dev.taskline.journal.Insert;
-import dev.taskline.journal.JournalControls.QueueControl;
-import dev.taskline.journal.JournalSchedules;
-import dev.taskline.journal.Task;
-import dev.taskline.journal.TaskSnapshot;
-import dev.taskline.journal.TaskState;
-import dev.taskline.journal.TaskView;
 import dev.taskline.metrics.QueueMeters;
+import dev.taskline.model.BatchView;
+import dev.taskline.model.Event;
+import dev.taskline.model.Insert;
+import dev.taskline.model.QueueControl;
+import dev.taskline.model.ScheduleRecord;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskSnapshot;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.TaskView;
+import dev.taskline.model.TickRecord;
 import dev.taskline.schedule.ScheduleSpec;
 import dev.taskline.schedule.ScheduleView;
 import dev.taskline.service.Views.QueueView;
@@ -342,7 +343,7 @@ final class ApiJson {
      */
     static JsonObject schedule(ScheduleView view) {
         ScheduleSpec spec = view.spec();
-        JournalSchedules.ScheduleRow row = view.row();
+        ScheduleRecord row = view.row();
         JsonObject json = new JsonObject().put("name", spec.name());
         json.mergeIn(spec.stored());
         JsonArray next = new JsonArray();
@@ -386,7 +387,7 @@ final class ApiJson {
                                 .put("detail", row.errorDetail()));
         if (view.recentTicks() != null) {
             JsonArray ticks = new JsonArray();
-            for (JournalSchedules.TickRow tick : view.recentTicks()) {
+            for (TickRecord tick : view.recentTicks()) {
                 JsonObject t =
                         new JsonObject().put("tickAt", time(tick.tickAt())).put("outcome", tick.outcome());
                 if (tick.taskId() != null) {

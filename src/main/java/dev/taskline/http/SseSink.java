@@ -1,9 +1,9 @@
 package dev.taskline.http;
 
 import dev.taskline.events.StreamSink;
-import dev.taskline.journal.Event;
-import dev.taskline.journal.TaskSnapshot;
-import dev.taskline.journal.TaskState;
+import dev.taskline.model.Event;
+import dev.taskline.model.TaskSnapshot;
+import dev.taskline.model.TaskState;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerResponse;

@@ -2,8 +2,8 @@ package dev.taskline.http;
 
 import dev.taskline.admission.SubmissionJson;
 import dev.taskline.config.TasklineConfig;
-import dev.taskline.journal.Insert;
-import dev.taskline.journal.TaskState;
+import dev.taskline.model.Insert;
+import dev.taskline.model.TaskState;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.Views.TaskFilter;
 import io.vertx.core.json.JsonArray;

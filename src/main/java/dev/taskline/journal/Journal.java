@@ -1,6 +1,20 @@
 package dev.taskline.journal;
 
 import dev.taskline.config.QueueConfig;
+import dev.taskline.model.Cancelled;
+import dev.taskline.model.ClaimGate;
+import dev.taskline.model.Expired;
+import dev.taskline.model.GatedClaim;
+import dev.taskline.model.Heartbeat;
+import dev.taskline.model.IdempotentAnswer;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Reason;
+import dev.taskline.model.Released;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskIds;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.TickWrite;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -129,7 +143,7 @@ public final class Journal {
         return guard(pool.preparedQuery(sql.get("idempotency_lookup")).execute(Tuple.of(key, now())))
                 .map(rows -> rows.size() == 0
                         ? null
-                        : IdempotentAnswer.fromRow(rows.iterator().next()));
+                        : IdempotentAnswers.fromRow(rows.iterator().next()));
     }
 
     /**
@@ -142,7 +156,7 @@ public final class Journal {
     public Future<IdempotentAnswer> insertIdempotent(
             String key, String requestHash, List<Insert> tasks, Duration keepFor) {
         OffsetDateTime now = now();
-        Object answer = IdempotentAnswer.stored(tasks);
+        Object answer = IdempotentAnswers.stored(tasks);
         return guard(pool.withTransaction(conn -> conn.preparedQuery(sql.get("idempotency_claim"))
                         .execute(Tuple.of(key, requestHash, answer, now, now.plus(keepFor)))
                         .compose(claimed -> {
@@ -254,33 +268,6 @@ public final class Journal {
         return guard(gatedClaims.submit(
                 new GatedClaimRequest(new ClaimRequest(taskId, expectedVersion, workerId, leaseFor), gate)));
     }
-
-    /** Which gate refused a claim: the task's key was at its bound, or its rate budget was spent. */
-    public enum Refusal {
-        KEY_FULL,
-        RATE_FULL;
-
-        /** As claim_gated answers it. */
-        public String sql() {
-            return name().toLowerCase(java.util.Locale.ROOT);
-        }
-
-        /** The refusal claim_gated names {@code sql}; null for none (or an unknown name). */
-        public static Refusal parse(String sql) {
-            for (Refusal refusal : values()) {
-                if (refusal.sql().equals(sql)) {
-                    return refusal;
-                }
-            }
-            return null;
-        }
-    }
-
-    /**
-     * What a gated claim got: a lease; or a refusal, with (for {@link Refusal#RATE_FULL}) the first
-     * instant its budget can start one more; or neither (the task was taken or ended).
-     */
-    public record GatedClaim(Lease lease, Refusal refused, Instant retryAt) {}
 
     /**
      * The handler returned {@code result}.
@@ -779,7 +766,7 @@ public final class Journal {
             buckets[i] = gate.bucket();
             rateTasks[i] = gate.rateTasks();
             ratePerMs[i] = gate.ratePerMs();
-            gate.locks(locks);
+            locks(gate, locks);
         }
         return pool.withTransaction(conn -> conn.query(sql.get("read_committed"))
                         .execute()
@@ -818,7 +805,9 @@ public final class Journal {
                         } else if (refused != null) {
                             OffsetDateTime retryAt = row.getOffsetDateTime("retry_at");
                             answers.add(new GatedClaim(
-                                    null, Refusal.parse(refused), retryAt == null ? null : retryAt.toInstant()));
+                                    null,
+                                    GatedClaim.Refusal.parse(refused),
+                                    retryAt == null ? null : retryAt.toInstant()));
                         } else {
                             answers.add(new GatedClaim(
                                     new Lease(
@@ -832,6 +821,17 @@ public final class Journal {
                     }
                     return answers;
                 });
+    }
+
+    /** The advisory locks a claim through {@code gate} takes, as texts no two different locks share. */
+    private static void locks(ClaimGate gate, List<String> into) {
+        if (gate.keyLimit() > 0) {
+            into.add(gate.queue() + "/" + gate.key());
+        }
+        if (gate.bucket() != null) {
+            // ':' is in no queue name, so no key's lock text can be a budget's.
+            into.add("rate:" + gate.queue() + "/" + gate.bucket());
+        }
     }
 
     private Future<List<TaskState>> flushFinishes(List<FinishRequest> requests) {
@@ -992,12 +992,6 @@ public final class Journal {
         }
     }
 
-    /** A lease that lapsed and went back to pending. */
-    public record Released(UUID id, String queue) {}
-
-    /** A task that was not started by its deadline and ended expired. */
-    public record Expired(UUID id, String queue) {}
-
     private record ClaimRequest(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {}
 
     private record GatedClaimRequest(ClaimRequest claim, ClaimGate gate) {}
@@ -1011,16 +1005,6 @@ public final class Journal {
             Instant runAt,
             Attempts attempts,
             boolean cancelWins) {}
-
-    /** What a heartbeat learned. */
-    public enum Heartbeat {
-        HELD,
-        CANCEL_REQUESTED,
-        LOST
-    }
-
-    /** A task found by a cancel: its state before, and after. */
-    public record Cancelled(UUID id, TaskState before, TaskState after) {}
 
     private record HeartbeatRequest(Lease lease, Duration leaseFor) {}
 

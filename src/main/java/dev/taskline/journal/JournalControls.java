@@ -1,30 +1,17 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.QueueControl;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.time.Clock;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 
 /** What operators have set on queues (migration 000009), shared by every node on the journal. */
 public final class JournalControls {
-
-    /**
-     * A queue's controls as the journal holds them.
-     *
-     * @param changedAt when the pause was last switched; null for a queue nothing was ever set on
-     * @param changedBy the key that switched it; null with auth off, or when nothing was set
-     */
-    public record QueueControl(String queue, boolean paused, Instant changedAt, String changedBy) {
-
-        public static QueueControl none(String queue) {
-            return new QueueControl(queue, false, null, null);
-        }
-    }
 
     private final Pool pool;
     private final Sql sql;

@@ -1,11 +1,12 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.KeyRecord;
+import dev.taskline.model.StoredKey;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.time.Clock;
-import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -14,20 +15,6 @@ import java.util.List;
 
 /** The API keys issued through the API (migration 000007): stored by hash, revoked by time. */
 public final class JournalKeys {
-
-    /** A live key as authentication needs it. */
-    public record StoredKey(String id, String hash, String tenant, List<String> scopes, List<String> queues) {}
-
-    /** A key as an admin lists it: never its hash. */
-    public record KeyView(
-            String id,
-            String tenant,
-            List<String> scopes,
-            List<String> queues,
-            Instant createdAt,
-            String createdBy,
-            Instant revokedAt,
-            String revokedBy) {}
 
     private final Pool pool;
     private final Sql sql;
@@ -73,13 +60,13 @@ public final class JournalKeys {
     }
 
     /** Every key ever issued here, revoked ones with their time, oldest first. */
-    public Future<List<KeyView>> all() {
+    public Future<List<KeyRecord>> all() {
         return JournalUnavailableException.guard(
                         pool.preparedQuery(sql.get("keys_all")).execute())
                 .map(rows -> {
-                    List<KeyView> keys = new ArrayList<>();
+                    List<KeyRecord> keys = new ArrayList<>();
                     for (Row row : rows) {
-                        keys.add(new KeyView(
+                        keys.add(new KeyRecord(
                                 row.getString("id"),
                                 row.getString("tenant"),
                                 Arrays.asList(row.getArrayOfStrings("scopes")),

@@ -1,5 +1,15 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.BatchView;
+import dev.taskline.model.Event;
+import dev.taskline.model.EventPage;
+import dev.taskline.model.LeaseState;
+import dev.taskline.model.Progress;
+import dev.taskline.model.Reason;
+import dev.taskline.model.TaskSnapshot;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.TaskView;
+import dev.taskline.model.TenantCounts;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;

@@ -1,12 +1,15 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.ScheduleRecord;
+import dev.taskline.model.StoredSchedule;
+import dev.taskline.model.TickRecord;
+import dev.taskline.model.TickWrite;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.time.Clock;
-import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -17,51 +20,6 @@ import java.util.UUID;
 
 /** Schedules and their decided ticks (migration 000015), shared by every node on the journal. */
 public final class JournalSchedules {
-
-    /**
-     * A schedule's row: {@code spec} is its definition as JSON text; {@code changedAt} when it was
-     * last paused or resumed (or made); {@code lastTickAt} the newest tick decided, null for none, and
-     * {@code lastDecidedBy} the node that decided it.
-     */
-    public record Stored(
-            UUID id,
-            String name,
-            String spec,
-            boolean paused,
-            Instant createdAt,
-            Instant changedAt,
-            Instant lastTickAt,
-            String lastDecidedBy) {}
-
-    /**
-     * A schedule as a reader sees it: its row, the newest tick's outcome (with its task's state; null
-     * once retention took it), its skipped ticks in the journal and its last error.
-     */
-    public record ScheduleRow(
-            Stored row,
-            String origin,
-            String changedBy,
-            String lastOutcome,
-            UUID lastTaskId,
-            String lastReason,
-            String lastDetail,
-            String lastTaskState,
-            long skipped,
-            Instant errorTickAt,
-            Instant errorAt,
-            String errorDetail) {}
-
-    /** A decided tick, for a schedule's recent history. */
-    public record TickRow(
-            Instant tickAt,
-            String outcome,
-            UUID taskId,
-            String reason,
-            String detail,
-            long ticks,
-            Instant decidedAt,
-            String decidedBy,
-            String taskState) {}
 
     private final Pool pool;
     private final Sql sql;
@@ -108,22 +66,22 @@ public final class JournalSchedules {
     }
 
     /** What each node's scheduler reads: every schedule and its newest decided tick. */
-    public Future<List<Stored>> cursors() {
+    public Future<List<StoredSchedule>> cursors() {
         return guard(pool.preparedQuery(sql.get("schedule_cursors")).execute()).map(rows -> {
-            List<Stored> list = new ArrayList<>(rows.size());
+            List<StoredSchedule> list = new ArrayList<>(rows.size());
             rows.forEach(row -> list.add(row0(row)));
             return list;
         });
     }
 
     /** Every schedule ({@code name} null) or one, with its last result, for the API. */
-    public Future<List<ScheduleRow>> list(String name) {
+    public Future<List<ScheduleRecord>> list(String name) {
         return guard(pool.preparedQuery(sql.get("schedule_list")).execute(Tuple.of(name)))
                 .map(rows -> {
-                    List<ScheduleRow> list = new ArrayList<>(rows.size());
+                    List<ScheduleRecord> list = new ArrayList<>(rows.size());
                     for (Row row : rows) {
                         Long skipped = row.getLong("skipped");
-                        list.add(new ScheduleRow(
+                        list.add(new ScheduleRecord(
                                 row0(row),
                                 row.getString("origin"),
                                 row.getString("changed_by"),
@@ -159,12 +117,12 @@ public final class JournalSchedules {
     }
 
     /** The newest {@code limit} ticks of a schedule, newest first. */
-    public Future<List<TickRow>> recentTicks(UUID schedule, int limit) {
+    public Future<List<TickRecord>> recentTicks(UUID schedule, int limit) {
         return guard(pool.preparedQuery(sql.get("schedule_recent_ticks")).execute(Tuple.of(schedule, limit)))
                 .map(rows -> {
-                    List<TickRow> list = new ArrayList<>(rows.size());
+                    List<TickRecord> list = new ArrayList<>(rows.size());
                     for (Row row : rows) {
-                        list.add(new TickRow(
+                        list.add(new TickRecord(
                                 Rows.instant(row, "tick_at"),
                                 row.getString("outcome"),
                                 row.getUUID("task_id"),
@@ -179,8 +137,8 @@ public final class JournalSchedules {
                 });
     }
 
-    private static Stored row0(Row row) {
-        return new Stored(
+    private static StoredSchedule row0(Row row) {
+        return new StoredSchedule(
                 row.getUUID("id"),
                 row.getString("name"),
                 row.getString("spec"),

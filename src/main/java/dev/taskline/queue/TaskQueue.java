@@ -1,10 +1,10 @@
 package dev.taskline.queue;
 
 import dev.taskline.config.QueueConfig;
-import dev.taskline.journal.ClaimGate;
-import dev.taskline.journal.Insert;
-import dev.taskline.journal.Lease;
-import dev.taskline.journal.Task;
+import dev.taskline.model.ClaimGate;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Task;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

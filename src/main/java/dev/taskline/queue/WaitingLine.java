@@ -1,6 +1,6 @@
 package dev.taskline.queue;
 
-import dev.taskline.journal.Task;
+import dev.taskline.model.Task;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -2,6 +2,7 @@ package dev.taskline.recovery;
 
 import dev.taskline.journal.Journal;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.model.Released;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
@@ -55,7 +56,7 @@ public final class Recovery {
     public Future<Pass> runOnce(boolean checkJournal) {
         return journal.releaseExpired(batchSize).compose(released -> {
             Map<String, Integer> byQueue = new HashMap<>();
-            for (Journal.Released task : released) {
+            for (Released task : released) {
                 byQueue.merge(task.queue(), 1, Integer::sum);
             }
             byQueue.forEach((name, n) -> {

@@ -1,6 +1,7 @@
 package dev.taskline.schedule;
 
-import dev.taskline.journal.JournalSchedules;
+import dev.taskline.model.ScheduleRecord;
+import dev.taskline.model.TickRecord;
 import java.time.Instant;
 import java.util.List;
 
@@ -10,7 +11,4 @@ import java.util.List;
  * null in lists.
  */
 public record ScheduleView(
-        ScheduleSpec spec,
-        JournalSchedules.ScheduleRow row,
-        List<Instant> nextFireTimes,
-        List<JournalSchedules.TickRow> recentTicks) {}
+        ScheduleSpec spec, ScheduleRecord row, List<Instant> nextFireTimes, List<TickRecord> recentTicks) {}

@@ -2,8 +2,9 @@ package dev.taskline.schedule;
 
 import dev.taskline.admission.Admission;
 import dev.taskline.journal.JournalSchedules;
-import dev.taskline.journal.TickWrite;
 import dev.taskline.metrics.ScheduleMeters;
+import dev.taskline.model.StoredSchedule;
+import dev.taskline.model.TickWrite;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonObject;
@@ -207,9 +208,9 @@ public final class Scheduler extends VerticleBase {
         });
     }
 
-    private synchronized void apply(List<JournalSchedules.Stored> rows, Instant now) {
+    private synchronized void apply(List<StoredSchedule> rows, Instant now) {
         Set<UUID> seen = new HashSet<>();
-        for (JournalSchedules.Stored row : rows) {
+        for (StoredSchedule row : rows) {
             seen.add(row.id());
             State state = states.get(row.id());
             if (state == null || !state.specJson.equals(row.spec())) {

@@ -3,6 +3,7 @@ package dev.taskline.schedule;
 import dev.taskline.admission.Admission;
 import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.journal.JournalSchedules;
+import dev.taskline.model.ScheduleRecord;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
@@ -103,7 +104,7 @@ public final class Schedules {
         return journal.list(null).map(rows -> {
             Instant now = clock.instant();
             List<ScheduleView> views = new ArrayList<>(rows.size());
-            for (JournalSchedules.ScheduleRow row : rows) {
+            for (ScheduleRecord row : rows) {
                 ScheduleSpec spec = readable(row);
                 if (spec != null) {
                     views.add(new ScheduleView(spec, row, spec.nextTicks(now, NEXT_FIRE_TIMES), null));
@@ -120,7 +121,7 @@ public final class Schedules {
             if (spec == null) {
                 return Future.succeededFuture(null);
             }
-            JournalSchedules.ScheduleRow row = rows.get(0);
+            ScheduleRecord row = rows.get(0);
             return journal.recentTicks(row.row().id(), RECENT_TICKS)
                     .map(ticks -> new ScheduleView(spec, row, spec.nextTicks(clock.instant(), NEXT_FIRE_TIMES), ticks));
         });
@@ -148,7 +149,7 @@ public final class Schedules {
         return Future.succeededFuture();
     }
 
-    private static ScheduleSpec readable(JournalSchedules.ScheduleRow row) {
+    private static ScheduleSpec readable(ScheduleRecord row) {
         try {
             return ScheduleSpec.fromStored(
                     row.row().name(), new JsonObject(row.row().spec()));

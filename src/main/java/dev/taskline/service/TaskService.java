@@ -2,7 +2,6 @@ package dev.taskline.service;
 
 import dev.taskline.admission.Admission;
 import dev.taskline.admission.Admitted;
-import dev.taskline.admission.Control;
 import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.admission.Submission;
 import dev.taskline.auth.ApiKeys;
@@ -10,19 +9,22 @@ import dev.taskline.config.AuthConfig;
 import dev.taskline.config.ConfigException;
 import dev.taskline.config.QueueConfig;
 import dev.taskline.control.QueuePauses;
+import dev.taskline.control.TaskControl;
 import dev.taskline.events.EventHub;
 import dev.taskline.events.StreamSink;
 import dev.taskline.events.TaskStream;
-import dev.taskline.journal.BatchView;
-import dev.taskline.journal.Journal;
-import dev.taskline.journal.JournalControls.QueueControl;
 import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
-import dev.taskline.journal.TaskState;
-import dev.taskline.journal.TaskView;
-import dev.taskline.journal.TenantCounts;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.model.BatchView;
+import dev.taskline.model.Cancelled;
+import dev.taskline.model.KeyRecord;
+import dev.taskline.model.QueueControl;
+import dev.taskline.model.StoredKey;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.TaskView;
+import dev.taskline.model.TenantCounts;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.schedule.ScheduleView;
@@ -65,7 +67,7 @@ public final class TaskService {
     public static final int MAX_ERROR = 10_000;
 
     private final Admission admission;
-    private final Control control;
+    private final TaskControl control;
     private final JournalReads reads;
     private final QueueRegistry queues;
     private final TasklineMetrics metrics;
@@ -82,7 +84,7 @@ public final class TaskService {
 
     public TaskService(
             Admission admission,
-            Control control,
+            TaskControl control,
             JournalReads reads,
             QueueRegistry queues,
             TasklineMetrics metrics,
@@ -421,7 +423,7 @@ public final class TaskService {
                     int cancelled = 0;
                     int cancelling = 0;
                     int finished = 0;
-                    for (Journal.Cancelled task : found) {
+                    for (Cancelled task : found) {
                         if (task.before().terminal()) {
                             finished++;
                         } else if (task.after() == TaskState.RUNNING) {
@@ -693,7 +695,7 @@ public final class TaskService {
             List<String> sortedQueues = key.queues().stream().sorted().toList();
             return journalKeys
                     .insert(
-                            new JournalKeys.StoredKey(key.id(), key.hash(), key.tenant(), sortedScopes, sortedQueues),
+                            new StoredKey(key.id(), key.hash(), key.tenant(), sortedScopes, sortedQueues),
                             caller.keyId())
                     .compose(inserted -> inserted
                             ? refreshKeys()
@@ -720,7 +722,7 @@ public final class TaskService {
                                 null,
                                 null));
                     }
-                    for (JournalKeys.KeyView key : issued) {
+                    for (KeyRecord key : issued) {
                         all.add(new Views.KeyInfo(
                                 key.id(),
                                 key.tenant(),
@@ -753,7 +755,7 @@ public final class TaskService {
     public Future<Void> refreshKeys() {
         return journalKeys.live().map(live -> {
             List<AuthConfig.Key> issued = new ArrayList<>(live.size());
-            for (JournalKeys.StoredKey k : live) {
+            for (StoredKey k : live) {
                 issued.add(new AuthConfig.Key(
                         k.id(), k.hash(), k.tenant(), Set.copyOf(k.scopes()), Set.copyOf(k.queues())));
             }

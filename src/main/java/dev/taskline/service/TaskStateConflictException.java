@@ -1,6 +1,6 @@
 package dev.taskline.service;
 
-import dev.taskline.journal.TaskState;
+import dev.taskline.model.TaskState;
 import java.util.UUID;
 
 /** The task is not in a state the operation applies to; nothing was changed. */

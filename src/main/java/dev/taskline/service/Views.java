@@ -1,10 +1,10 @@
 package dev.taskline.service;
 
 import dev.taskline.config.QueueConfig;
-import dev.taskline.journal.JournalControls.QueueControl;
-import dev.taskline.journal.TaskState;
-import dev.taskline.journal.TaskView;
 import dev.taskline.metrics.QueueMeters;
+import dev.taskline.model.QueueControl;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.TaskView;
 import java.util.List;
 import java.util.UUID;
 

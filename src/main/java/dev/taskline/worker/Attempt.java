@@ -2,8 +2,9 @@ package dev.taskline.worker;
 
 import dev.taskline.handler.TaskContext;
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.Lease;
-import dev.taskline.journal.Task;
+import dev.taskline.model.Heartbeat;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Task;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -227,7 +228,7 @@ final class Attempt implements TaskContext {
     }
 
     /** What a heartbeat of this attempt's lease learned. */
-    void heartbeat(Journal.Heartbeat beat) {
+    void heartbeat(Heartbeat beat) {
         if (ended) {
             return;
         }

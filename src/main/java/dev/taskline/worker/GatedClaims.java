@@ -1,10 +1,11 @@
 package dev.taskline.worker;
 
-import dev.taskline.journal.ClaimGate;
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.Lease;
-import dev.taskline.journal.Task;
 import dev.taskline.metrics.QueueMeters;
+import dev.taskline.model.ClaimGate;
+import dev.taskline.model.GatedClaim;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Task;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -71,7 +72,7 @@ final class GatedClaims {
         return journal.claimGated(task.id(), task.leaseVersion(), worker, leaseFor, gate)
                 .onComplete(done -> queue.claimReturned())
                 .map(answer -> {
-                    if (answer.refused() == Journal.Refusal.KEY_FULL) {
+                    if (answer.refused() == GatedClaim.Refusal.KEY_FULL) {
                         meters.keyFull();
                         boolean held = queue.keyFull(task, stage);
                         if (held) {
@@ -79,7 +80,7 @@ final class GatedClaims {
                         }
                         return new Claim(null, held);
                     }
-                    if (answer.refused() == Journal.Refusal.RATE_FULL) {
+                    if (answer.refused() == GatedClaim.Refusal.RATE_FULL) {
                         meters.rateLimited();
                         boolean held = queue.rateFull(task, stage);
                         if (held) {

@@ -1,6 +1,6 @@
 package dev.taskline.worker;
 
-import dev.taskline.journal.TaskState;
+import dev.taskline.model.TaskState;
 import java.util.UUID;
 
 /**

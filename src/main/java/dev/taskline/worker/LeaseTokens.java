@@ -1,7 +1,7 @@
 package dev.taskline.worker;
 
 import dev.taskline.auth.Signer;
-import dev.taskline.journal.Lease;
+import dev.taskline.model.Lease;
 import java.util.UUID;
 import java.util.regex.Pattern;
 

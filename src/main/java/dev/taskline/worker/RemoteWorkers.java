@@ -4,12 +4,13 @@ import dev.taskline.admission.ShuttingDownException;
 import dev.taskline.config.QueueConfig;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalReads;
-import dev.taskline.journal.Lease;
-import dev.taskline.journal.LeaseState;
-import dev.taskline.journal.Task;
-import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.model.Heartbeat;
+import dev.taskline.model.Lease;
+import dev.taskline.model.LeaseState;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskState;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -285,7 +286,7 @@ public final class RemoteWorkers extends VerticleBase {
         long leaseMs = leaseMs(t.queue());
         saw(lease.workerId(), t.queue());
         return journal.heartbeat(lease, java.time.Duration.ofMillis(leaseMs)).compose(beat -> {
-            if (beat == Journal.Heartbeat.LOST) {
+            if (beat == Heartbeat.LOST) {
                 return lost(t);
             }
             Held h = held.get(taskId);
@@ -299,7 +300,7 @@ public final class RemoteWorkers extends VerticleBase {
                 journal.progress(lease, clamped, text);
             }
             return Future.succeededFuture(
-                    new Beat(clock.instant().plusMillis(leaseMs), beat == Journal.Heartbeat.CANCEL_REQUESTED));
+                    new Beat(clock.instant().plusMillis(leaseMs), beat == Heartbeat.CANCEL_REQUESTED));
         });
     }
 

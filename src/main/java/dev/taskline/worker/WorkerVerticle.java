@@ -1,16 +1,17 @@
 package dev.taskline.worker;
 
-import dev.taskline.admission.Control;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.handler.PermanentTaskException;
 import dev.taskline.handler.PushHandler;
 import dev.taskline.handler.SnoozeException;
 import dev.taskline.handler.TaskHandler;
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.Lease;
-import dev.taskline.journal.Task;
-import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.QueueMeters;
+import dev.taskline.model.BusAddresses;
+import dev.taskline.model.Heartbeat;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskState;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.queue.TaskQueue.Dispatched;
 import dev.taskline.queue.TaskQueue.Stage;
@@ -124,7 +125,7 @@ public final class WorkerVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         gatedClaims = new GatedClaims(vertx, journal, clock);
-        cancels = vertx.eventBus().consumer(Control.CANCEL_ADDRESS, message -> {
+        cancels = vertx.eventBus().consumer(BusAddresses.CANCEL, message -> {
             // A task dispatched at admission may not be in ready yet.
             takeDispatched();
             for (Object id : message.body()) {
@@ -389,11 +390,11 @@ public final class WorkerVerticle extends VerticleBase {
         }
         for (Dispatched task : ready.values()) {
             journal.heartbeat(task.lease(), leaseFor).onSuccess(beat -> {
-                if (beat == Journal.Heartbeat.HELD || ready.get(task.task().id()) != task) {
+                if (beat == Heartbeat.HELD || ready.get(task.task().id()) != task) {
                     return;
                 }
                 ready.remove(task.task().id());
-                if (beat == Journal.Heartbeat.LOST) {
+                if (beat == Heartbeat.LOST) {
                     meters.fenced();
                     given(task.task(), Stage.CLAIMED, null);
                 } else {

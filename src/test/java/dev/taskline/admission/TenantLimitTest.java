@@ -4,12 +4,12 @@ import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.taskline.journal.Insert;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.Migrator;
 import dev.taskline.journal.PgUrl;
-import dev.taskline.journal.Task;
-import dev.taskline.journal.TaskIds;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskIds;
 import dev.taskline.testing.GateHandler;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestNode;

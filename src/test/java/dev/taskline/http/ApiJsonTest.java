@@ -3,9 +3,9 @@ package dev.taskline.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.taskline.admission.Admitted;
-import dev.taskline.journal.Insert;
-import dev.taskline.journal.Task;
-import dev.taskline.journal.TaskIds;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskIds;
 import dev.taskline.testing.MutableClock;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

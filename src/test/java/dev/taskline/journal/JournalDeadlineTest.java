@@ -6,6 +6,18 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.taskline.model.ClaimGate;
+import dev.taskline.model.Event;
+import dev.taskline.model.Expired;
+import dev.taskline.model.GatedClaim;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Reason;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskIds;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.TaskView;
+import dev.taskline.model.TenantCounts;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
@@ -81,7 +93,7 @@ class JournalDeadlineTest {
         clock.advance(Duration.ofSeconds(2));
 
         assertNull(await(journal.claim(plain, 0, "w1", LEASE)), "a worker's claim");
-        Journal.GatedClaim claim =
+        GatedClaim claim =
                 await(journal.claimGated(keyed, 0, "w1", LEASE, new ClaimGate(queue, "model-a", 2, "", 10, 1_000)));
         assertNull(claim.lease(), "a gated claim (its key's bound, a rate limit)");
         assertNull(claim.refused(), "refused for its deadline, not for its key or its rate");
@@ -121,12 +133,12 @@ class JournalDeadlineTest {
         clock.advance(Duration.ofSeconds(5));
         Instant sweptAt = clock.instant();
 
-        List<Journal.Expired> batch = await(journal.expireOverdue(2));
+        List<Expired> batch = await(journal.expireOverdue(2));
         assertEquals(
-                List.of(new Journal.Expired(first, queue), new Journal.Expired(second, queue)),
+                List.of(new Expired(first, queue), new Expired(second, queue)),
                 batch,
                 "soonest deadline first, at most the batch");
-        assertEquals(List.of(new Journal.Expired(third, queue)), await(journal.expireOverdue(2)));
+        assertEquals(List.of(new Expired(third, queue)), await(journal.expireOverdue(2)));
         assertEquals(List.of(), await(journal.expireOverdue(2)));
 
         TaskView expired = await(reads.task(first));
@@ -167,7 +179,7 @@ class JournalDeadlineTest {
         clock.advance(Duration.ofSeconds(2));
         assertNull(await(journal.claim(id, lease.version() + 1, "w1", LEASE)));
         assertEquals(
-                List.of(new Journal.Expired(id, queue)),
+                List.of(new Expired(id, queue)),
                 await(journal.expireOverdue(100)).stream()
                         .filter(e -> e.id().equals(id))
                         .toList());

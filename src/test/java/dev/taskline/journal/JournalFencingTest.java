@@ -7,6 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.taskline.model.Event;
+import dev.taskline.model.Heartbeat;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Reason;
+import dev.taskline.model.Released;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskIds;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.TaskView;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
@@ -83,7 +93,7 @@ class JournalFencingTest {
         long fencedBefore = journal.fencedWrites();
 
         clock.advance(LEASE.plusSeconds(1));
-        List<Journal.Released> released = await(journal.releaseExpired(100));
+        List<Released> released = await(journal.releaseExpired(100));
         assertTrue(released.stream().anyMatch(r -> r.id().equals(id)), "the lapsed lease is released");
         TaskView pending = await(reads.task(id));
         assertEquals(TaskState.PENDING, pending.state());
@@ -93,7 +103,7 @@ class JournalFencingTest {
         assertEquals(3, fresh.version());
         assertEquals(2, fresh.attempt());
 
-        assertEquals(Journal.Heartbeat.LOST, await(journal.heartbeat(old, LEASE)), "stale heartbeat");
+        assertEquals(Heartbeat.LOST, await(journal.heartbeat(old, LEASE)), "stale heartbeat");
         assertFalse(await(journal.progress(old, 50, "stale")), "stale progress");
         assertNull(await(journal.succeed(old, new JsonObject().put("by", "w1"))), "stale result");
         assertEquals(fencedBefore + 3, journal.fencedWrites());
@@ -127,9 +137,9 @@ class JournalFencingTest {
         UUID id = newTask();
         Lease lease = await(journal.claim(id, 0, "w1", LEASE));
         clock.advance(LEASE.minusSeconds(1));
-        assertEquals(Journal.Heartbeat.HELD, await(journal.heartbeat(lease, LEASE)));
+        assertEquals(Heartbeat.HELD, await(journal.heartbeat(lease, LEASE)));
         clock.advance(Duration.ofSeconds(2)); // past the first deadline, inside the renewed one
-        List<Journal.Released> released = await(journal.releaseExpired(100));
+        List<Released> released = await(journal.releaseExpired(100));
         assertFalse(released.stream().anyMatch(r -> r.id().equals(id)));
         assertEquals(TaskState.SUCCEEDED, await(journal.succeed(lease, new JsonObject())));
     }

@@ -4,6 +4,7 @@ import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.taskline.model.TaskIds;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;

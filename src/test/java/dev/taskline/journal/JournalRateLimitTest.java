@@ -5,6 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import dev.taskline.model.ClaimGate;
+import dev.taskline.model.GatedClaim;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskIds;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
@@ -56,8 +61,7 @@ class JournalRateLimitTest {
         return ids;
     }
 
-    private static Journal.GatedClaim claim(Journal journal, UUID id, String queue, int tasks, long perMs)
-            throws Exception {
+    private static GatedClaim claim(Journal journal, UUID id, String queue, int tasks, long perMs) throws Exception {
         return await(journal.claimGated(id, 0, "w", LEASE, new ClaimGate(queue, null, 0, "", tasks, perMs)));
     }
 
@@ -72,13 +76,13 @@ class JournalRateLimitTest {
         clock.advance(Duration.ofMillis(100));
         assertNotNull(claim(journal, ids.get(1), queue, 2, 1_000).lease());
         clock.advance(Duration.ofMillis(100));
-        Journal.GatedClaim refused = claim(journal, ids.get(2), queue, 2, 1_000);
+        GatedClaim refused = claim(journal, ids.get(2), queue, 2, 1_000);
         assertNull(refused.lease());
-        assertEquals(Journal.Refusal.RATE_FULL, refused.refused());
+        assertEquals(GatedClaim.Refusal.RATE_FULL, refused.refused());
         assertEquals(first.plusMillis(1_000), refused.retryAt(), "the first start is a window old then");
         clock.advance(Duration.ofMillis(799));
         assertEquals(
-                Journal.Refusal.RATE_FULL,
+                GatedClaim.Refusal.RATE_FULL,
                 claim(journal, ids.get(2), queue, 2, 1_000).refused(),
                 "a millisecond short of it");
         clock.advance(Duration.ofMillis(1));
@@ -99,7 +103,7 @@ class JournalRateLimitTest {
         assertNotNull(claim(ahead, ids.get(2), queue, 2, 1_000).lease());
         // The other node, 600 ms behind it, still has them in its window: the budget is spent there.
         Journal laggard = new Journal(pool, new MutableClock(t0.plusMillis(900)));
-        Journal.GatedClaim refused = claim(laggard, ids.get(3), queue, 2, 1_000);
-        assertEquals(Journal.Refusal.RATE_FULL, refused.refused(), "the starts at t0 were not pruned");
+        GatedClaim refused = claim(laggard, ids.get(3), queue, 2, 1_000);
+        assertEquals(GatedClaim.Refusal.RATE_FULL, refused.refused(), "the starts at t0 were not pruned");
     }
 }

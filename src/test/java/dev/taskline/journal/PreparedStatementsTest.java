@@ -4,6 +4,11 @@ import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
+import dev.taskline.model.Insert;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskIds;
+import dev.taskline.model.TaskState;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;

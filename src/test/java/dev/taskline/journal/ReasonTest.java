@@ -3,6 +3,9 @@ package dev.taskline.journal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.taskline.model.GatedClaim;
+import dev.taskline.model.Reason;
+import dev.taskline.model.TaskState;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +35,7 @@ class ReasonTest {
                 used.add(literal);
                 if (TaskState.parse(literal) == null
                         && Reason.parse(literal) == null
-                        && Journal.Refusal.parse(literal) == null) {
+                        && GatedClaim.Refusal.parse(literal) == null) {
                     unknown.add(literal);
                 }
             }

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.config.QueueConfig;
-import dev.taskline.journal.Insert;
-import dev.taskline.journal.Task;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Task;
 import dev.taskline.queue.TaskQueue.Refusal;
 import dev.taskline.queue.TaskQueue.Reservation;
 import java.time.Duration;

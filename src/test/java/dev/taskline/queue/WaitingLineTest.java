@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.taskline.journal.Task;
+import dev.taskline.model.Task;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

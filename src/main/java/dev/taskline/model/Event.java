@@ -1,4 +1,4 @@
-package dev.taskline.journal;
+package dev.taskline.model;
 
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;

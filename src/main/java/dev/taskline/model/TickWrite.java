@@ -1,4 +1,4 @@
-package dev.taskline.journal;
+package dev.taskline.model;
 
 import java.time.Instant;
 import java.util.UUID;

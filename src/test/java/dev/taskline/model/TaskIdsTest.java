@@ -1,4 +1,4 @@
-package dev.taskline.journal;
+package dev.taskline.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

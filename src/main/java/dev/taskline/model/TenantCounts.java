@@ -1,4 +1,4 @@
-package dev.taskline.journal;
+package dev.taskline.model;
 
 /**
  * One tenant's tasks in one queue, as the journal holds them (every node's): waiting (pending and

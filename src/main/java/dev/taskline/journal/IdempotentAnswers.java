@@ -1,5 +1,8 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.IdempotentAnswer;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Task;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
@@ -8,16 +11,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-/**
- * What an Idempotency-Key stands for: the hash of the request that took it, and the tasks (and
- * batch) that request was answered with. The tasks carry what an answer shows of them (id, queue,
- * type, priority, due time, deadline), not their payloads, and are shown waiting. {@link
- * #VANISHED} is a key whose owner was seen but whose row could not be read back (it expired in
- * between): it matches no request.
- */
-public record IdempotentAnswer(String requestHash, UUID batchId, List<Insert> tasks) {
+/** How an {@link IdempotentAnswer} is kept in {@code idempotency_keys}, and read back. */
+final class IdempotentAnswers {
 
-    static final IdempotentAnswer VANISHED = new IdempotentAnswer(null, null, List.of());
+    private IdempotentAnswers() {}
 
     /**
      * The stored form ({@code idempotency_keys.response}, jsonb): the journal's own encoding, which

@@ -1,10 +1,13 @@
-package dev.taskline.admission;
+package dev.taskline.control;
 
+import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalReads;
-import dev.taskline.journal.Task;
-import dev.taskline.journal.TaskState;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.model.BusAddresses;
+import dev.taskline.model.Cancelled;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskState;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
@@ -18,10 +21,7 @@ import java.util.UUID;
  * What users do to tasks after submitting them: cancel, and retry from the dead-letter set. Each is
  * one journal statement; the in-memory queues and the workers follow.
  */
-public final class Control {
-
-    /** Event-bus address on which workers of every verticle hear which running tasks to stop. */
-    public static final String CANCEL_ADDRESS = "taskline.cancel";
+public final class TaskControl {
 
     public static final int MAX_BULK_RETRY = 1_000;
 
@@ -31,7 +31,7 @@ public final class Control {
     private final EventBus eventBus;
     private final TasklineMetrics metrics;
 
-    public Control(
+    public TaskControl(
             Journal journal, JournalReads reads, QueueRegistry queues, EventBus eventBus, TasklineMetrics metrics) {
         this.journal = journal;
         this.reads = reads;
@@ -41,19 +41,19 @@ public final class Control {
     }
 
     /** Cancels one task, for the key {@code by} (null: none). Null when there is no such task. */
-    public Future<Journal.Cancelled> cancel(UUID id, String by) {
+    public Future<Cancelled> cancel(UUID id, String by) {
         return cancel(List.of(id), null, by).map(found -> found.isEmpty() ? null : found.get(0));
     }
 
     /** Cancels every unfinished task of a batch; answers for each task of the batch. */
-    public Future<List<Journal.Cancelled>> cancelBatch(UUID batchId, String by) {
+    public Future<List<Cancelled>> cancelBatch(UUID batchId, String by) {
         return cancel(List.of(), batchId, by);
     }
 
-    private Future<List<Journal.Cancelled>> cancel(List<UUID> ids, UUID batchId, String by) {
+    private Future<List<Cancelled>> cancel(List<UUID> ids, UUID batchId, String by) {
         return journal.cancel(ids, batchId, by).map(found -> {
             JsonArray running = new JsonArray();
-            for (Journal.Cancelled task : found) {
+            for (Cancelled task : found) {
                 if (task.before() == TaskState.PENDING) {
                     // The journal already refuses its claim (version bumped); this frees its place now.
                     for (TaskQueue queue : queues.all()) {
@@ -68,7 +68,7 @@ public final class Control {
             }
             if (!running.isEmpty()) {
                 // Workers on this node stop at once; those on other nodes learn it at their next heartbeat.
-                eventBus.publish(CANCEL_ADDRESS, running);
+                eventBus.publish(BusAddresses.CANCEL, running);
             }
             return found;
         });
