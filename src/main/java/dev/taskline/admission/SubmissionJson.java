@@ -1,6 +1,7 @@
 package dev.taskline.admission;
 
 import dev.taskline.config.QueueConfig;
+import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;

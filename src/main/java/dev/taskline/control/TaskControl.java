@@ -1,6 +1,5 @@
 package dev.taskline.control;
 
-import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.metrics.TasklineMetrics;
@@ -8,6 +7,7 @@ import dev.taskline.model.BusAddresses;
 import dev.taskline.model.Cancelled;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;

@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import dev.taskline.config.AuthConfig;
+import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.Views;
 import io.vertx.core.json.JsonArray;
@@ -37,7 +38,7 @@ final class KeyRoutes implements Routes {
         Object id = json.getValue("id");
         Object tenant = json.getValue("tenant");
         if ((id != null && !(id instanceof String)) || (tenant != null && !(tenant instanceof String))) {
-            throw ApiException.unprocessable("id and tenant must be strings");
+            throw new InvalidTaskException("id and tenant must be strings");
         }
         service.issueKey(
                         Requests.caller(ctx),

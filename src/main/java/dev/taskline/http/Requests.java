@@ -1,6 +1,9 @@
 package dev.taskline.http;
 
 import dev.taskline.admission.SubmissionJson;
+import dev.taskline.model.problem.ApiException;
+import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.model.problem.NotFoundException;
 import dev.taskline.service.Caller;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
@@ -61,7 +64,7 @@ final class Requests {
             return null;
         }
         if (!(value instanceof JsonArray array) || !array.stream().allMatch(String.class::isInstance)) {
-            throw ApiException.unprocessable(refusal);
+            throw new InvalidTaskException(refusal);
         }
         Set<String> strings = new LinkedHashSet<>();
         array.forEach(item -> strings.add((String) item));
@@ -77,7 +80,7 @@ final class Requests {
     static UUID idParam(RoutingContext ctx) {
         UUID id = uuid(ctx.pathParam("id"));
         if (id == null) {
-            throw ApiException.notFound("no such id: " + ctx.pathParam("id"));
+            throw new NotFoundException("no such id: " + ctx.pathParam("id"));
         }
         return id;
     }

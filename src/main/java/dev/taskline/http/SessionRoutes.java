@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import dev.taskline.auth.SessionTokens;
+import dev.taskline.model.problem.ApiException;
 import dev.taskline.service.Caller;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;

@@ -2,6 +2,7 @@ package dev.taskline.http;
 
 import dev.taskline.events.StreamSink;
 import dev.taskline.events.TaskStream;
+import dev.taskline.model.problem.ApiException;
 import dev.taskline.service.TaskService;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -4,6 +4,8 @@ import dev.taskline.admission.SubmissionJson;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.model.Insert;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.problem.ApiException;
+import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.Views.TaskFilter;
 import io.vertx.core.json.JsonArray;
@@ -138,7 +140,7 @@ final class TaskRoutes implements Routes {
         Object type = json.getValue("type");
         Object limit = json.getValue("limit", 100);
         if (!(queue instanceof String) || (type != null && !(type instanceof String)) || !(limit instanceof Integer)) {
-            throw ApiException.unprocessable("queue and type must be strings, limit an integer");
+            throw new InvalidTaskException("queue and type must be strings, limit an integer");
         }
         service.retryFailed(Requests.caller(ctx), (String) queue, (String) type, (Integer) limit)
                 .onSuccess(moved -> {

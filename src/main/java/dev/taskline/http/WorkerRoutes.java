@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import dev.taskline.admission.SubmissionJson;
+import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
@@ -91,15 +92,15 @@ final class WorkerRoutes implements Routes {
         String lease = text(json, "lease");
         String error = text(json, "error");
         if (error.indexOf('\0') >= 0) {
-            throw ApiException.unprocessable("error must not contain the NUL character");
+            throw new InvalidTaskException("error must not contain the NUL character");
         }
         Object retry = json.getValue("retry", true);
         if (!(retry instanceof Boolean)) {
-            throw ApiException.unprocessable("retry must be true or false");
+            throw new InvalidTaskException("retry must be true or false");
         }
         Object after = json.getValue("retryAfterMs");
         if (after != null && !(after instanceof Integer || after instanceof Long)) {
-            throw ApiException.unprocessable("retryAfterMs must be an integer");
+            throw new InvalidTaskException("retryAfterMs must be an integer");
         }
         service.fail(
                         Requests.caller(ctx),
@@ -154,13 +155,13 @@ final class WorkerRoutes implements Routes {
         known(json, "tasks");
         Object tasks = json.getValue("tasks");
         if (!(tasks instanceof JsonArray array)) {
-            throw ApiException.unprocessable(
+            throw new InvalidTaskException(
                     "tasks must be an array of {id, lease, " + (results ? "result" : "progress") + "}");
         }
         List<LeaseWrite> writes = new ArrayList<>(array.size());
         for (int i = 0; i < array.size(); i++) {
             if (!(array.getValue(i) instanceof JsonObject item)) {
-                throw ApiException.unprocessable("tasks[" + i + "] must be an object");
+                throw new InvalidTaskException("tasks[" + i + "] must be an object");
             }
             Requests.knownFields(
                     item,
@@ -168,7 +169,7 @@ final class WorkerRoutes implements Routes {
                     "tasks[" + i + "].");
             UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
             if (id == null) {
-                throw ApiException.unprocessable("tasks[" + i + "].id must be a task id");
+                throw new InvalidTaskException("tasks[" + i + "].id must be a task id");
             }
             writes.add(leaseWrite(item, id, results));
         }
@@ -180,11 +181,11 @@ final class WorkerRoutes implements Routes {
         if (withResult) {
             Object result = json.getValue("result");
             if (result != null && !(result instanceof JsonObject)) {
-                throw ApiException.unprocessable("result must be a JSON object");
+                throw new InvalidTaskException("result must be a JSON object");
             }
             // The journal stores JSON as jsonb, which cannot hold the NUL character.
             if (result != null && SubmissionJson.containsNul(result)) {
-                throw ApiException.unprocessable("result must not contain the NUL character");
+                throw new InvalidTaskException("result must not contain the NUL character");
             }
             return new LeaseWrite(id, lease, (JsonObject) result, null, null);
         }
@@ -195,10 +196,10 @@ final class WorkerRoutes implements Routes {
         if (!(progress instanceof JsonObject p)
                 || !(p.getValue("percent") instanceof Integer percent)
                 || (p.getValue("message") != null && !(p.getValue("message") instanceof String))) {
-            throw ApiException.unprocessable("progress must be {\"percent\": 0 to 100, \"message\"?: text}");
+            throw new InvalidTaskException("progress must be {\"percent\": 0 to 100, \"message\"?: text}");
         }
         if (p.getString("message") != null && p.getString("message").indexOf('\0') >= 0) {
-            throw ApiException.unprocessable("progress.message must not contain the NUL character");
+            throw new InvalidTaskException("progress.message must not contain the NUL character");
         }
         return new LeaseWrite(id, lease, null, percent, p.getString("message"));
     }
@@ -210,7 +211,7 @@ final class WorkerRoutes implements Routes {
     private static String text(JsonObject json, String field) {
         Object value = json.getValue(field);
         if (!(value instanceof String s)) {
-            throw ApiException.unprocessable(field + " must be a string");
+            throw new InvalidTaskException(field + " must be a string");
         }
         return s;
     }
@@ -221,7 +222,7 @@ final class WorkerRoutes implements Routes {
             return fallback;
         }
         if (!(value instanceof Integer i)) {
-            throw ApiException.unprocessable(field + " must be an integer");
+            throw new InvalidTaskException(field + " must be an integer");
         }
         return i;
     }

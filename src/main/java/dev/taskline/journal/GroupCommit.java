@@ -1,5 +1,6 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.problem.JournalBusyException;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -15,6 +15,7 @@ import dev.taskline.model.Task;
 import dev.taskline.model.TaskIds;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.TickWrite;
+import dev.taskline.model.problem.JournalBusyException;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -959,7 +960,7 @@ public final class Journal {
     }
 
     private static <T> Future<T> guard(Future<T> future) {
-        return JournalUnavailableException.guard(future);
+        return JournalFailures.guard(future);
     }
 
     private OffsetDateTime now() {

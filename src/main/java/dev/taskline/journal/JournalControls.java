@@ -25,14 +25,14 @@ public final class JournalControls {
 
     /** Pauses or resumes {@code queue} for {@code by} (a key id, or null). Asking for the state it is in changes nothing. */
     public Future<Void> setPaused(String queue, boolean paused, String by) {
-        return JournalUnavailableException.guard(pool.preparedQuery(sql.get("queue_pause_set"))
+        return JournalFailures.guard(pool.preparedQuery(sql.get("queue_pause_set"))
                         .execute(Tuple.of(queue, paused, clock.instant().atOffset(ZoneOffset.UTC), by)))
                 .mapEmpty();
     }
 
     /** Every queue something was set on, whatever its name (a node skips those it does not serve). */
     public Future<List<QueueControl>> controls() {
-        return JournalUnavailableException.guard(
+        return JournalFailures.guard(
                         pool.preparedQuery(sql.get("queue_controls")).execute())
                 .map(rows -> {
                     List<QueueControl> controls = new ArrayList<>(rows.size());

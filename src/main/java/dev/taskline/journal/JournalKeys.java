@@ -28,23 +28,21 @@ public final class JournalKeys {
 
     /** Stores a new key; false when its id (or hash) is taken. */
     public Future<Boolean> insert(StoredKey key, String createdBy) {
-        return JournalUnavailableException.guard(pool.preparedQuery(sql.get("key_insert"))
-                        .execute(Tuple.wrap(new Object[] {
-                            key.id(),
-                            key.hash(),
-                            key.tenant(),
-                            key.scopes().toArray(new String[0]),
-                            key.queues().toArray(new String[0]),
-                            now(),
-                            createdBy
-                        })))
+        return JournalFailures.guard(pool.preparedQuery(sql.get("key_insert")).execute(Tuple.wrap(new Object[] {
+                    key.id(),
+                    key.hash(),
+                    key.tenant(),
+                    key.scopes().toArray(new String[0]),
+                    key.queues().toArray(new String[0]),
+                    now(),
+                    createdBy
+                })))
                 .map(rows -> rows.size() == 1);
     }
 
     /** Every key not revoked. */
     public Future<List<StoredKey>> live() {
-        return JournalUnavailableException.guard(
-                        pool.preparedQuery(sql.get("keys_live")).execute())
+        return JournalFailures.guard(pool.preparedQuery(sql.get("keys_live")).execute())
                 .map(rows -> {
                     List<StoredKey> keys = new ArrayList<>();
                     for (Row row : rows) {
@@ -61,8 +59,7 @@ public final class JournalKeys {
 
     /** Every key ever issued here, revoked ones with their time, oldest first. */
     public Future<List<KeyRecord>> all() {
-        return JournalUnavailableException.guard(
-                        pool.preparedQuery(sql.get("keys_all")).execute())
+        return JournalFailures.guard(pool.preparedQuery(sql.get("keys_all")).execute())
                 .map(rows -> {
                     List<KeyRecord> keys = new ArrayList<>();
                     for (Row row : rows) {
@@ -82,8 +79,7 @@ public final class JournalKeys {
 
     /** Revokes a key for {@code by} (a key id, or null); false when there is no such live key. */
     public Future<Boolean> revoke(String id, String by) {
-        return JournalUnavailableException.guard(
-                        pool.preparedQuery(sql.get("key_revoke")).execute(Tuple.of(id, now(), by)))
+        return JournalFailures.guard(pool.preparedQuery(sql.get("key_revoke")).execute(Tuple.of(id, now(), by)))
                 .map(rows -> rows.size() == 1);
     }
 

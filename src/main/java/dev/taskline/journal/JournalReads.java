@@ -186,20 +186,17 @@ public final class JournalReads {
 
     /** The newest event id handed out, committed or not. */
     public Future<Long> maxEventId() {
-        return JournalUnavailableException.guard(
-                        pool.query(sql.get("max_event_id")).execute())
+        return JournalFailures.guard(pool.query(sql.get("max_event_id")).execute())
                 .map(rows -> rows.iterator().next().getLong("max_event_id"));
     }
 
     /** Succeeds when the database answers. */
     public Future<Void> ping() {
-        return JournalUnavailableException.guard(pool.query(sql.get("ping")).execute())
-                .mapEmpty();
+        return JournalFailures.guard(pool.query(sql.get("ping")).execute()).mapEmpty();
     }
 
     private Future<RowSet<Row>> query(String name, Tuple params) {
-        return JournalUnavailableException.guard(
-                pool.preparedQuery(sql.get(name)).execute(params));
+        return JournalFailures.guard(pool.preparedQuery(sql.get(name)).execute(params));
     }
 
     private static List<UUID> ids(RowSet<Row> rows, String column) {

@@ -154,6 +154,6 @@ public final class JournalSchedules {
     }
 
     private static <T> Future<T> guard(Future<T> future) {
-        return JournalUnavailableException.guard(future);
+        return JournalFailures.guard(future);
     }
 }

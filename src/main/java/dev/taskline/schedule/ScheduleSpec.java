@@ -1,8 +1,9 @@
 package dev.taskline.schedule;
 
-import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.admission.Submission;
 import dev.taskline.admission.SubmissionJson;
+import dev.taskline.model.problem.InvalidScheduleException;
+import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.json.JsonObject;
 import java.time.DateTimeException;
 import java.time.Duration;

@@ -1,9 +1,11 @@
 package dev.taskline.schedule;
 
 import dev.taskline.admission.Admission;
-import dev.taskline.admission.InvalidTaskException;
 import dev.taskline.journal.JournalSchedules;
 import dev.taskline.model.ScheduleRecord;
+import dev.taskline.model.problem.InvalidScheduleException;
+import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.model.problem.ScheduleExistsException;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;

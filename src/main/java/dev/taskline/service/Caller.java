@@ -1,5 +1,6 @@
 package dev.taskline.service;
 
+import dev.taskline.model.problem.ForbiddenException;
 import java.util.EnumSet;
 import java.util.Set;
 

@@ -2,6 +2,7 @@ package dev.taskline.worker;
 
 import dev.taskline.auth.Signer;
 import dev.taskline.model.Lease;
+import dev.taskline.model.problem.InvalidLeaseTokenException;
 import java.util.UUID;
 import java.util.regex.Pattern;
 

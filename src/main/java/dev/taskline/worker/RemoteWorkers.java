@@ -1,6 +1,5 @@
 package dev.taskline.worker;
 
-import dev.taskline.admission.ShuttingDownException;
 import dev.taskline.config.QueueConfig;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalReads;
@@ -11,6 +10,10 @@ import dev.taskline.model.Lease;
 import dev.taskline.model.LeaseState;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.problem.InvalidLeaseTokenException;
+import dev.taskline.model.problem.LeaseLostException;
+import dev.taskline.model.problem.ShuttingDownException;
+import dev.taskline.model.problem.TooManyClaimsException;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

@@ -8,6 +8,8 @@ import dev.taskline.config.ConfigLoader;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.model.problem.DeadlineUnmeetableException;
+import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.testing.MutableClock;

@@ -1,7 +1,9 @@
-package dev.taskline.admission;
+package dev.taskline.model.problem;
+
+import io.vertx.core.json.JsonObject;
 
 /** The queue has no room for the submission; nothing was journaled. */
-public class QueueFullException extends RuntimeException {
+public final class QueueFullException extends ProblemException {
 
     private final String queue;
     private final int capacity;
@@ -19,11 +21,11 @@ public class QueueFullException extends RuntimeException {
     public QueueFullException(
             String queue, int capacity, int backlog, int requested, long retryAfterSeconds, boolean scheduled) {
         super(
+                429,
+                scheduled ? "scheduled-full" : "queue-full",
+                scheduled ? "Scheduled tasks full" : "Queue full",
                 "queue '" + queue + "' is full: " + backlog + " of " + capacity + (scheduled ? " scheduled" : "")
-                        + " places taken, " + requested + " requested",
-                null,
-                false,
-                false);
+                        + " places taken, " + requested + " requested");
         this.scheduled = scheduled;
         this.queue = queue;
         this.capacity = capacity;
@@ -52,7 +54,23 @@ public class QueueFullException extends RuntimeException {
         return scheduled;
     }
 
-    public long retryAfterSeconds() {
+    @Override
+    public Long retryAfterSeconds() {
         return retryAfterSeconds;
+    }
+
+    @Override
+    public JsonObject extensions() {
+        return new JsonObject()
+                .put("queue", queue)
+                .put("capacity", capacity)
+                .put("backlog", backlog)
+                .put("requested", requested)
+                .put("retryAfterSeconds", retryAfterSeconds);
+    }
+
+    @Override
+    public boolean refusesWork() {
+        return true;
     }
 }

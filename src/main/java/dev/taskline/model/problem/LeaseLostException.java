@@ -1,6 +1,7 @@
-package dev.taskline.worker;
+package dev.taskline.model.problem;
 
 import dev.taskline.model.TaskState;
+import io.vertx.core.json.JsonObject;
 import java.util.UUID;
 
 /**
@@ -8,17 +9,17 @@ import java.util.UUID;
  * the task was cancelled or retried, the version moved on): the write changed nothing and was
  * counted as fenced. {@code state} is the task's state now, null when it is gone.
  */
-public class LeaseLostException extends RuntimeException {
+public final class LeaseLostException extends ProblemException {
 
     private final UUID taskId;
     private final TaskState state;
 
     public LeaseLostException(UUID taskId, TaskState state) {
         super(
-                "the lease on task " + taskId + " was lost" + (state == null ? "" : "; the task is " + state.sql()),
-                null,
-                false,
-                false);
+                409,
+                "lease-lost",
+                "Lease lost",
+                "the lease on task " + taskId + " was lost" + (state == null ? "" : "; the task is " + state.sql()));
         this.taskId = taskId;
         this.state = state;
     }
@@ -29,5 +30,10 @@ public class LeaseLostException extends RuntimeException {
 
     public TaskState state() {
         return state;
+    }
+
+    @Override
+    public JsonObject extensions() {
+        return new JsonObject().put("taskId", taskId.toString()).put("state", state == null ? null : state.sql());
     }
 }

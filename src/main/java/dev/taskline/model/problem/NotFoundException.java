@@ -1,4 +1,4 @@
-package dev.taskline.service;
+package dev.taskline.model.problem;
 
 import java.util.UUID;
 
@@ -6,10 +6,10 @@ import java.util.UUID;
  * No such task or batch, as far as the caller may know: one it may not see is answered exactly
  * as one that does not exist, so that ids are no oracle.
  */
-public class NotFoundException extends RuntimeException {
+public final class NotFoundException extends ProblemException {
 
     public NotFoundException(String kind, UUID id) {
-        super("no " + kind + " " + id, null, false, false);
+        this("no " + kind + " " + id);
     }
 
     /** No queue of that name on this node. */
@@ -27,7 +27,8 @@ public class NotFoundException extends RuntimeException {
         return new NotFoundException("no key '" + id + "' issued through the API, or it is revoked already");
     }
 
-    private NotFoundException(String message) {
-        super(message, null, false, false);
+    /** Nothing at all by that name: an id that cannot be one, a path no route serves. */
+    public NotFoundException(String message) {
+        super(404, "not-found", "Not found", message);
     }
 }

@@ -1,7 +1,9 @@
-package dev.taskline.admission;
+package dev.taskline.model.problem;
+
+import io.vertx.core.json.JsonObject;
 
 /** The submitting tenant already has its limit of unfinished tasks in the queue; nothing was journaled. */
-public class TenantLimitException extends RuntimeException {
+public final class TenantLimitException extends ProblemException {
 
     private final String queue;
     private final String tenant;
@@ -13,11 +15,11 @@ public class TenantLimitException extends RuntimeException {
     public TenantLimitException(
             String queue, String tenant, int limit, int unfinished, int requested, long retryAfterSeconds) {
         super(
+                429,
+                "tenant-limit",
+                "Tenant limit reached",
                 "tenant '" + tenant + "' has " + unfinished + " unfinished tasks in queue '" + queue
-                        + "', its limit is " + limit + ", " + requested + " requested",
-                null,
-                false,
-                false);
+                        + "', its limit is " + limit + ", " + requested + " requested");
         this.queue = queue;
         this.tenant = tenant;
         this.limit = limit;
@@ -46,7 +48,24 @@ public class TenantLimitException extends RuntimeException {
         return requested;
     }
 
-    public long retryAfterSeconds() {
+    @Override
+    public Long retryAfterSeconds() {
         return retryAfterSeconds;
+    }
+
+    @Override
+    public JsonObject extensions() {
+        return new JsonObject()
+                .put("queue", queue)
+                .put("tenant", tenant)
+                .put("limit", limit)
+                .put("unfinished", unfinished)
+                .put("requested", requested)
+                .put("retryAfterSeconds", retryAfterSeconds);
+    }
+
+    @Override
+    public boolean refusesWork() {
+        return true;
     }
 }

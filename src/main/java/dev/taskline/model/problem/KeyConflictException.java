@@ -1,9 +1,9 @@
-package dev.taskline.service;
+package dev.taskline.model.problem;
 
 /** A key that cannot be issued or revoked as asked: its id is taken, or it is one of the config's (409). */
-public final class KeyConflictException extends RuntimeException {
+public final class KeyConflictException extends ProblemException {
 
     public KeyConflictException(String message) {
-        super(message, null, false, false);
+        super(409, "key-conflict", "Key conflict", message);
     }
 }

@@ -1,12 +1,14 @@
-package dev.taskline.admission;
+package dev.taskline.model.problem;
 
+import dev.taskline.support.IsoTime;
+import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 
 /**
  * A task of the submission would not start by its deadline: the queue's backlog says so, or the
  * queue is paused. The whole submission is refused and nothing was journaled.
  */
-public class DeadlineUnmeetableException extends RuntimeException {
+public final class DeadlineUnmeetableException extends ProblemException {
 
     private final String queue;
     private final int index;
@@ -29,15 +31,15 @@ public class DeadlineUnmeetableException extends RuntimeException {
             boolean paused,
             long retryAfterSeconds) {
         super(
+                429,
+                "deadline-unmeetable",
+                "Deadline unmeetable",
                 (index < 0 ? "the task" : "tasks[" + index + "]") + " would not start by its deadline "
                         + startBy + ": "
                         + (paused
                                 ? "queue '" + queue + "' is paused"
                                 : "queue '" + queue + "' would start it at about " + estimatedStartAt + ", in "
-                                        + estimatedWaitMs + " ms"),
-                null,
-                false,
-                false);
+                                        + estimatedWaitMs + " ms"));
         this.queue = queue;
         this.index = index;
         this.startBy = startBy;
@@ -74,7 +76,28 @@ public class DeadlineUnmeetableException extends RuntimeException {
         return paused;
     }
 
-    public long retryAfterSeconds() {
+    @Override
+    public Long retryAfterSeconds() {
         return retryAfterSeconds;
+    }
+
+    @Override
+    public JsonObject extensions() {
+        JsonObject estimate = new JsonObject()
+                .put("queue", queue)
+                .put("startBy", IsoTime.format(startBy))
+                .put("estimatedStartAt", estimatedStartAt == null ? null : IsoTime.format(estimatedStartAt))
+                .put("estimatedWaitMs", estimatedWaitMs)
+                .put("paused", paused)
+                .put("retryAfterSeconds", retryAfterSeconds);
+        if (index >= 0) {
+            estimate.put("taskIndex", index);
+        }
+        return estimate;
+    }
+
+    @Override
+    public boolean refusesWork() {
+        return true;
     }
 }

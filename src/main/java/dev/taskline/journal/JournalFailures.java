@@ -1,22 +1,20 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.problem.JournalBusyException;
+import dev.taskline.model.problem.JournalUnavailableException;
 import io.vertx.core.Future;
 import io.vertx.core.VertxException;
 import io.vertx.pgclient.PgException;
 import java.net.ConnectException;
 
 /**
- * The journal did not answer: the database is down, unreachable, shutting down, out of
- * connections or refusing our role. The request was not carried out as far as the node knows (a
- * statement cut off in flight may still have committed; an Idempotency-Key makes the retry safe),
- * and trying again later may work. Any other failure of a journal call is a fault of the request
- * or of ours, and stays what it was.
+ * Which failures of a journal call mean "the journal is not there right now" (its callers get
+ * {@link JournalUnavailableException}, 503) and which stay what they were: a fault of the request
+ * or of ours.
  */
-public class JournalUnavailableException extends RuntimeException {
+final class JournalFailures {
 
-    public JournalUnavailableException(Throwable cause) {
-        super("the journal did not answer: " + cause.getMessage(), cause, false, false);
-    }
+    private JournalFailures() {}
 
     /** The future, with a failure that means "the journal is not there" turned into this exception. */
     static <T> Future<T> guard(Future<T> future) {

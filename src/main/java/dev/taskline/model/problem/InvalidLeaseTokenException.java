@@ -1,9 +1,9 @@
-package dev.taskline.worker;
+package dev.taskline.model.problem;
 
 /** A lease token that is not one this journal's nodes signed: garbled, cut, or made up. Nothing changed. */
-public class InvalidLeaseTokenException extends RuntimeException {
+public final class InvalidLeaseTokenException extends ProblemException {
 
     public InvalidLeaseTokenException(String message) {
-        super(message, null, false, false);
+        super(400, "invalid-lease", "Invalid lease", message);
     }
 }
