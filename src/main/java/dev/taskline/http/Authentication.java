@@ -32,7 +32,6 @@ import java.util.stream.Collectors;
  */
 public final class Authentication implements Handler<RoutingContext> {
 
-    static final String CALLER = "taskline.caller";
     private static final String SCHEME = "Bearer ";
     private static final Pattern STREAM = Pattern.compile("/api/(tasks|batches)/([0-9a-fA-F-]{36})/events");
 
@@ -91,7 +90,7 @@ public final class Authentication implements Handler<RoutingContext> {
         if (given.isEmpty() && token != null) {
             Caller streamer = streamer(ctx, token);
             if (streamer != null) {
-                ctx.put(CALLER, streamer);
+                Requests.caller(ctx, streamer);
                 ctx.next();
                 return;
             }
@@ -123,8 +122,8 @@ public final class Authentication implements Handler<RoutingContext> {
             ctx.fail(ApiException.unauthorized(refusal));
             return;
         }
-        ctx.put(
-                CALLER,
+        Requests.caller(
+                ctx,
                 new Caller(
                         key.id(),
                         key.tenant(),

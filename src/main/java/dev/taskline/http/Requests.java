@@ -21,10 +21,18 @@ final class Requests {
 
     private Requests() {}
 
-    /** Who is asking: the key {@link Authentication} found, or anonymous when auth is off. */
+    /** Where the authentication handler leaves who is asking, for the routes after it. */
+    private static final String CALLER = "taskline.caller";
+
+    /** Who is asking: the key the authentication handler found, or anonymous when auth is off. */
     static Caller caller(RoutingContext ctx) {
-        Caller caller = ctx.get(Authentication.CALLER);
+        Caller caller = ctx.get(CALLER);
         return caller == null ? Caller.ANONYMOUS : caller;
+    }
+
+    /** Says who is asking, for {@link #caller} on the routes after this handler. */
+    static void caller(RoutingContext ctx, Caller caller) {
+        ctx.put(CALLER, caller);
     }
 
     static JsonObject jsonBody(RoutingContext ctx) {
