@@ -1,39 +1,39 @@
 -- Named queries for following tasks live (Server-Sent Events). Each block starts with "-- name:".
 
 -- name: stream_snapshot
--- $1 task ids. The current state of each task, and the id of its newest event.
+-- :ids task ids. The current state of each task, and the id of its newest event.
 SELECT t.id, t.state, t.attempt, t.progress_percent, t.progress_message, t.result, t.error,
        (SELECT max(e.event_id) FROM task_events e WHERE e.task_id = t.id) AS last_event_id
   FROM tasks t
- WHERE t.id = ANY ($1::uuid[]);
+ WHERE t.id = ANY (:ids::uuid[]);
 
 -- name: stream_events
--- $1 task ids, $2 after this event id, $3 most events. The events of the tasks after the cursor, in
--- id order, with a succeeded task's result; and, on every row, the transactions in progress at this
--- statement's snapshot (one row with no event when there is none). Event ids come from a sequence,
--- so an id taken by a transaction that has not committed yet can be lower than one already
--- visible: the reader holds visible events back until every transaction that was in progress when
--- it saw them has ended (see events.TaskStream).
+-- :ids task ids, :after after this event id, :most most events. The events of the tasks after the
+-- cursor, in id order, with a succeeded task's result; and, on every row, the transactions in
+-- progress at this statement's snapshot (one row with no event when there is none). Event ids come
+-- from a sequence, so an id taken by a transaction that has not committed yet can be lower than one
+-- already visible: the reader holds visible events back until every transaction that was in
+-- progress when it saw them has ended (see events.TaskStream).
 SELECT s.in_progress, e.event_id, e.task_id, e.from_state, e.to_state, e.reason, e.worker_id, e.attempt,
        e.lease_version, e.at, e.detail, CASE WHEN e.to_state = 'succeeded' THEN t.result END AS result
   FROM (SELECT ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress) s
   LEFT JOIN LATERAL (SELECT * FROM task_events
-                      WHERE task_id = ANY ($1::uuid[]) AND event_id > $2
+                      WHERE task_id = ANY (:ids::uuid[]) AND event_id > :after
                       ORDER BY event_id
-                      LIMIT $3) e ON true
+                      LIMIT :most) e ON true
   LEFT JOIN tasks t ON t.id = e.task_id
  ORDER BY e.event_id;
 
 -- name: changed_since
--- $1 task ids, $2 event id. Which of the tasks have events after the id: the periodic nudge that
--- lets streams hear of changes made by other nodes.
-SELECT DISTINCT task_id FROM task_events WHERE task_id = ANY ($1::uuid[]) AND event_id > $2;
+-- :ids task ids, :after event id. Which of the tasks have events after the id: the periodic nudge
+-- that lets streams hear of changes made by other nodes.
+SELECT DISTINCT task_id FROM task_events WHERE task_id = ANY (:ids::uuid[]) AND event_id > :after;
 
 -- name: running_progress
--- $1 task ids. Progress of those running, as last written by their lease holder: how streams on
+-- :ids task ids. Progress of those running, as last written by their lease holder: how streams on
 -- this node follow tasks that run on another.
 SELECT id, progress_percent, progress_message FROM tasks
- WHERE id = ANY ($1::uuid[]) AND state = 'running' AND progress_percent IS NOT NULL;
+ WHERE id = ANY (:ids::uuid[]) AND state = 'running' AND progress_percent IS NOT NULL;
 
 -- name: max_event_id
 -- The newest event id handed out (committed or not): a watermark for the catch-up, which looks
@@ -42,4 +42,4 @@ SELECT last_value AS max_event_id FROM task_events_event_id_seq;
 
 -- name: batch_task_ids
 SELECT t.id FROM batches b JOIN tasks t ON t.id BETWEEN b.first_task_id AND b.last_task_id
- WHERE b.id = $1 AND t.batch_id = $1;
+ WHERE b.id = :id AND t.batch_id = :id;

@@ -1,7 +1,8 @@
 -- Named queries on tasks and task_events. Each block starts with "-- name: <name>".
 -- Every transition updates tasks and appends to task_events in ONE statement (data-modifying
 -- CTEs), so the two can never disagree. Statements take arrays so that one round trip carries a
--- whole group of requests (group commit); "$now" parameters come from the node's clock.
+-- whole group of requests (group commit); ":now" parameters come from the node's clock. Parameters
+-- are named (:name); the node numbers them once, as it reads this file.
 --
 -- Plans: the statements that write a group of tasks by id (claim, finish, heartbeat, progress) must
 -- find each task through the primary key, whatever the table's statistics say. A literal
@@ -14,69 +15,72 @@
 -- like the expected lease version: the same checks, but nothing on the task alone to misjudge.
 
 -- name: insert_tasks
--- $1 ids, $2 queues, $3 types, $4 payloads (JSON text), $5 priorities, $6 run_at, $7 max_attempts,
--- $8 timeout_ms, $9 batch ids (null for single tasks), $10 now, $11 batch ids, $12 batch sizes,
--- $13 worker ids, $14 lease deadlines, $15 and $16 each batch's smallest and largest task id (the
--- range in which its tasks are found), $17 tenants (null for a task without one), $18 concurrency
--- keys (null for none; a keyed task is never inserted claimed: its key's room is decided by the
--- claim, see claim_gated), $19 the deadlines of first starts (null for none; a task with one is
--- never inserted claimed either: $10 is when the group went out, which may be past the deadline
--- admission checked, and only a claim checks a deadline against its own time), $20 and $21 the
--- schedule and tick a scheduled task was made for (null for others). A task with a
--- worker id is dispatched at once: its worker had a free slot and nothing waited, so it is inserted
--- claimed (lease version 1, attempt 1) and both transitions are journaled here, which spares the
--- claim statement and its round trip. Nothing is returned: the command's row count (events
--- journaled) is the check, and a row per event would only be decoded to be counted.
+-- :ids, :queues, :types, :payloads payloads (JSON text), :priorities, :run_at, :max_attempts,
+-- :timeout_ms, :batch_ids batch ids (null for single tasks), :now, :new_batches batch ids,
+-- :batch_sizes, :worker_ids, :lease_expires_at lease deadlines, :batch_first_ids and
+-- :batch_last_ids each batch's smallest and largest task id (the range in which its tasks are
+-- found), :tenants tenants (null for a task without one), :concurrency_keys concurrency keys (null
+-- for none; a keyed task is never inserted claimed: its key's room is decided by the claim, see
+-- claim_gated), :start_by the deadlines of first starts (null for none; a task with one is never
+-- inserted claimed either: :now is when the group went out, which may be past the deadline
+-- admission checked, and only a claim checks a deadline against its own time), :schedules and
+-- :scheduled_for the schedule and tick a scheduled task was made for (null for others). A task with
+-- a worker id is dispatched at once: its worker had a free slot and nothing waited, so it is
+-- inserted claimed (lease version 1, attempt 1) and both transitions are journaled here, which
+-- spares the claim statement and its round trip. Nothing is returned: the command's row count
+-- (events journaled) is the check, and a row per event would only be decoded to be counted.
 WITH new_batches AS (
   INSERT INTO batches (id, size, created_at, first_task_id, last_task_id)
-  SELECT b.id, b.size, $10, b.first_task_id, b.last_task_id
-    FROM unnest($11::uuid[], $12::int[], $15::uuid[], $16::uuid[]) AS b(id, size, first_task_id, last_task_id)
+  SELECT b.id, b.size, :now, b.first_task_id, b.last_task_id
+    FROM unnest(:new_batches::uuid[], :batch_sizes::int[], :batch_first_ids::uuid[], :batch_last_ids::uuid[])
+         AS b(id, size, first_task_id, last_task_id)
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
                      batch_id, created_at, updated_at, worker_id, lease_version, attempt,
                      lease_expires_at, started_at, tenant, concurrency_key, start_by, schedule, scheduled_for)
   SELECT r.id, r.queue, r.type, CASE WHEN r.worker_id IS NULL THEN 'pending' ELSE 'running' END,
-         r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, r.batch_id, $10, $10,
+         r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, r.batch_id, :now, :now,
          r.worker_id, CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END, r.lease_expires_at,
-         CASE WHEN r.worker_id IS NULL THEN NULL ELSE $10 END, r.tenant, r.concurrency_key, r.start_by,
+         CASE WHEN r.worker_id IS NULL THEN NULL ELSE :now END, r.tenant, r.concurrency_key, r.start_by,
          r.schedule, r.scheduled_for
-  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[],
-              $7::int[], $8::bigint[], $9::uuid[], $13::text[], $14::timestamptz[], $17::text[], $18::text[],
-              $19::timestamptz[], $20::text[], $21::timestamptz[])
+  FROM unnest(:ids::uuid[], :queues::text[], :types::text[], :payloads::text[], :priorities::int[],
+              :run_at::timestamptz[], :max_attempts::int[], :timeout_ms::bigint[], :batch_ids::uuid[],
+              :worker_ids::text[], :lease_expires_at::timestamptz[], :tenants::text[], :concurrency_keys::text[],
+              :start_by::timestamptz[], :schedules::text[], :scheduled_for::timestamptz[])
        AS r(id, queue, type, payload, priority, run_at, max_attempts, timeout_ms, batch_id, worker_id,
             lease_expires_at, tenant, concurrency_key, start_by, schedule, scheduled_for)
   RETURNING id, worker_id
 )
 INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
-SELECT id, NULL, 'pending', 'submitted', NULL, 0, 0, $10 FROM ins
+SELECT id, NULL, 'pending', 'submitted', NULL, 0, 0, :now FROM ins
 UNION ALL
-SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, $10 FROM ins WHERE worker_id IS NOT NULL;
+SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, :now FROM ins WHERE worker_id IS NOT NULL;
 
 -- name: claim
--- $1 ids, $2 expected lease versions, $3 worker ids, $4 lease deadlines, $5 now
--- A claim succeeds only for a task still pending at the version the claimer saw: a task that was
--- cancelled, finished or claimed elsewhere meanwhile is simply not returned. Nor is one that never
--- started and is past the deadline of its first start (000014): it is expire_overdue's to end, not
--- a worker's to run late. Every way a task goes from pending to running (a local worker's, a
--- remote worker's, claim_gated) goes through this check; insert_tasks claims no task with a
+-- :ids, :expected_versions expected lease versions, :worker_ids, :lease_expires_at lease deadlines,
+-- :now A claim succeeds only for a task still pending at the version the claimer saw: a task that
+-- was cancelled, finished or claimed elsewhere meanwhile is simply not returned. Nor is one that
+-- never started and is past the deadline of its first start (000014): it is expire_overdue's to
+-- end, not a worker's to run late. Every way a task goes from pending to running (a local worker's,
+-- a remote worker's, claim_gated) goes through this check; insert_tasks claims no task with a
 -- deadline.
 WITH req AS MATERIALIZED (
-  SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
-    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])
+  SELECT r.*, 'pending'::text AS held_state, :now::timestamptz AS at
+    FROM unnest(:ids::uuid[], :expected_versions::bigint[], :worker_ids::text[], :lease_expires_at::timestamptz[])
          AS r(id, expected_version, worker_id, lease_expires_at)
 ), claimed AS (
   UPDATE tasks t
      SET state = 'running', lease_version = t.lease_version + 1, worker_id = req.worker_id,
          lease_expires_at = req.lease_expires_at, attempt = t.attempt + 1,
-         started_at = COALESCE(t.started_at, $5), updated_at = $5
+         started_at = COALESCE(t.started_at, :now), updated_at = :now
     FROM req
    WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
      AND t.run_at <= req.at AND (t.start_by IS NULL OR t.start_by >= req.at OR t.attempt > 0)
   RETURNING t.id, t.lease_version, t.attempt, t.worker_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
-  SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, $5 FROM claimed
+  SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, :now FROM claimed
 )
 SELECT id, lease_version, attempt FROM claimed;
 
@@ -88,24 +92,26 @@ SELECT id, lease_version, attempt FROM claimed;
 SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 
 -- name: claim_keys_lock
--- $1 the keys and rate budgets of a gated claim, as texts ("queue/key", "rate:queue/budget"). Taken in the claim's transaction, before the
--- claim itself, in one order for every node (so that two claims cannot deadlock): a second claim
--- of the same key waits for the first to commit, and its own statement then sees the tasks the
--- first started. (Within one statement a READ COMMITTED snapshot is older than a lock it waited
--- for, which is why the lock is a statement of its own.) Finishes take no lock: they only free room.
+-- :locks the keys and rate budgets of a gated claim, as texts ("queue/key", "rate:queue/budget").
+-- Taken in the claim's transaction, before the claim itself, in one order for every node (so that
+-- two claims cannot deadlock): a second claim of the same key waits for the first to commit, and
+-- its own statement then sees the tasks the first started. (Within one statement a READ COMMITTED
+-- snapshot is older than a lock it waited for, which is why the lock is a statement of its own.)
+-- Finishes take no lock: they only free room.
 SELECT pg_advisory_xact_lock(h)::text AS locked
-  FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS u(k) ORDER BY 1) AS keys;
+  FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(:locks::text[]) AS u(k) ORDER BY 1) AS keys;
 
 -- name: claim_gated
--- $1 ids, $2 expected lease versions, $3 worker ids, $4 lease deadlines, $5 now, $6 queues,
--- $7 concurrency keys, $8 each key's limit (0: the key is not bounded), $9 rate budgets (null: no
--- rate limit; '' the queue's own, else the key's: see migration 000013), $10 starts a budget allows
--- per window, $11 its window in ms. As claim, for tasks their queue gates. Runs after
--- claim_keys_lock (every key and budget of the request locked), in its transaction, with $5 taken
--- once the locks are held. Tasks are taken in the order asked, each only while
+-- :ids, :expected_versions expected lease versions, :worker_ids, :lease_expires_at lease deadlines,
+-- :now, :queues, :concurrency_keys, :key_limits each key's limit (0: the key is not bounded),
+-- :buckets rate budgets (null: no rate limit; '' the queue's own, else the key's: see migration
+-- 000013), :rate_tasks starts a budget allows per window, :rate_per_ms its window in ms. As claim,
+-- for tasks their queue gates. Runs after claim_keys_lock (every key and budget of the request
+-- locked), in its transaction, with :now taken once the locks are held. Tasks are taken in the
+-- order asked, each only while
 --  * fewer than its key's limit of that key's tasks run (on any node), counting the ones taken before
 --    it here; the others are returned refused 'key_full';
---  * and, of those, while its budget's starts journaled within the window before $5 and the ones
+--  * and, of those, while its budget's starts journaled within the window before :now and the ones
 --    taken before it here are fewer than the limit; the others are returned refused 'rate_full',
 --    with retry_at: when the start that filled the window leaves it, the first instant the budget
 --    can start one more.
@@ -113,20 +119,21 @@ SELECT pg_advisory_xact_lock(h)::text AS locked
 -- claim's time, and the budget's entries more than two windows old are deleted: one window more
 -- than the count reads, so that a node whose clock is ahead cannot delete what a node whose clock
 -- is behind still counts (the retention job deletes what budgets no claim touches any more leave).
--- The claim's time is $5 or its key's latest end, whichever is later (migrations 000011 and
+-- The claim's time is :now or its key's latest end, whichever is later (migrations 000011 and
 -- 000012): every write's time is its node's clock when the statement was sent, not when it
 -- committed, and a claim that saw an end must not carry an earlier time than it, or the key's
 -- history would show an overlap that was not. Ends back to pending (a retry, a release, a lapsed
--- lease) leave finished_at null and are covered by the order alone: $5 is read once the lock is held
--- and the statement goes out at once, so an end stamped after it would have to commit, fsync
+-- lease) leave finished_at null and are covered by the order alone: :now is read once the lock is
+-- held and the statement goes out at once, so an end stamped after it would have to commit, fsync
 -- included, before this statement's snapshot, within the microseconds between. A budget counts the
--- window before $5 and logs each start at its claim's time, never earlier: a start stamped later
--- than $5 (its key's latest end was) only counts for longer. A task past its first start's deadline
--- (at $5) is not taken, as in claim.
+-- window before :now and logs each start at its claim's time, never earlier: a start stamped later
+-- than :now (its key's latest end was) only counts for longer. A task past its first start's
+-- deadline (at :now) is not taken, as in claim.
 WITH req AS MATERIALIZED (
-  SELECT r.*, 'pending'::text AS held_state, $5::timestamptz AS at
-    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[], $6::text[], $7::text[], $8::int[],
-                $9::text[], $10::int[], $11::bigint[])
+  SELECT r.*, 'pending'::text AS held_state, :now::timestamptz AS at
+    FROM unnest(:ids::uuid[], :expected_versions::bigint[], :worker_ids::text[], :lease_expires_at::timestamptz[],
+                :queues::text[], :concurrency_keys::text[], :key_limits::int[], :buckets::text[], :rate_tasks::int[],
+                :rate_per_ms::bigint[])
          WITH ORDINALITY AS r(id, expected_version, worker_id, lease_expires_at, queue, concurrency_key, key_limit,
                               bucket, rate_tasks, rate_per_ms, ord)
 ), claimable AS (
@@ -138,17 +145,17 @@ WITH req AS MATERIALIZED (
   SELECT k.queue, k.concurrency_key,
          (SELECT count(*) FROM tasks t
            WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key AND t.state = 'running') AS n,
-         GREATEST($5::timestamptz, (SELECT max(t.finished_at) FROM tasks t
+         GREATEST(:now::timestamptz, (SELECT max(t.finished_at) FROM tasks t
                                      WHERE t.queue = k.queue AND t.concurrency_key = k.concurrency_key)) AS claim_at
     FROM (SELECT DISTINCT queue, concurrency_key FROM claimable WHERE key_limit > 0) AS k
 ), key_ok AS (
-  SELECT c.*, COALESCE(k.claim_at, $5::timestamptz) AS claim_at,
+  SELECT c.*, COALESCE(k.claim_at, :now::timestamptz) AS claim_at,
          row_number() OVER (PARTITION BY c.queue, c.bucket ORDER BY c.ord) AS rate_place
     FROM claimable c
     LEFT JOIN keys k ON c.key_limit > 0 AND k.queue = c.queue AND k.concurrency_key = c.concurrency_key
    WHERE c.key_limit = 0 OR c.key_place <= c.key_limit - k.n
 ), budgets AS (
-  SELECT b.*, $5::timestamptz - b.rate_per_ms * interval '1 millisecond' AS window_start
+  SELECT b.*, :now::timestamptz - b.rate_per_ms * interval '1 millisecond' AS window_start
     FROM (SELECT DISTINCT queue, bucket, rate_tasks, rate_per_ms FROM claimable WHERE bucket IS NOT NULL) AS b
 ), rooms AS (
   SELECT b.queue, b.bucket,
@@ -201,20 +208,21 @@ SELECT c.id, NULL, NULL, CASE WHEN k.id IS NULL THEN 'key_full' ELSE 'rate_full'
  WHERE NOT EXISTS (SELECT 1 FROM allowed a WHERE a.id = c.id);
 
 -- name: finish
--- $1 ids, $2 lease versions, $3 worker ids, $4 target states, $5 results (JSON text),
--- $6 errors (JSON text), $7 reasons, $8 run_at (for a return to pending), $9 attempt adjustments,
--- $10 lease version bumps, $11 now, $12 whether a cancel request wins over the end written (a
--- remote worker's, which cannot know of the request), $13 whether the task's first-start deadline
--- is dropped (an attempt given back after its handler ran: the task did start, see Journal.Attempts)
--- Ends an attempt: in a terminal state, or back to pending (a retry, a snooze, a release at
--- shutdown). Fenced: lands only while state, worker and version match and the lease is live,
--- checked in the statement that writes. A stale worker's row is not returned and the caller counts
--- it. A task asked to cancel never goes back to pending: it ends cancelled; nor, where $12 says
--- so, does it end succeeded or failed.
+-- :ids, :lease_versions, :worker_ids, :to_states target states, :results results (JSON text),
+-- :errors errors (JSON text), :reasons, :run_at run_at (for a return to pending), :attempt_deltas
+-- attempt adjustments, :version_bumps lease version bumps, :now, :cancel_wins whether a cancel
+-- request wins over the end written (a remote worker's, which cannot know of the request),
+-- :drop_deadlines whether the task's first-start deadline is dropped (an attempt given back after
+-- its handler ran: the task did start, see Journal.Attempts) Ends an attempt: in a terminal state,
+-- or back to pending (a retry, a snooze, a release at shutdown). Fenced: lands only while state,
+-- worker and version match and the lease is live, checked in the statement that writes. A stale
+-- worker's row is not returned and the caller counts it. A task asked to cancel never goes back to
+-- pending: it ends cancelled; nor, where :cancel_wins says so, does it end succeeded or failed.
 WITH req AS MATERIALIZED (
-  SELECT r.*, 'running'::text AS held_state, $11::timestamptz AS at
-    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                $8::timestamptz[], $9::int[], $10::int[], $12::boolean[], $13::boolean[])
+  SELECT r.*, 'running'::text AS held_state, :now::timestamptz AS at
+    FROM unnest(:ids::uuid[], :lease_versions::bigint[], :worker_ids::text[], :to_states::text[], :results::text[],
+                :errors::text[], :reasons::text[], :run_at::timestamptz[], :attempt_deltas::int[], :version_bumps::int[],
+                :cancel_wins::boolean[], :drop_deadlines::boolean[])
          AS r(id, lease_version, worker_id, to_state, result, error, reason, run_at, attempt_delta, version_bump,
               cancel_wins, drop_deadline)
 ), done AS (
@@ -232,8 +240,8 @@ WITH req AS MATERIALIZED (
          lease_version = t.lease_version + req.version_bump,
          worker_id = NULL, lease_expires_at = NULL,
          cancel_requested = false,
-         finished_at = CASE WHEN req.to_state = 'pending' AND NOT t.cancel_requested THEN NULL ELSE $11 END,
-         updated_at = $11
+         finished_at = CASE WHEN req.to_state = 'pending' AND NOT t.cancel_requested THEN NULL ELSE :now END,
+         updated_at = :now
     FROM req
    WHERE t.id = req.id AND t.state = req.held_state AND t.worker_id = req.worker_id
      AND t.lease_version = req.lease_version AND t.lease_expires_at > req.at
@@ -243,7 +251,7 @@ WITH req AS MATERIALIZED (
             req.error, req.run_at
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
-  SELECT id, 'running', state, final_reason, worker_id, lease_version, attempt, $11,
+  SELECT id, 'running', state, final_reason, worker_id, lease_version, attempt, :now,
          CASE WHEN run_at IS NULL THEN error::jsonb
               ELSE COALESCE(error::jsonb, '{}'::jsonb) || jsonb_build_object('runAt', run_at) END
     FROM done
@@ -251,11 +259,12 @@ WITH req AS MATERIALIZED (
 SELECT id, state FROM done;
 
 -- name: heartbeat
--- $1 ids, $2 lease versions, $3 worker ids, $4 new deadlines, $5 now. Also tells the holder
+-- :ids, :lease_versions, :worker_ids, :lease_expires_at new deadlines, :now. Also tells the holder
 -- whether someone asked to cancel, which is how a worker on another node learns of it.
 WITH r AS MATERIALIZED (
-  SELECT u.*, 'running'::text AS held_state, $5::timestamptz AS at
-    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[]) AS u(id, lease_version, worker_id, lease_expires_at)
+  SELECT u.*, 'running'::text AS held_state, :now::timestamptz AS at
+    FROM unnest(:ids::uuid[], :lease_versions::bigint[], :worker_ids::text[], :lease_expires_at::timestamptz[])
+         AS u(id, lease_version, worker_id, lease_expires_at)
 )
 UPDATE tasks t
    SET lease_expires_at = r.lease_expires_at
@@ -265,56 +274,57 @@ UPDATE tasks t
 RETURNING t.id, t.cancel_requested;
 
 -- name: progress
--- $1 ids, $2 lease versions, $3 worker ids, $4 percents, $5 messages, $6 now
+-- :ids, :lease_versions, :worker_ids, :percents, :messages, :now
 WITH r AS MATERIALIZED (
-  SELECT u.*, 'running'::text AS held_state, $6::timestamptz AS at
-    FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::int[], $5::text[]) AS u(id, lease_version, worker_id, percent, message)
+  SELECT u.*, 'running'::text AS held_state, :now::timestamptz AS at
+    FROM unnest(:ids::uuid[], :lease_versions::bigint[], :worker_ids::text[], :percents::int[], :messages::text[])
+         AS u(id, lease_version, worker_id, percent, message)
 )
 UPDATE tasks t
-   SET progress_percent = r.percent, progress_message = r.message, updated_at = $6
+   SET progress_percent = r.percent, progress_message = r.message, updated_at = :now
   FROM r
  WHERE t.id = r.id AND t.state = r.held_state AND t.worker_id = r.worker_id
    AND t.lease_version = r.lease_version AND t.lease_expires_at > r.at
 RETURNING t.id;
 
 -- name: release_expired
--- $1 now, $2 most rows. Any node's lapsed lease goes back to pending with a new version, which
+-- :now, :most most rows. Any node's lapsed lease goes back to pending with a new version, which
 -- fences the old holder at once; the next claim counts the attempt, the takeover does not.
 WITH expired AS (
   SELECT id, worker_id, lease_version FROM tasks
-   WHERE state = 'running' AND lease_expires_at <= $1
+   WHERE state = 'running' AND lease_expires_at <= :now
    ORDER BY lease_expires_at
-   LIMIT $2
+   LIMIT :most
    FOR UPDATE SKIP LOCKED
 ), released AS (
   UPDATE tasks t
      SET state = 'pending', lease_version = t.lease_version + 1, worker_id = NULL,
-         lease_expires_at = NULL, run_at = $1, updated_at = $1
+         lease_expires_at = NULL, run_at = :now, updated_at = :now
     FROM expired e
    WHERE t.id = e.id
   RETURNING t.id, t.queue, t.lease_version, t.attempt, e.worker_id AS old_worker, e.lease_version AS old_version
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
-  SELECT id, 'running', 'pending', 'lease_expired', old_worker, lease_version, attempt, $1,
+  SELECT id, 'running', 'pending', 'lease_expired', old_worker, lease_version, attempt, :now,
          jsonb_build_object('previousWorker', old_worker, 'previousLeaseVersion', old_version)
     FROM released
 )
 SELECT id, queue FROM released;
 
 -- name: expire_overdue
--- $1 now, $2 most rows. Tasks of any node that never started and are past the deadline of their
+-- :now, :most most rows. Tasks of any node that never started and are past the deadline of their
 -- first start end expired, soonest deadline first. They are found through tasks_pending_start_by
 -- (000014), whose predicate the search repeats word for word and which names no state, so that no
 -- other index can serve it; the state is checked where each is updated, by id, as the statements
 -- above check theirs. The version bump fails any claim still in flight for them (claim refuses them
 -- anyway). Returns each with its queue, for the node to drop what it holds and count.
 WITH req AS MATERIALIZED (
-  SELECT 'pending'::text AS held_state, $1::timestamptz AS at
+  SELECT 'pending'::text AS held_state, :now::timestamptz AS at
 ), overdue AS (
   SELECT id FROM tasks
-   WHERE start_by IS NOT NULL AND attempt = 0 AND finished_at IS NULL AND start_by < $1
+   WHERE start_by IS NOT NULL AND attempt = 0 AND finished_at IS NULL AND start_by < :now
    ORDER BY start_by
-   LIMIT $2
+   LIMIT :most
    FOR UPDATE SKIP LOCKED
 ), gone AS (
   UPDATE tasks t
@@ -324,32 +334,32 @@ WITH req AS MATERIALIZED (
   RETURNING t.id, t.queue, t.lease_version, t.attempt, t.start_by
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
-  SELECT id, 'pending', 'expired', 'expired', NULL, lease_version, attempt, $1,
+  SELECT id, 'pending', 'expired', 'expired', NULL, lease_version, attempt, :now,
          jsonb_build_object('startBy', start_by)
     FROM gone
 )
 SELECT id, queue FROM gone;
 
 -- name: pending_count
--- $1 queue, $2 now. How many tasks of the queue are due and waiting in the journal: page-in runs
+-- :queue, :now. How many tasks of the queue are due and waiting in the journal: page-in runs
 -- only when that is more than this node holds, since its query must skip every id held here.
 -- Tasks past their first start's deadline are left out, as page_in leaves them: no claim would take
 -- them, and the sweep ends them.
 SELECT count(*) AS pending FROM tasks
- WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND (start_by IS NULL OR start_by >= $2 OR attempt > 0);
+ WHERE state = 'pending' AND queue = :queue AND run_at <= :now AND (start_by IS NULL OR start_by >= :now OR attempt > 0);
 
 -- name: page_in
--- $1 queue, $2 now, $3 ids already held in memory, $4 most rows, $5 the queue's aging rate
--- (priority points per second of waiting). The same order as the in-memory queue: effective
--- priority = priority + rate * seconds waited, which ranks like priority - rate * run_at. A task
--- past its first start's deadline is not read: no claim would take it (see claim).
+-- :queue, :now, :held_ids ids already held in memory, :most most rows, :aging_per_second the
+-- queue's aging rate (priority points per second of waiting). The same order as the in-memory
+-- queue: effective priority = priority + rate * seconds waited, which ranks like priority - rate *
+-- run_at. A task past its first start's deadline is not read: no claim would take it (see claim).
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
        timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for
   FROM tasks
- WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
-   AND (start_by IS NULL OR start_by >= $2 OR attempt > 0)
- ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id
- LIMIT $4
+ WHERE state = 'pending' AND queue = :queue AND run_at <= :now AND NOT (id = ANY (:held_ids::uuid[]))
+   AND (start_by IS NULL OR start_by >= :now OR attempt > 0)
+ ORDER BY priority - :aging_per_second * extract(epoch FROM run_at) DESC, id
+ LIMIT :most
    FOR UPDATE SKIP LOCKED;
 
 -- name: page_in_fair
@@ -362,62 +372,62 @@ SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_ve
        t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule, t.scheduled_for
   FROM tasks t
   JOIN (SELECT id, row_number() OVER (PARTITION BY tenant
-                                      ORDER BY priority - $5 * extract(epoch FROM run_at) DESC, id) AS turn,
-               priority - $5 * extract(epoch FROM run_at) AS effective
+                                      ORDER BY priority - :aging_per_second * extract(epoch FROM run_at) DESC, id) AS turn,
+               priority - :aging_per_second * extract(epoch FROM run_at) AS effective
           FROM tasks
-         WHERE state = 'pending' AND queue = $1 AND run_at <= $2 AND NOT (id = ANY ($3::uuid[]))
-           AND (start_by IS NULL OR start_by >= $2 OR attempt > 0)
+         WHERE state = 'pending' AND queue = :queue AND run_at <= :now AND NOT (id = ANY (:held_ids::uuid[]))
+           AND (start_by IS NULL OR start_by >= :now OR attempt > 0)
          ORDER BY turn, effective DESC, id
-         LIMIT $4) AS picked ON picked.id = t.id
+         LIMIT :most) AS picked ON picked.id = t.id
  WHERE t.state = 'pending'
  ORDER BY picked.turn, picked.effective DESC, t.id
    FOR UPDATE OF t SKIP LOCKED;
 
 -- name: cancel
--- $1 task ids, $2 batch id (or null), $3 now, $4 the events' detail: {"by": the key that asked}
--- (or null: auth off). A pending task is cancelled at once (and its version bumped, so that any
--- queued copy fails its claim); a running one is asked to stop.
--- Answers one row per task found: its state before, and after.
+-- :ids task ids, :batch_id batch id (or null), :now, :detail the events' detail: {"by": the key
+-- that asked} (or null: auth off). A pending task is cancelled at once (and its version bumped, so
+-- that any queued copy fails its claim); a running one is asked to stop. Answers one row per task
+-- found: its state before, and after.
 WITH target AS (
   SELECT id, state FROM tasks
-   WHERE id = ANY ($1::uuid[])
-      OR (batch_id = $2 AND id BETWEEN (SELECT first_task_id FROM batches WHERE id = $2)
-                                   AND (SELECT last_task_id FROM batches WHERE id = $2))
+   WHERE id = ANY (:ids::uuid[])
+      OR (batch_id = :batch_id AND id BETWEEN (SELECT first_task_id FROM batches WHERE id = :batch_id)
+                                   AND (SELECT last_task_id FROM batches WHERE id = :batch_id))
    FOR UPDATE
 ), pend AS (
   UPDATE tasks t
-     SET state = 'cancelled', lease_version = t.lease_version + 1, finished_at = $3, updated_at = $3
+     SET state = 'cancelled', lease_version = t.lease_version + 1, finished_at = :now, updated_at = :now
     FROM target
    WHERE t.id = target.id AND target.state = 'pending'
   RETURNING t.id, t.lease_version, t.attempt
 ), run AS (
-  UPDATE tasks t SET cancel_requested = true, updated_at = $3
+  UPDATE tasks t SET cancel_requested = true, updated_at = :now
     FROM target
    WHERE t.id = target.id AND target.state = 'running' AND NOT t.cancel_requested
   RETURNING t.id, t.worker_id, t.lease_version, t.attempt
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
-  SELECT id, 'pending', 'cancelled', 'cancelled', NULL, lease_version, attempt, $3,
-         $4::jsonb FROM pend
+  SELECT id, 'pending', 'cancelled', 'cancelled', NULL, lease_version, attempt, :now,
+         :detail::jsonb FROM pend
   UNION ALL
-  SELECT id, 'running', 'running', 'cancel_requested', worker_id, lease_version, attempt, $3,
-         $4::jsonb FROM run
+  SELECT id, 'running', 'running', 'cancel_requested', worker_id, lease_version, attempt, :now,
+         :detail::jsonb FROM run
 )
 SELECT target.id, target.state AS before,
        CASE WHEN target.state = 'pending' THEN 'cancelled' ELSE target.state END AS after
   FROM target;
 
 -- name: retry
--- $1 task ids, $2 now, $3 the event's detail: {"by": the key that asked} (or null). Failed,
+-- :ids task ids, :now, :detail the event's detail: {"by": the key that asked} (or null). Failed,
 -- cancelled or expired tasks go back to pending with fresh attempts. The version bump fences
 -- anything that still holds an old copy. A deadline is dropped: it was the first start's, and
 -- whoever retries by hand wants the task run now, whenever that is.
 WITH target AS (
-  SELECT id, state FROM tasks WHERE id = ANY ($1::uuid[]) AND state IN ('failed', 'cancelled', 'expired') FOR UPDATE
+  SELECT id, state FROM tasks WHERE id = ANY (:ids::uuid[]) AND state IN ('failed', 'cancelled', 'expired') FOR UPDATE
 ), back AS (
   UPDATE tasks t
-     SET state = 'pending', attempt = 0, lease_version = t.lease_version + 1, run_at = $2,
-         finished_at = NULL, cancel_requested = false, result = NULL, start_by = NULL, updated_at = $2
+     SET state = 'pending', attempt = 0, lease_version = t.lease_version + 1, run_at = :now,
+         finished_at = NULL, cancel_requested = false, result = NULL, start_by = NULL, updated_at = :now
     FROM target
    WHERE t.id = target.id
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
@@ -425,55 +435,55 @@ WITH target AS (
             t.scheduled_for
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
-  SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, $2, $3::jsonb
+  SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, :now, :detail::jsonb
     FROM back JOIN target ON target.id = back.id
 )
 SELECT * FROM back;
 
 -- name: failed_ids
--- $1 queue, $2 type (or null), $3 most rows: dead letters for a bulk retry, oldest first.
+-- :queue, :type type (or null), :most most rows: dead letters for a bulk retry, oldest first.
 SELECT id FROM tasks
- WHERE state = 'failed' AND queue = $1 AND ($2::text IS NULL OR type = $2)
+ WHERE state = 'failed' AND queue = :queue AND (:type::text IS NULL OR type = :type)
  ORDER BY id
- LIMIT $3;
+ LIMIT :most;
 
 -- name: idempotency_lookup
--- $1 key, $2 now
-SELECT request_hash, response FROM idempotency_keys WHERE key = $1 AND expires_at > $2;
+-- :key, :now
+SELECT request_hash, response FROM idempotency_keys WHERE key = :key AND expires_at > :now;
 
 -- name: idempotency_claim
--- $1 key, $2 request hash, $3 response, $4 now, $5 expiry. Takes the key unless a live row holds
+-- :key, :request_hash, :response, :now, :expires_at expiry. Takes the key unless a live row holds
 -- it; an expired row is taken over. No row back means another request owns the key.
 INSERT INTO idempotency_keys (key, request_hash, response, created_at, expires_at)
-VALUES ($1, $2, $3::jsonb, $4, $5)
+VALUES (:key, :request_hash, :response::jsonb, :now, :expires_at)
 ON CONFLICT (key) DO UPDATE
    SET request_hash = EXCLUDED.request_hash, response = EXCLUDED.response,
        created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
- WHERE idempotency_keys.expires_at <= $4
+ WHERE idempotency_keys.expires_at <= :now
 RETURNING key;
 
 -- name: delete_expired_keys
--- $1 now, $2 most rows
+-- :now, :most most rows
 DELETE FROM idempotency_keys
- WHERE key IN (SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2);
+ WHERE key IN (SELECT key FROM idempotency_keys WHERE expires_at <= :now LIMIT :most);
 
 -- name: delete_old_rate_starts
--- $1 cut-off (two of the longest windows a rate limit may have before now), $2 most rows. Claims
--- prune their own budget's entries (claim_gated); these are the ones left by budgets no claim
--- touches any more: a key whose tasks stopped coming, a limit taken off. The table holds about two
--- windows per budget in use, so a scan of it is cheap.
-DELETE FROM rate_starts WHERE ctid IN (SELECT ctid FROM rate_starts WHERE at < $1 LIMIT $2);
+-- :cutoff cut-off (two of the longest windows a rate limit may have before now), :most most rows.
+-- Claims prune their own budget's entries (claim_gated); these are the ones left by budgets no
+-- claim touches any more: a key whose tasks stopped coming, a limit taken off. The table holds
+-- about two windows per budget in use, so a scan of it is cheap.
+DELETE FROM rate_starts WHERE ctid IN (SELECT ctid FROM rate_starts WHERE at < :cutoff LIMIT :most);
 
 -- name: delete_finished
--- $1 cut-off, $2 most rows, $3 the least task id of the cut-off's millisecond. Retention: finished
--- tasks older than the cut-off go with their history. A task finished before the cut-off was
--- created before it, so its id (UUIDv7, time first) sorts below $3: the primary key, walked from
--- the oldest, finds them without an index on finished_at (see migration 000008).
--- The ids go as arrays, so that both deletes look them up by key: as "IN (subquery)" the planner
--- may hash them against a scan of the whole table.
+-- :cutoff cut-off, :most most rows, :least_id the least task id of the cut-off's millisecond.
+-- Retention: finished tasks older than the cut-off go with their history. A task finished before
+-- the cut-off was created before it, so its id (UUIDv7, time first) sorts below :least_id: the
+-- primary key, walked from the oldest, finds them without an index on finished_at (see migration
+-- 000008). The ids go as arrays, so that both deletes look them up by key: as "IN (subquery)" the
+-- planner may hash them against a scan of the whole table.
 WITH gone AS (
   DELETE FROM tasks
-   WHERE id = ANY (ARRAY(SELECT id FROM tasks WHERE id < $3 AND finished_at < $1 ORDER BY id LIMIT $2))
+   WHERE id = ANY (ARRAY(SELECT id FROM tasks WHERE id < :least_id AND finished_at < :cutoff ORDER BY id LIMIT :most))
   RETURNING id, batch_id
 ), events AS (
   DELETE FROM task_events WHERE task_id = ANY (ARRAY(SELECT id FROM gone))
@@ -487,69 +497,70 @@ WITH gone AS (
 SELECT count(*) AS deleted FROM gone;
 
 -- name: get_task
-SELECT * FROM tasks WHERE id = $1;
+SELECT * FROM tasks WHERE id = :id;
 
 -- name: task_state
-SELECT state FROM tasks WHERE id = $1;
+SELECT state FROM tasks WHERE id = :id;
 
 -- name: task_history
 SELECT event_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail
-  FROM task_events WHERE task_id = $1 ORDER BY event_id;
+  FROM task_events WHERE task_id = :id ORDER BY event_id;
 
 -- name: list_tasks
--- $1 state, $2 queue, $3 type, $4 after (exclusive; pages go newest first), $5 limit
+-- :state, :queue, :type, :after after (exclusive; pages go newest first), :most limit
 SELECT * FROM tasks
- WHERE ($1::text IS NULL OR state = $1)
-   AND ($2::text IS NULL OR queue = $2)
-   AND ($3::text IS NULL OR type = $3)
-   AND ($4::uuid IS NULL OR id < $4)
+ WHERE (:state::text IS NULL OR state = :state)
+   AND (:queue::text IS NULL OR queue = :queue)
+   AND (:type::text IS NULL OR type = :type)
+   AND (:after::uuid IS NULL OR id < :after)
  ORDER BY id DESC
- LIMIT $5;
+ LIMIT :most;
 
 -- name: list_tenant_tasks
--- As list_tasks, of one tenant ($6): a query of its own, so that even a generic plan walks that
--- tenant's index (000006) and not every tenant's tasks.
+-- As list_tasks, of one tenant (:tenant): a query of its own, so that even a generic plan walks
+-- that tenant's index (000006) and not every tenant's tasks.
 SELECT * FROM tasks
- WHERE tenant = $6
-   AND ($1::text IS NULL OR state = $1)
-   AND ($2::text IS NULL OR queue = $2)
-   AND ($3::text IS NULL OR type = $3)
-   AND ($4::uuid IS NULL OR id < $4)
+ WHERE tenant = :tenant
+   AND (:state::text IS NULL OR state = :state)
+   AND (:queue::text IS NULL OR queue = :queue)
+   AND (:type::text IS NULL OR type = :type)
+   AND (:after::uuid IS NULL OR id < :after)
  ORDER BY tenant, id DESC
- LIMIT $5;
+ LIMIT :most;
 
 -- name: tenant_counts
--- $1 tenant, $2 now: what a tenant's key sees of the queues, from its tasks alone (000006's index).
+-- :tenant, :now: what a tenant's key sees of the queues, from its tasks alone (000006's index).
 SELECT queue,
-       count(*) FILTER (WHERE state = 'pending' AND run_at <= $2) AS waiting,
-       count(*) FILTER (WHERE state = 'pending' AND run_at > $2) AS scheduled,
+       count(*) FILTER (WHERE state = 'pending' AND run_at <= :now) AS waiting,
+       count(*) FILTER (WHERE state = 'pending' AND run_at > :now) AS scheduled,
        count(*) FILTER (WHERE state = 'running') AS running,
        count(*) FILTER (WHERE state IN ('succeeded', 'failed', 'cancelled', 'expired')) AS finished,
        count(*) FILTER (WHERE state = 'expired') AS expired,
        count(*) AS accepted
   FROM tasks
- WHERE tenant = $1
+ WHERE tenant = :tenant
  GROUP BY queue;
 
 -- name: get_batch
-SELECT id, size, created_at FROM batches WHERE id = $1;
+SELECT id, size, created_at FROM batches WHERE id = :id;
 
 -- name: batch_tasks
 -- The batch's id range, then its tasks within it (see migration 000004).
 SELECT t.* FROM batches b JOIN tasks t ON t.id BETWEEN b.first_task_id AND b.last_task_id
- WHERE b.id = $1 AND t.batch_id = $1
+ WHERE b.id = :id AND t.batch_id = :id
  ORDER BY t.id;
 
 -- name: ping
 SELECT 1;
 
 -- name: secret_put
--- $1 name, $2 a new random secret, $3 now. Keeps the one already there.
-INSERT INTO node_secrets (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING;
+-- :name, :secret a new random secret, :now. Keeps the one already there.
+INSERT INTO node_secrets (name, secret, created_at) VALUES (:name, :secret, :now) ON CONFLICT (name) DO NOTHING;
 
 -- name: secret_get
-SELECT secret FROM node_secrets WHERE name = $1;
+SELECT secret FROM node_secrets WHERE name = :name;
 
 -- name: lease_states
--- $1 task ids. Who holds each task now, for a node to let go of remote tasks that ended elsewhere.
-SELECT id, state, lease_version, worker_id FROM tasks WHERE id = ANY ($1::uuid[]);
+-- :ids task ids. Who holds each task now, for a node to let go of remote tasks that ended
+-- elsewhere.
+SELECT id, state, lease_version, worker_id FROM tasks WHERE id = ANY (:ids::uuid[]);

@@ -195,7 +195,7 @@ public final class Taskline {
                 () -> jitter.getAsDouble(),
                 hub::progress,
                 config.recovery().intervalMs());
-        JournalSchedules journalSchedules = new JournalSchedules(pool, clock);
+        JournalSchedules journalSchedules = new JournalSchedules(journal);
         scheduler = new Scheduler(
                 journalSchedules,
                 admission,

@@ -402,9 +402,14 @@ public final class Admission {
      * the problem as its detail), and one that breaks a rule now (its queue gone from the config, a
      * deadline it cannot meet) a skipped tick too: decided once, never tried again. Then the journal
      * decides them all, with {@code skips}, in one transaction; the room of a tick that another node
-     * decided first, or whose schedule is gone, is given back. Answers as {@link Journal#decideTicks}.
+     * decided first, or whose schedule is gone, is given back. Answers as {@code decide} does.
+     *
+     * @param decide the journal's decision of the ticks (JournalSchedules.decide), in one transaction
      */
-    public Future<List<TickWrite.Decision>> admitTicks(List<DueTick> due, List<TickWrite> skips, String nodeId) {
+    public Future<List<TickWrite.Decision>> admitTicks(
+            List<DueTick> due,
+            List<TickWrite> skips,
+            Function<List<TickWrite>, Future<List<TickWrite.Decision>>> decide) {
         if (draining) {
             return Future.failedFuture(new ShuttingDownException());
         }
@@ -444,7 +449,7 @@ public final class Admission {
         }
         // Through compose, so that a decide that throws still gives the room back.
         return Future.succeededFuture(writes)
-                .compose(w -> journal.decideTicks(w, nodeId))
+                .compose(decide)
                 .onFailure(e -> held.values().forEach(TaskQueue.Reservation::abort))
                 .map(decisions -> {
                     for (TickWrite.Decision decision : decisions) {

@@ -4,9 +4,7 @@ import dev.taskline.model.QueueControl;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 import java.time.Clock;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -25,8 +23,10 @@ public final class JournalControls {
 
     /** Pauses or resumes {@code queue} for {@code by} (a key id, or null). Asking for the state it is in changes nothing. */
     public Future<Void> setPaused(String queue, boolean paused, String by) {
-        return JournalFailures.guard(pool.preparedQuery(sql.get("queue_pause_set"))
-                        .execute(Tuple.of(queue, paused, clock.instant().atOffset(ZoneOffset.UTC), by)))
+        Sql.Statement set = sql.statement("queue_pause_set");
+        return JournalFailures.guard(pool.preparedQuery(set.text())
+                        .execute(set.bind(
+                                "queue", queue, "paused", paused, "now", Times.utc(clock.instant()), "changed_by", by)))
                 .mapEmpty();
     }
 

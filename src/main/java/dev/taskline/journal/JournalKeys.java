@@ -5,7 +5,6 @@ import dev.taskline.model.StoredKey;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 import java.time.Clock;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -19,24 +18,26 @@ public final class JournalKeys {
     private final Pool pool;
     private final Sql sql;
     private final Clock clock;
+    private final Sql.Bound<Params.KeyInsert> keyInsert;
 
     public JournalKeys(Pool pool, Clock clock) {
         this.pool = pool;
         this.sql = Sql.queries();
         this.clock = clock;
+        this.keyInsert = sql.bound("key_insert", Params.KeyInsert.class);
     }
 
     /** Stores a new key; false when its id (or hash) is taken. */
     public Future<Boolean> insert(StoredKey key, String createdBy) {
-        return JournalFailures.guard(pool.preparedQuery(sql.get("key_insert")).execute(Tuple.wrap(new Object[] {
-                    key.id(),
-                    key.hash(),
-                    key.tenant(),
-                    key.scopes().toArray(new String[0]),
-                    key.queues().toArray(new String[0]),
-                    now(),
-                    createdBy
-                })))
+        return JournalFailures.guard(pool.preparedQuery(keyInsert.text())
+                        .execute(keyInsert.bind(new Params.KeyInsert(
+                                key.id(),
+                                key.hash(),
+                                key.tenant(),
+                                key.scopes().toArray(new String[0]),
+                                key.queues().toArray(new String[0]),
+                                now(),
+                                createdBy))))
                 .map(rows -> rows.size() == 1);
     }
 
@@ -79,7 +80,8 @@ public final class JournalKeys {
 
     /** Revokes a key for {@code by} (a key id, or null); false when there is no such live key. */
     public Future<Boolean> revoke(String id, String by) {
-        return JournalFailures.guard(pool.preparedQuery(sql.get("key_revoke")).execute(Tuple.of(id, now(), by)))
+        return JournalFailures.guard(pool.preparedQuery(sql.get("key_revoke"))
+                        .execute(sql.statement("key_revoke").bind("id", id, "now", now(), "revoked_by", by)))
                 .map(rows -> rows.size() == 1);
     }
 

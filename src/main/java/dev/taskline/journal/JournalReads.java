@@ -16,7 +16,6 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -34,20 +33,24 @@ public final class JournalReads {
 
     private final Pool pool;
     private final Sql sql;
+    private final Sql.Bound<Params.ListTasks> listTasks;
+    private final Sql.Bound<Params.ListTenantTasks> listTenantTasks;
 
     public JournalReads(Pool pool) {
         this.pool = pool;
         this.sql = Sql.queries();
+        this.listTasks = sql.bound("list_tasks", Params.ListTasks.class);
+        this.listTenantTasks = sql.bound("list_tenant_tasks", Params.ListTenantTasks.class);
     }
 
     /** The task with its history, or null. */
     public Future<TaskView> task(UUID id) {
-        return query("get_task", Tuple.of(id)).compose(rows -> {
+        return query("get_task", "id", id).compose(rows -> {
             if (rows.size() == 0) {
                 return Future.succeededFuture(null);
             }
             Row task = rows.iterator().next();
-            return query("task_history", Tuple.of(id)).map(events -> {
+            return query("task_history", "id", id).map(events -> {
                 List<Event> history = new ArrayList<>(events.size());
                 events.forEach(row -> history.add(event(row, id)));
                 return taskView(task, history);
@@ -57,7 +60,7 @@ public final class JournalReads {
 
     /** The task's state, or null when there is no such task. */
     public Future<TaskState> state(UUID id) {
-        return query("task_state", Tuple.of(id))
+        return query("task_state", "id", id)
                 .map(rows -> rows.size() == 0
                         ? null
                         : TaskState.parse(rows.iterator().next().getString("state")));
@@ -66,38 +69,41 @@ public final class JournalReads {
     /** A page of tasks, newest first; {@code after} is the last id of the previous page. Null filters match all. */
     public Future<List<TaskView>> list(
             TaskState state, String queue, String type, UUID after, int limit, String tenant) {
-        Tuple params = Tuple.of(state == null ? null : state.sql(), queue, type, after, limit);
-        return (tenant == null ? query("list_tasks", params) : query("list_tenant_tasks", params.addString(tenant)))
-                .map(JournalReads::taskViews);
+        String named = state == null ? null : state.sql();
+        Future<RowSet<Row>> page = tenant == null
+                ? query(listTasks, listTasks.bind(new Params.ListTasks(named, queue, type, after, limit)))
+                : query(
+                        listTenantTasks,
+                        listTenantTasks.bind(new Params.ListTenantTasks(named, queue, type, after, limit, tenant)));
+        return page.map(JournalReads::taskViews);
     }
 
     /** One tenant's tasks per queue, from the journal; queues where it has none are left out. */
     public Future<List<TenantCounts>> tenantCounts(String tenant, Instant now) {
-        return query("tenant_counts", Tuple.of(tenant, now.atOffset(ZoneOffset.UTC)))
-                .map(rows -> {
-                    List<TenantCounts> counts = new ArrayList<>();
-                    for (Row row : rows) {
-                        counts.add(new TenantCounts(
-                                row.getString("queue"),
-                                row.getLong("waiting"),
-                                row.getLong("scheduled"),
-                                row.getLong("running"),
-                                row.getLong("finished"),
-                                row.getLong("accepted"),
-                                row.getLong("expired")));
-                    }
-                    return counts;
-                });
+        return query("tenant_counts", "tenant", tenant, "now", Times.utc(now)).map(rows -> {
+            List<TenantCounts> counts = new ArrayList<>();
+            for (Row row : rows) {
+                counts.add(new TenantCounts(
+                        row.getString("queue"),
+                        row.getLong("waiting"),
+                        row.getLong("scheduled"),
+                        row.getLong("running"),
+                        row.getLong("finished"),
+                        row.getLong("accepted"),
+                        row.getLong("expired")));
+            }
+            return counts;
+        });
     }
 
     /** The batch with its tasks, or null. */
     public Future<BatchView> batch(UUID id) {
-        return query("get_batch", Tuple.of(id)).compose(rows -> {
+        return query("get_batch", "id", id).compose(rows -> {
             if (rows.size() == 0) {
                 return Future.succeededFuture(null);
             }
             Row batch = rows.iterator().next();
-            return query("batch_tasks", Tuple.of(id))
+            return query("batch_tasks", "id", id)
                     .map(tasks -> new BatchView(
                             batch.getUUID("id"),
                             batch.getInteger("size"),
@@ -108,17 +114,17 @@ public final class JournalReads {
 
     /** The ids of a batch's tasks; empty when there is no such batch. */
     public Future<List<UUID>> batchTaskIds(UUID batchId) {
-        return query("batch_task_ids", Tuple.of(batchId)).map(rows -> ids(rows, "id"));
+        return query("batch_task_ids", "id", batchId).map(rows -> ids(rows, "id"));
     }
 
     /** Dead letters of a queue (and type, unless null), oldest first, for a bulk retry. */
     public Future<List<UUID>> failedIds(String queue, String type, int limit) {
-        return query("failed_ids", Tuple.of(queue, type, limit)).map(rows -> ids(rows, "id"));
+        return query("failed_ids", "queue", queue, "type", type, "most", limit).map(rows -> ids(rows, "id"));
     }
 
     /** Where each of the tasks stands, with its newest event id; tasks that do not exist are left out. */
     public Future<List<TaskSnapshot>> streamSnapshot(Collection<UUID> ids) {
-        return query("stream_snapshot", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
+        return query("stream_snapshot", "ids", ids.toArray(new UUID[0])).map(rows -> {
             List<TaskSnapshot> list = new ArrayList<>(rows.size());
             for (Row row : rows) {
                 list.add(new TaskSnapshot(
@@ -137,7 +143,7 @@ public final class JournalReads {
 
     /** Up to {@code limit} events of the tasks after {@code afterEventId}, and the transactions then in progress. */
     public Future<EventPage> streamEvents(Collection<UUID> ids, long afterEventId, int limit) {
-        return query("stream_events", Tuple.of(ids.toArray(new UUID[0]), afterEventId, limit))
+        return query("stream_events", "ids", ids.toArray(new UUID[0]), "after", afterEventId, "most", limit)
                 .map(rows -> {
                     List<Event> events = new ArrayList<>(rows.size());
                     Set<String> inProgress = null;
@@ -157,13 +163,13 @@ public final class JournalReads {
 
     /** Which of the tasks have events after {@code afterEventId}. */
     public Future<Set<UUID>> changedSince(Collection<UUID> ids, long afterEventId) {
-        return query("changed_since", Tuple.of(ids.toArray(new UUID[0]), afterEventId))
+        return query("changed_since", "ids", ids.toArray(new UUID[0]), "after", afterEventId)
                 .map(rows -> new HashSet<>(ids(rows, "task_id")));
     }
 
     /** The journaled progress of those of the tasks that are running. */
     public Future<List<Progress>> runningProgress(Collection<UUID> ids) {
-        return query("running_progress", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
+        return query("running_progress", "ids", ids.toArray(new UUID[0])).map(rows -> {
             List<Progress> list = new ArrayList<>(rows.size());
             rows.forEach(row -> list.add(new Progress(
                     row.getUUID("id"), row.getInteger("progress_percent"), row.getString("progress_message"))));
@@ -173,7 +179,7 @@ public final class JournalReads {
 
     /** Who holds each of the tasks now; tasks that do not exist are left out. */
     public Future<List<LeaseState>> leaseStates(Collection<UUID> ids) {
-        return query("lease_states", Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
+        return query("lease_states", "ids", ids.toArray(new UUID[0])).map(rows -> {
             List<LeaseState> list = new ArrayList<>(rows.size());
             rows.forEach(row -> list.add(new LeaseState(
                     row.getUUID("id"),
@@ -195,8 +201,14 @@ public final class JournalReads {
         return JournalFailures.guard(pool.query(sql.get("ping")).execute()).mapEmpty();
     }
 
-    private Future<RowSet<Row>> query(String name, Tuple params) {
-        return JournalFailures.guard(pool.preparedQuery(sql.get(name)).execute(params));
+    /** Runs the statement {@code name} with its parameters given by name and value. */
+    private Future<RowSet<Row>> query(String name, Object... namesAndValues) {
+        Sql.Statement statement = sql.statement(name);
+        return JournalFailures.guard(pool.preparedQuery(statement.text()).execute(statement.bind(namesAndValues)));
+    }
+
+    private Future<RowSet<Row>> query(Sql.Bound<?> statement, Tuple params) {
+        return JournalFailures.guard(pool.preparedQuery(statement.text()).execute(params));
     }
 
     private static List<UUID> ids(RowSet<Row> rows, String column) {

@@ -80,7 +80,7 @@ public record Task(
         return schedule == null ? null : Instant.ofEpochMilli(scheduledForMillis);
     }
 
-    /** The same task without its first start's deadline: its handler ran, so it did start (see Journal.Attempts). */
+    /** The same task without its first start's deadline: its handler ran, so it did start (see the journal's Attempts). */
     public Task withoutDeadline() {
         return startByMillis == 0
                 ? this

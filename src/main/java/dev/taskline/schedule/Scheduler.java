@@ -337,31 +337,33 @@ public final class Scheduler extends VerticleBase {
             }
             return Future.succeededFuture();
         }
-        return admission.admitTicks(due, skips, nodeId).map(decisions -> {
-            boolean gone = false;
-            synchronized (this) {
-                lastPass = now;
-                for (TickWrite.Decision decision : decisions) {
-                    TickWrite write = decision.write();
-                    State s = states.get(write.scheduleId());
-                    String name = names.get(write.scheduleId());
-                    switch (decision.outcome()) {
-                        case FIRED -> meters.fired(name);
-                        case SKIPPED -> meters.skipped(name, write.task() == null ? write.ticks() : 1);
-                        case LOST -> meters.lost(name);
-                        case GONE -> gone = true;
+        return admission
+                .admitTicks(due, skips, writes -> journal.decide(writes, nodeId))
+                .map(decisions -> {
+                    boolean gone = false;
+                    synchronized (this) {
+                        lastPass = now;
+                        for (TickWrite.Decision decision : decisions) {
+                            TickWrite write = decision.write();
+                            State s = states.get(write.scheduleId());
+                            String name = names.get(write.scheduleId());
+                            switch (decision.outcome()) {
+                                case FIRED -> meters.fired(name);
+                                case SKIPPED -> meters.skipped(name, write.task() == null ? write.ticks() : 1);
+                                case LOST -> meters.lost(name);
+                                case GONE -> gone = true;
+                            }
+                            if (s != null && decision.outcome() != TickWrite.Outcome.GONE) {
+                                s.cursor = latest(s.cursor, write.tickAt());
+                                s.lastDecider = decision.outcome() == TickWrite.Outcome.LOST ? "" : nodeId;
+                            }
+                        }
+                        if (gone) {
+                            lastRefreshNanos = Long.MIN_VALUE / 2;
+                        }
                     }
-                    if (s != null && decision.outcome() != TickWrite.Outcome.GONE) {
-                        s.cursor = latest(s.cursor, write.tickAt());
-                        s.lastDecider = decision.outcome() == TickWrite.Outcome.LOST ? "" : nodeId;
-                    }
-                }
-                if (gone) {
-                    lastRefreshNanos = Long.MIN_VALUE / 2;
-                }
-            }
-            return null;
-        });
+                    return null;
+                });
     }
 
     /**

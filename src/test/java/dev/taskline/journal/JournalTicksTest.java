@@ -48,7 +48,7 @@ class JournalTicksTest {
     void newClock() {
         clock = new MutableClock();
         journal = new Journal(pool, clock);
-        schedules = new JournalSchedules(pool, clock);
+        schedules = new JournalSchedules(journal);
     }
 
     @AfterAll
@@ -80,11 +80,10 @@ class JournalTicksTest {
         UUID s = schedule();
         Instant t1 = Instant.parse("2026-12-01T10:00:01Z");
         Instant t2 = Instant.parse("2026-12-01T10:00:02Z");
-        List<TickWrite.Decision> first =
-                await(journal.decideTicks(List.of(fire(s, t1, false), fire(s, t2, false)), "a"));
+        List<TickWrite.Decision> first = await(schedules.decide(List.of(fire(s, t1, false), fire(s, t2, false)), "a"));
         assertEquals(List.of(TickWrite.Outcome.FIRED, TickWrite.Outcome.FIRED), outcomes(first));
         List<TickWrite.Decision> second = await(
-                journal.decideTicks(List.of(fire(s, t1, false), TickWrite.skip(s, t2, "queue-full", "full", 1)), "b"));
+                schedules.decide(List.of(fire(s, t1, false), TickWrite.skip(s, t2, "queue-full", "full", 1)), "b"));
         assertEquals(List.of(TickWrite.Outcome.LOST, TickWrite.Outcome.LOST), outcomes(second));
         assertEquals(List.of(t1 + " 1 a", t2 + " 1 a"), tasksPerTick(s));
     }
@@ -103,7 +102,7 @@ class JournalTicksTest {
             for (int i = 0; i < ids.size(); i++) {
                 writes.add(fire(ids.get((i + node) % ids.size()), tick, false));
             }
-            racing.add(journal.decideTicks(writes, "node-" + node));
+            racing.add(schedules.decide(writes, "node-" + node));
         }
         int fired = 0;
         for (Future<List<TickWrite.Decision>> f : racing) {
@@ -128,7 +127,7 @@ class JournalTicksTest {
         assertTrue(await(schedules.setPaused("s-" + paused, true, null)));
         assertTrue(await(schedules.delete("s-" + deleted)));
         Instant tick = Instant.parse("2026-12-01T10:00:01Z");
-        List<TickWrite.Decision> decisions = await(journal.decideTicks(
+        List<TickWrite.Decision> decisions = await(schedules.decide(
                 List.of(
                         fire(paused, tick, false),
                         fire(deleted, tick, false),
@@ -141,7 +140,7 @@ class JournalTicksTest {
         assertTrue(await(schedules.setPaused("s-" + paused, false, null)));
         assertEquals(
                 List.of(TickWrite.Outcome.FIRED),
-                outcomes(await(journal.decideTicks(List.of(fire(paused, tick, false)), "a"))));
+                outcomes(await(schedules.decide(List.of(fire(paused, tick, false)), "a"))));
     }
 
     @Test
@@ -151,24 +150,20 @@ class JournalTicksTest {
         Instant t2 = Instant.parse("2026-12-01T10:00:02Z");
         Instant t3 = Instant.parse("2026-12-01T10:00:03Z");
         TickWrite first = fire(s, t1, true);
-        assertEquals(List.of(TickWrite.Outcome.FIRED), outcomes(await(journal.decideTicks(List.of(first), "a"))));
-        List<TickWrite.Decision> second = await(journal.decideTicks(List.of(fire(s, t2, true)), "a"));
+        assertEquals(List.of(TickWrite.Outcome.FIRED), outcomes(await(schedules.decide(List.of(first), "a"))));
+        List<TickWrite.Decision> second = await(schedules.decide(List.of(fire(s, t2, true)), "a"));
         assertEquals(TickWrite.Outcome.SKIPPED, second.get(0).outcome());
         assertEquals("overlap", second.get(0).reason());
         // A schedule that allows overlap fires anyway.
         assertEquals(
                 TickWrite.Outcome.FIRED,
-                await(journal.decideTicks(List.of(fire(s, t3, false)), "a"))
-                        .get(0)
-                        .outcome());
+                await(schedules.decide(List.of(fire(s, t3, false)), "a")).get(0).outcome());
         await(pool.preparedQuery("UPDATE tasks SET state = 'succeeded', finished_at = now() WHERE schedule = $1")
                 .execute(Tuple.of("s-" + s)));
         Instant t4 = Instant.parse("2026-12-01T10:00:04Z");
         assertEquals(
                 TickWrite.Outcome.FIRED,
-                await(journal.decideTicks(List.of(fire(s, t4, true)), "a"))
-                        .get(0)
-                        .outcome());
+                await(schedules.decide(List.of(fire(s, t4, true)), "a")).get(0).outcome());
         Row skipped = await(
                         pool.preparedQuery("SELECT reason, detail, task_id FROM schedule_ticks WHERE schedule_id = $1"
                                         + " AND tick_at = $2")

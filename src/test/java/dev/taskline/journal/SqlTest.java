@@ -2,9 +2,12 @@ package dev.taskline.journal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.vertx.sqlclient.Tuple;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class SqlTest {
@@ -50,11 +53,11 @@ class SqlTest {
     void comment_lines_inside_a_block_are_dropped() {
         Sql sql = Sql.parse("""
         -- name: q
-        -- $1 the id
+        -- :id the id
         SELECT *
             -- an indented comment is a comment too
           FROM t
-         WHERE id = $1;
+         WHERE id = :id;
         """);
         String statement = sql.get("q");
         assertFalse(statement.contains("--"), statement);
@@ -112,5 +115,60 @@ class SqlTest {
         }
         assertTrue(sql.get("claim").startsWith("WITH req AS"), sql.get("claim"));
         assertTrue(sql.get("page_in").endsWith("FOR UPDATE SKIP LOCKED"), sql.get("page_in"));
+    }
+
+    @Test
+    void named_parameters_are_numbered_in_the_order_they_first_appear_and_a_name_used_twice_is_one() {
+        Sql.Statement q = Sql.parse("-- name: q\nSELECT * FROM t WHERE at > :now AND id = :id AND at < :now + 1;\n")
+                .statement("q");
+        assertEquals("SELECT * FROM t WHERE at > $1 AND id = $2 AND at < $1 + 1", q.text());
+        assertEquals(List.of("now", "id"), q.params());
+    }
+
+    @Test
+    void casts_quoted_texts_and_names_and_comments_are_not_parameters() {
+        Sql.Statement q = Sql.parse(
+                        "-- name: q\nSELECT :ids::uuid[], 'rate:queue', \"a:b\", 'it''s :not' -- :nor this\n FROM t;\n")
+                .statement("q");
+        assertEquals("SELECT $1::uuid[], 'rate:queue', \"a:b\", 'it''s :not' -- :nor this\n FROM t", q.text());
+        assertEquals(List.of("ids"), q.params());
+    }
+
+    @Test
+    void a_numbered_parameter_is_refused_so_that_no_statement_mixes_the_two() {
+        IllegalStateException e =
+                assertThrows(IllegalStateException.class, () -> Sql.parse("-- name: q\nSELECT $1, :b;\n"));
+        assertTrue(e.getMessage().contains("'q'"), e.getMessage());
+    }
+
+    @Test
+    void a_statement_is_bound_by_name_whatever_order_the_names_are_given_in() {
+        Sql.Statement q = Sql.parse("-- name: q\nSELECT :a, :b;\n").statement("q");
+        Tuple bound = q.bind("b", 2, "a", 1);
+        assertEquals(1, bound.getInteger(0));
+        assertEquals(2, bound.getInteger(1));
+        Tuple withNull = q.bind("a", null, "b", 2);
+        assertNull(withNull.getValue(0));
+    }
+
+    @Test
+    void a_name_missing_unknown_or_given_twice_is_refused() {
+        Sql.Statement q = Sql.parse("-- name: q\nSELECT :a, :b;\n").statement("q");
+        assertThrows(IllegalArgumentException.class, () -> q.bind("a", 1));
+        assertThrows(IllegalArgumentException.class, () -> q.bind("a", 1, "c", 2));
+        assertThrows(IllegalArgumentException.class, () -> q.bind("a", 1, "a", 2));
+    }
+
+    @Test
+    void a_statement_of_more_than_four_parameters_is_not_bound_loose() {
+        Sql.Statement q = Sql.parse("-- name: q\nSELECT :a, :b, :c, :d, :e;\n").statement("q");
+        assertThrows(IllegalStateException.class, () -> q.bind("a", 1, "b", 2, "c", 3, "d", 4, "e", 5));
+    }
+
+    @Test
+    void a_record_component_is_its_parameter_in_snake_case() {
+        assertEquals("lease_versions", Sql.Bound.snakeCase("leaseVersions"));
+        assertEquals("rate_per_ms", Sql.Bound.snakeCase("ratePerMs"));
+        assertEquals("ids", Sql.Bound.snakeCase("ids"));
     }
 }

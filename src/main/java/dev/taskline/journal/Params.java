@@ -1,0 +1,141 @@
+package dev.taskline.journal;
+
+import io.vertx.core.json.JsonObject;
+import java.time.OffsetDateTime;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The parameters of each statement that takes more than {@link Sql#MOST_LOOSE}, one record a
+ * statement, its components named as the statement names them ({@code leaseVersions} binds {@code
+ * :lease_versions}): the order PostgreSQL numbers them in is the statement's business, kept by
+ * {@link Sql.Bound}, never by hand. The arrays are columns: one element per row a grouped
+ * statement writes.
+ */
+final class Params {
+
+    private Params() {}
+
+    /** Which record binds each statement; {@link Sql#bound} refuses any other. */
+    static final Map<String, Class<? extends Record>> FOR_STATEMENT = Map.ofEntries(
+            Map.entry("insert_tasks", InsertTasks.class),
+            Map.entry("claim", Claim.class),
+            Map.entry("claim_gated", ClaimGated.class),
+            Map.entry("finish", Finish.class),
+            Map.entry("heartbeat", Heartbeat.class),
+            Map.entry("progress", Progress.class),
+            Map.entry("page_in", PageIn.class),
+            Map.entry("page_in_fair", PageIn.class),
+            Map.entry("idempotency_claim", IdempotencyClaim.class),
+            Map.entry("list_tasks", ListTasks.class),
+            Map.entry("list_tenant_tasks", ListTenantTasks.class),
+            Map.entry("key_insert", KeyInsert.class),
+            Map.entry("schedule_create", ScheduleCreate.class),
+            Map.entry("ticks_decide", TicksDecide.class));
+
+    /** New tasks, and the batches they make ({@code newBatches}, one element each), in one insert. */
+    record InsertTasks(
+            UUID[] ids,
+            String[] queues,
+            String[] types,
+            String[] payloads,
+            Integer[] priorities,
+            OffsetDateTime[] runAt,
+            Integer[] maxAttempts,
+            Long[] timeoutMs,
+            UUID[] batchIds,
+            OffsetDateTime now,
+            UUID[] newBatches,
+            Integer[] batchSizes,
+            String[] workerIds,
+            OffsetDateTime[] leaseExpiresAt,
+            UUID[] batchFirstIds,
+            UUID[] batchLastIds,
+            String[] tenants,
+            String[] concurrencyKeys,
+            OffsetDateTime[] startBy,
+            String[] schedules,
+            OffsetDateTime[] scheduledFor) {}
+
+    record Claim(
+            UUID[] ids,
+            Long[] expectedVersions,
+            String[] workerIds,
+            OffsetDateTime[] leaseExpiresAt,
+            OffsetDateTime now) {}
+
+    record ClaimGated(
+            UUID[] ids,
+            Long[] expectedVersions,
+            String[] workerIds,
+            OffsetDateTime[] leaseExpiresAt,
+            OffsetDateTime now,
+            String[] queues,
+            String[] concurrencyKeys,
+            Integer[] keyLimits,
+            String[] buckets,
+            Integer[] rateTasks,
+            Long[] ratePerMs) {}
+
+    record Finish(
+            UUID[] ids,
+            Long[] leaseVersions,
+            String[] workerIds,
+            String[] toStates,
+            String[] results,
+            String[] errors,
+            String[] reasons,
+            OffsetDateTime[] runAt,
+            Integer[] attemptDeltas,
+            Integer[] versionBumps,
+            OffsetDateTime now,
+            Boolean[] cancelWins,
+            Boolean[] dropDeadlines) {}
+
+    record Heartbeat(
+            UUID[] ids,
+            Long[] leaseVersions,
+            String[] workerIds,
+            OffsetDateTime[] leaseExpiresAt,
+            OffsetDateTime now) {}
+
+    record Progress(
+            UUID[] ids,
+            Long[] leaseVersions,
+            String[] workerIds,
+            Integer[] percents,
+            String[] messages,
+            OffsetDateTime now) {}
+
+    /** For page_in and page_in_fair alike: the same read, in two orders. */
+    record PageIn(String queue, OffsetDateTime now, UUID[] heldIds, int most, double agingPerSecond) {}
+
+    record IdempotencyClaim(
+            String key, String requestHash, JsonObject response, OffsetDateTime now, OffsetDateTime expiresAt) {}
+
+    record ListTasks(String state, String queue, String type, UUID after, int most) {}
+
+    record ListTenantTasks(String state, String queue, String type, UUID after, int most, String tenant) {}
+
+    record KeyInsert(
+            String id,
+            String hash,
+            String tenant,
+            String[] scopes,
+            String[] queues,
+            OffsetDateTime now,
+            String createdBy) {}
+
+    record ScheduleCreate(UUID id, String name, JsonObject spec, String origin, OffsetDateTime now, String changedBy) {}
+
+    record TicksDecide(
+            UUID[] scheduleIds,
+            OffsetDateTime[] tickAt,
+            UUID[] taskIds,
+            String[] reasons,
+            String[] details,
+            Long[] ticks,
+            Boolean[] skipIfRunning,
+            OffsetDateTime now,
+            String nodeId) {}
+}
