@@ -111,68 +111,76 @@ class JournalPlansTest {
     void a_claim_looks_each_task_up_by_id() throws Exception {
         assertByPrimaryKey(plan(
                 "claim",
-                Tuple.of(
-                        pending,
-                        filled(new Long[GROUP], 0L),
-                        filled(new String[GROUP], "w"),
-                        filled(new OffsetDateTime[GROUP], now().plusMinutes(1)),
-                        now())));
+                sql.bound("claim", Params.Claim.class)
+                        .bind(new Params.Claim(
+                                pending,
+                                filled(new Long[GROUP], 0L),
+                                filled(new String[GROUP], "w"),
+                                filled(new OffsetDateTime[GROUP], now().plusMinutes(1)),
+                                now()))));
     }
 
     @Test
     void a_finish_looks_each_task_up_by_id() throws Exception {
-        assertByPrimaryKey(plan("finish", Tuple.wrap(new Object[] {
-            running,
-            filled(new Long[GROUP], 1L),
-            filled(new String[GROUP], "w"),
-            filled(new String[GROUP], "succeeded"),
-            filled(new String[GROUP], "{}"),
-            new String[GROUP],
-            filled(new String[GROUP], "succeeded"),
-            new OffsetDateTime[GROUP],
-            filled(new Integer[GROUP], 0),
-            filled(new Integer[GROUP], 0),
-            now(),
-            filled(new Boolean[GROUP], false),
-            filled(new Boolean[GROUP], false)
-        })));
+        assertByPrimaryKey(plan(
+                "finish",
+                sql.bound("finish", Params.Finish.class)
+                        .bind(new Params.Finish(
+                                running,
+                                filled(new Long[GROUP], 1L),
+                                filled(new String[GROUP], "w"),
+                                filled(new String[GROUP], "succeeded"),
+                                filled(new String[GROUP], "{}"),
+                                new String[GROUP],
+                                filled(new String[GROUP], "succeeded"),
+                                new OffsetDateTime[GROUP],
+                                filled(new Integer[GROUP], 0),
+                                filled(new Integer[GROUP], 0),
+                                now(),
+                                filled(new Boolean[GROUP], false),
+                                filled(new Boolean[GROUP], false)))));
     }
 
     @Test
     void a_heartbeat_looks_each_task_up_by_id() throws Exception {
         assertByPrimaryKey(plan(
                 "heartbeat",
-                Tuple.of(
-                        running,
-                        filled(new Long[GROUP], 1L),
-                        filled(new String[GROUP], "w"),
-                        filled(new OffsetDateTime[GROUP], now().plusMinutes(1)),
-                        now())));
+                sql.bound("heartbeat", Params.Heartbeat.class)
+                        .bind(new Params.Heartbeat(
+                                running,
+                                filled(new Long[GROUP], 1L),
+                                filled(new String[GROUP], "w"),
+                                filled(new OffsetDateTime[GROUP], now().plusMinutes(1)),
+                                now()))));
     }
 
     @Test
     void a_progress_write_looks_each_task_up_by_id() throws Exception {
         assertByPrimaryKey(plan(
                 "progress",
-                Tuple.of(
-                        running,
-                        filled(new Long[GROUP], 1L),
-                        filled(new String[GROUP], "w"),
-                        filled(new Integer[GROUP], 50),
-                        filled(new String[GROUP], "half"),
-                        now())));
+                sql.bound("progress", Params.Progress.class)
+                        .bind(new Params.Progress(
+                                running,
+                                filled(new Long[GROUP], 1L),
+                                filled(new String[GROUP], "w"),
+                                filled(new Integer[GROUP], 50),
+                                filled(new String[GROUP], "half"),
+                                now()))));
     }
 
     @Test
     void the_deadline_sweep_reads_only_tasks_that_could_expire() throws Exception {
-        String plan = plan("expire_overdue", Tuple.of(now(), 1000));
+        String plan = plan("expire_overdue", sql.statement("expire_overdue").bind("now", now(), "most", 1000));
         assertTrue(plan.contains("tasks_pending_start_by"), plan);
         assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("tasks_pending_order"), plan);
     }
 
     @Test
     void a_tenants_page_walks_that_tenants_index() throws Exception {
-        String plan = plan("list_tenant_tasks", Tuple.of(null, null, null, null, 100, "acme"));
+        String plan = plan(
+                "list_tenant_tasks",
+                sql.bound("list_tenant_tasks", Params.ListTenantTasks.class)
+                        .bind(new Params.ListTenantTasks(null, null, null, null, 100, "acme")));
         assertTrue(plan.contains("tasks_tenant_id"), plan);
         assertFalse(plan.contains("Seq Scan on tasks"), plan);
     }
@@ -180,7 +188,10 @@ class JournalPlansTest {
     @Test
     void a_retention_pass_walks_the_primary_key_from_the_oldest_id() throws Exception {
         OffsetDateTime cutOff = now().plusHours(1);
-        String plan = plan("delete_finished", Tuple.of(cutOff, 1000, TaskIds.least(cutOff.toInstant())));
+        String plan = plan(
+                "delete_finished",
+                sql.statement("delete_finished")
+                        .bind("cutoff", cutOff, "most", 1000, "least_id", TaskIds.least(cutOff.toInstant())));
         assertTrue(plan.contains("Index Scan using tasks_pkey on tasks"), plan);
         assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("Seq Scan on task_events"), plan);
     }
