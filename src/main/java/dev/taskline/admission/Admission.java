@@ -21,6 +21,7 @@ import dev.taskline.model.problem.QueueFullException;
 import dev.taskline.model.problem.ShuttingDownException;
 import dev.taskline.model.problem.TenantLimitException;
 import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.Reservation;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -191,13 +192,12 @@ public final class Admission {
         for (Insert task : tasks) {
             byQueue.computeIfAbsent(task.task().queue(), k -> new ArrayList<>()).add(task);
         }
-        List<TaskQueue.Reservation> made = new ArrayList<>();
+        List<Reservation> made = new ArrayList<>();
         Map<UUID, Insert> journaled = new HashMap<>();
         for (List<Insert> group : byQueue.values()) {
-            TaskQueue.Reservation reservation =
-                    queues.get(group.get(0).task().queue()).reserve(group, tenant, now);
+            Reservation reservation = queues.get(group.get(0).task().queue()).reserve(group, tenant, now);
             if (reservation.refusal() != null) {
-                made.forEach(TaskQueue.Reservation::abort);
+                made.forEach(Reservation::abort);
                 return Future.failedFuture(refused(reservation, tasks.size()));
             }
             made.add(reservation);
@@ -211,7 +211,7 @@ public final class Admission {
         return Future.succeededFuture(inserts)
                 .compose(insert)
                 .onFailure(e -> {
-                    made.forEach(TaskQueue.Reservation::abort);
+                    made.forEach(Reservation::abort);
                     if (e instanceof JournalBusyException) {
                         made.forEach(r -> metrics.queue(r.queue().name())
                                 .rejectedJournalBusy(r.inserts().size()));
@@ -224,7 +224,7 @@ public final class Admission {
     }
 
     /** The room a reservation took becomes its tasks' ({@code journaled}: accepted) or is given back. */
-    private void settle(TaskQueue.Reservation reservation, boolean journaled) {
+    private void settle(Reservation reservation, boolean journaled) {
         if (journaled) {
             reservation.commit();
             metrics.queue(reservation.queue().name())
@@ -251,7 +251,7 @@ public final class Admission {
                 (batch ? "batch:" : "task:") + (tenant == null ? "" : "tenant=" + tenant + ":") + canonical.encode());
     }
 
-    private RuntimeException refused(TaskQueue.Reservation reservation, int total) {
+    private RuntimeException refused(Reservation reservation, int total) {
         TaskQueue queue = reservation.queue();
         int wanted = reservation.refused();
         QueueMeters meters = metrics.queue(queue.name());
@@ -416,15 +416,14 @@ public final class Admission {
         Instant now = clock.instant();
         List<TickWrite> writes = new ArrayList<>(due.size() + skips.size());
         writes.addAll(skips);
-        Map<TickWrite, TaskQueue.Reservation> held = new IdentityHashMap<>();
+        Map<TickWrite, Reservation> held = new IdentityHashMap<>();
         for (DueTick tick : due) {
             try {
                 List<Insert> one =
                         List.of(insert(tick.submission(), "task.", null, null, now, tick.schedule(), tick.tick()));
                 deadlinesAhead(one, now);
                 startsInTime(one, now);
-                TaskQueue.Reservation reservation =
-                        queues.get(one.get(0).task().queue()).reserve(one, null, now);
+                Reservation reservation = queues.get(one.get(0).task().queue()).reserve(one, null, now);
                 if (reservation.refusal() != null) {
                     writes.add(TickWrite.skip(
                             tick.scheduleId(),
@@ -450,10 +449,10 @@ public final class Admission {
         // Through compose, so that a decide that throws still gives the room back.
         return Future.succeededFuture(writes)
                 .compose(decide)
-                .onFailure(e -> held.values().forEach(TaskQueue.Reservation::abort))
+                .onFailure(e -> held.values().forEach(Reservation::abort))
                 .map(decisions -> {
                     for (TickWrite.Decision decision : decisions) {
-                        TaskQueue.Reservation reservation = held.get(decision.write());
+                        Reservation reservation = held.get(decision.write());
                         if (reservation != null) {
                             settle(reservation, decision.outcome() == TickWrite.Outcome.FIRED);
                         }

@@ -8,127 +8,44 @@ import dev.taskline.model.Task;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.PriorityQueue;
-import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
 
 /**
- * One named queue's tasks on this node: the waiting ones, bounded by {@code capacity}, and the
- * scheduled ones (delayed, or waiting out a retry's backoff), bounded by {@code scheduledCapacity}.
- *
- * <p>Waiting order is effective priority: {@code priority + agingPerSecond * seconds waited}. As
- * every waiting task ages at the same rate, that order never changes while tasks wait, so it is
- * the static key {@code priority - agingPerSecond * dueSeconds}; a heap keeps it, and a steady
- * stream of high-priority work cannot starve an old low-priority task.
- *
- * <p>Admission {@link #reserve reserves} room before it journals a submission and commits the
- * reservation after the journal's commit (or aborts it), so concurrent submissions cannot overshoot
- * the bounds. The queue also tracks every task
- * id this node holds anywhere (reserved, scheduled, waiting, running), so that page-in never loads
- * a second copy of one.
+ * One named queue's tasks on this node: the waiting ones ({@link WaitingLine}, in {@link Order}),
+ * bounded by {@code capacity}, and the {@link Scheduled} ones (delayed, or waiting out a retry's
+ * backoff), bounded by {@code scheduledCapacity}. It composes the parts that each keep one
+ * account, and holds the one lock they are all kept under: the {@link Room} that submissions
+ * reserve, the {@link Custody} of every task held here, the {@link Gates} (keys and rate budgets)
+ * that hold tasks aside, and the {@link Slots} with the tasks claimed ahead of them and the pause.
  *
  * <p>Thread-safe: HTTP and worker verticles run on different event loops. The lock is held only for
- * a few heap operations.
+ * a few heap operations; listeners run outside it.
  */
 public final class TaskQueue {
 
     private final QueueConfig config;
-    private final Comparator<Task> waitingOrder;
     private final WaitingLine waiting;
-    private final PriorityQueue<Task> scheduled = new PriorityQueue<>(TaskQueue::dueFirst);
-    /** Stands for "no tenant" in {@link #held}; compared by identity, so no tenant's name can be it. */
-    @SuppressWarnings("StringOperationCanBeSimplified")
-    private static final String NO_TENANT = new String("");
-    /** Every task in custody or reserved, with its tenant ({@link #NO_TENANT} for none). */
-    private final Map<UUID, String> held = new HashMap<>();
-    /** Of those, how many each tenant has: what the queue's tenant limit bounds. */
-    private final Map<String, Integer> byTenant = new HashMap<>();
-    /** Tasks admitted straight to a slot (journaled claimed), for the worker to start first. */
-    private final java.util.ArrayDeque<Dispatched> ready = new java.util.ArrayDeque<>();
-
-    private int reserved;
-    private String workerId;
-    private Duration leaseFor;
-    private int reservedScheduled;
+    private final Scheduled scheduled = new Scheduled();
+    private final Custody custody;
+    private final Gates gates;
+    private final Slots slots;
+    private final Room room;
     private Runnable onAvailable = () -> {};
     private Runnable onRoom = () -> {};
     private Runnable onScheduled = () -> {};
     private boolean journalHasMore;
-    // Paused by an operator (see control.QueuePauses): nothing is handed to a worker, at admission or
-    // from waiting. What runs goes on, and submissions are still taken within capacity.
-    private boolean paused;
-    // Keyed concurrency (QueueConfig.KeyLimits). A task whose key is at its bound here waits aside, in
-    // its key's own line, so that it holds up no other key and no task without one. keyOut counts a
-    // key's tasks taken out of waiting (being claimed, claimed, running, finishing), keyInLine those in
-    // waiting; the two together never pass the bound. The journal decides across nodes: a key it
-    // finds full (other nodes run its tasks) is blocked here until the worker tries it again.
-    private final Map<String, PriorityQueue<Task>> keyAside = new HashMap<>();
-    private final Map<String, Integer> keyInLine = new HashMap<>();
-    private final Map<String, Integer> keyOut = new HashMap<>();
-    private final Map<UUID, String> outKeyed = new HashMap<>();
-    private final Set<String> keyBlocked = new HashSet<>();
-    private int aside;
-    // Rate limits (QueueConfig.RateLimit): the journal counts every node's starts and says when a
-    // budget is spent. The queue's own budget spent, nothing is handed out until the worker lifts the
-    // hold (rateHeld); a key's own (perKey), its tasks wait aside like a full key's (rateBlocked; the
-    // tasks without a key are tracked under "", which no key can be).
-    private boolean rateHeld;
-    private final Set<String> rateBlocked = new HashSet<>();
-    // Custody counts: a task enters this node's custody when it is admitted here or read back from
-    // the journal, and leaves it when it ends here or is handed back. Kept under the same lock as
-    // the queues, so that accepted - finished = waiting + scheduled + running holds at every read.
-    private long accepted;
-    private long finished;
-    // A task handed to a worker goes through up to three stages. Claimed: its claim is in flight or
-    // it is leased and waits here for a slot (a local worker claims ahead, see #pollAhead). Running:
-    // its handler runs (or a remote worker holds it). Finishing: its handler returned and its end is
-    // being journaled; its slot is free, but it is not claimable and not finished until that commits.
-    private int claimed;
-    private int running;
-    private int finishing;
-    /** Tasks a local worker may hold claimed beyond its free slots; 0 for a remote queue. */
-    private int ahead;
-    // Slots taken by tasks whose claimed insert has not committed yet: not in custody until then.
-    private int dispatching;
-    // Tasks handed to the worker whose claim has not returned: still pending in the journal.
-    private int claiming;
 
     public TaskQueue(QueueConfig config) {
         this.config = config;
-        this.waitingOrder = order(config.agingPerSecond());
+        Comparator<Task> waitingOrder = Order.of(config.agingPerSecond());
         this.waiting = new WaitingLine(waitingOrder, config.fairness().tenants(), config.fairness()::weight);
-    }
-
-    /**
-     * Highest effective priority first; among equals, the task due first, then the older id. Written
-     * out rather than composed from {@code Comparator.comparing...}: the composed lambdas are classes
-     * the whole JVM shares, so their inner calls are megamorphic and were a tenth of the CPU of a
-     * drain with a deep backlog (every poll walks the heap's height).
-     */
-    static Comparator<Task> order(double agingPerSecond) {
-        return (a, b) -> {
-            int byKey = Double.compare(agingKey(b, agingPerSecond), agingKey(a, agingPerSecond));
-            return byKey != 0 ? byKey : dueFirst(a, b);
-        };
-    }
-
-    /** The task due first, then the older id. */
-    static int dueFirst(Task a, Task b) {
-        int byDue = Long.compare(a.dueAtMillis(), b.dueAtMillis());
-        return byDue != 0 ? byDue : a.id().compareTo(b.id());
-    }
-
-    static double agingKey(Task task, double agingPerSecond) {
-        return task.priority() - agingPerSecond * (task.dueAtMillis() / 1000.0);
+        this.custody = new Custody(config.tenantLimit());
+        this.gates = new Gates(config, waitingOrder, waiting);
+        this.slots = new Slots(config.slots(), config.remote());
+        this.room = new Room(config, waitingOrder, waiting, scheduled, custody, gates, slots);
     }
 
     public String name() {
@@ -145,8 +62,7 @@ public final class TaskQueue {
      * leaseFor}. Until a worker is attached, every task waits in line.
      */
     public synchronized void servedBy(String workerId, Duration leaseFor) {
-        this.workerId = workerId;
-        this.leaseFor = leaseFor;
+        slots.servedBy(workerId, leaseFor);
     }
 
     /** Called (outside the lock) whenever tasks became waiting; the worker uses it to wake up. */
@@ -175,17 +91,16 @@ public final class TaskQueue {
     public void paused(boolean pause) {
         Runnable listener;
         synchronized (this) {
-            if (paused == pause) {
+            if (!slots.pause(pause)) {
                 return;
             }
-            paused = pause;
             listener = onAvailable;
         }
         listener.run();
     }
 
     public synchronized boolean paused() {
-        return paused;
+        return slots.paused();
     }
 
     /** Recovery found more waiting tasks in the journal than this queue had room for. */
@@ -193,243 +108,67 @@ public final class TaskQueue {
         this.journalHasMore = more;
     }
 
-    /** Why a reservation was refused. */
-    public enum Refusal {
-        QUEUE_FULL,
-        SCHEDULED_FULL,
-        TENANT_LIMIT
-    }
-
     /**
-     * Takes room for tasks of {@code tenant} (null: none) about to be journaled, all or none: tasks
-     * due after {@code now} in the scheduled set, the others with the worker when nothing waits (they
-     * must not overtake anyone; they are journaled claimed and start without a claim of their own),
-     * as many as its free slots and claims ahead take, best first, and the rest in the waiting room.
-     * Waiting (with claimed ahead) plus reserved never exceeds capacity, scheduled plus
-     * reserved never the scheduled capacity, one tenant's unfinished and reserved tasks never its
-     * limit. The caller journals {@link Reservation#inserts()}, then commits or aborts.
+     * Takes room for tasks of {@code tenant} (null: none) about to be journaled, all or none (see
+     * {@link Room#take}). The caller journals {@link Reservation#inserts()}, then commits or aborts.
      */
     public Reservation reserve(List<Insert> tasks, String tenant, Instant now) {
-        List<Insert> later = new ArrayList<>();
-        List<Insert> due = new ArrayList<>();
-        for (Insert task : tasks) {
-            (task.runAt().isAfter(now) ? later : due).add(task);
-        }
-        // A gated task (a bounded key, a rate limit) is never journaled claimed at admission: its room
-        // across nodes is decided by the claim (claim_gated), so it waits in line for one. Nor is a task
-        // with a deadline: the insert is stamped when its group goes out, which may be after the
-        // deadline that admission checked, and only a claim checks it against its own time.
-        List<Insert> dispatchable = due;
-        if (config.keyLimits().any() || config.rateLimit() != null || anyDeadline(due)) {
-            dispatchable = new ArrayList<>(due.size());
-            for (Insert task : due) {
-                if (!gated(task.task()) && task.startBy() == null) {
-                    dispatchable.add(task);
-                }
-            }
-        }
-        int dispatch = 0;
-        String worker;
-        Duration lease;
+        Room.Ask ask = Room.Ask.of(tasks, now, gates);
+        Room.Taken taken;
         synchronized (this) {
-            if (!tenantFits(tenant, tasks.size())) {
-                return new Reservation(Refusal.TENANT_LIMIT, tenant, tasks.size());
-            }
-            if (!later.isEmpty() && scheduled.size() + reservedScheduled + later.size() > config.scheduledCapacity()) {
-                return new Reservation(Refusal.SCHEDULED_FULL, tenant, later.size());
-            }
-            if (!due.isEmpty() && workerId != null && waiting.isEmpty() && !startsHeld()) {
-                int room = Math.max(0, claimRoom());
-                // A local worker takes what fits (the best first) and the rest wait behind it; a remote
-                // waiter takes the whole submission or none of it.
-                dispatch = config.remote()
-                        ? (dispatchable.size() == due.size() && due.size() <= room ? due.size() : 0)
-                        : Math.min(dispatchable.size(), room);
-            }
-            // Tasks dispatched beyond the free slots are claimed ahead: they take waiting room as those
-            // that wait do.
-            int beyondSlots = Math.max(0, claimed + running + dispatching + dispatch - config.slots());
-            if (!due.isEmpty()
-                    && waiting.size() + aside + reserved + (due.size() - dispatch) + beyondSlots > config.capacity()) {
-                return new Reservation(Refusal.QUEUE_FULL, tenant, due.size());
-            }
-            reservedScheduled += later.size();
-            dispatching += dispatch;
-            reserved += due.size() - dispatch;
-            for (Insert task : tasks) {
-                hold(task.task().id(), tenant);
-            }
-            worker = workerId;
-            lease = leaseFor;
+            taken = room.take(ask, tenant);
         }
-        // Outside the lock, which the worker takes for every task it starts and ends.
-        Set<Insert> toWorker = Collections.newSetFromMap(new IdentityHashMap<>());
-        if (dispatch == dispatchable.size()) {
-            toWorker.addAll(dispatchable);
-        } else if (dispatch > 0) {
-            dispatchable.sort(Comparator.comparing(Insert::task, waitingOrder));
-            toWorker.addAll(dispatchable.subList(0, dispatch));
+        if (taken.refusal() != null) {
+            return new Reservation(this, taken.refusal(), tenant, taken.refused());
         }
-        List<Insert> inserts = new ArrayList<>(tasks.size());
-        Instant leaseUntil = dispatch > 0 ? now.plus(lease) : null;
-        for (Insert task : tasks) {
-            inserts.add(toWorker.contains(task) ? task.claimedBy(worker, leaseUntil) : task);
-        }
-        return new Reservation(tenant, inserts, now, later.size(), due.size() - dispatch, dispatch);
+        int dispatch = taken.dispatch();
+        return new Reservation(
+                this,
+                tenant,
+                room.inserts(ask, taken, now),
+                now,
+                ask.later().size(),
+                ask.due().size() - dispatch,
+                dispatch);
     }
 
-    private static boolean anyDeadline(List<Insert> tasks) {
-        for (Insert task : tasks) {
-            if (task.startBy() != null) {
-                return true;
+    /** See {@link Reservation#commit}. */
+    void commit(Reservation reservation) {
+        List<Dispatched> leased = new ArrayList<>(reservation.dispatchedCount());
+        for (Insert insert : reservation.inserts()) {
+            if (insert.claimed()) {
+                leased.add(new Dispatched(insert.journaledTask(), insert.lease()));
             }
         }
-        return false;
+        Runnable available = null;
+        Runnable onSched = null;
+        synchronized (this) {
+            reservation.settle();
+            room.commit(reservation, leased);
+            if (reservation.waitingCount() + reservation.dispatchedCount() > 0) {
+                available = onAvailable;
+            }
+            if (reservation.scheduledCount() > 0) {
+                onSched = onScheduled;
+            }
+        }
+        if (available != null) {
+            available.run();
+        }
+        if (onSched != null) {
+            onSched.run();
+        }
     }
 
-    /**
-     * Room taken by {@link #reserve}, or the reason there was none. Exactly one of {@link #commit}
-     * and {@link #abort} must follow a reservation that was made.
-     */
-    public final class Reservation {
-        private final Refusal refusal;
-        private final String tenant;
-        private final List<Insert> inserts;
-        private final int scheduledCount;
-        private final int waitingCount;
-        private final int dispatchedCount;
-        private final Instant now;
-        private final int refused;
-        private boolean settled;
-
-        private Reservation(Refusal refusal, String tenant, int refused) {
-            this.refused = refused;
-            this.now = null;
-            this.refusal = refusal;
-            this.tenant = tenant;
-            this.inserts = List.of();
-            this.scheduledCount = 0;
-            this.waitingCount = 0;
-            this.dispatchedCount = 0;
-            this.settled = true;
-        }
-
-        private Reservation(
-                String tenant,
-                List<Insert> inserts,
-                Instant now,
-                int scheduledCount,
-                int waitingCount,
-                int dispatchedCount) {
-            this.now = now;
-            this.refused = 0;
-            this.refusal = null;
-            this.tenant = tenant;
-            this.inserts = List.copyOf(inserts);
-            this.scheduledCount = scheduledCount;
-            this.waitingCount = waitingCount;
-            this.dispatchedCount = dispatchedCount;
-        }
-
-        /** Null when room was taken; else why not (nothing was taken). */
-        public Refusal refusal() {
-            return refusal;
-        }
-
-        /** How many of the tasks the refused room was asked for: those due later, those due now, or all (tenant). */
-        public int refused() {
-            return refused;
-        }
-
-        public TaskQueue queue() {
-            return TaskQueue.this;
-        }
-
-        public String tenant() {
-            return tenant;
-        }
-
-        /** The tasks as they go into the journal, in the order given: claimed where they were dispatched. */
-        public List<Insert> inserts() {
-            return inserts;
-        }
-
-        /** The tasks are journaled: they wait for their time, for a worker, or run at once. */
-        public void commit() {
-            Runnable available = null;
-            Runnable onSched = null;
-            List<Dispatched> started = new ArrayList<>(dispatchedCount);
-            for (Insert insert : inserts) {
-                if (insert.claimed()) {
-                    started.add(new Dispatched(insert.journaledTask(), insert.lease()));
-                }
-            }
-            synchronized (TaskQueue.this) {
-                settle();
-                accepted += inserts.size();
-                reservedScheduled -= scheduledCount;
-                reserved -= waitingCount;
-                dispatching -= dispatchedCount;
-                if (config.remote()) {
-                    running += dispatchedCount;
-                } else {
-                    claimed += dispatchedCount;
-                }
-                ready.addAll(started);
-                if (waitingCount + scheduledCount > 0) {
-                    for (Insert insert : inserts) {
-                        if (insert.claimed()) {
-                            continue;
-                        }
-                        if (insert.runAt().isAfter(now)) {
-                            scheduled.add(insert.task());
-                        } else {
-                            line(insert.task());
-                        }
-                    }
-                }
-                if (waitingCount + dispatchedCount > 0) {
-                    available = onAvailable;
-                }
-                if (scheduledCount > 0) {
-                    onSched = onScheduled;
-                }
-            }
-            if (available != null) {
-                available.run();
-            }
-            if (onSched != null) {
-                onSched.run();
-            }
-        }
-
-        /** The journal refused the tasks or inserted none: give the room back. */
-        public void abort() {
-            synchronized (TaskQueue.this) {
-                settle();
-                reservedScheduled -= scheduledCount;
-                reserved -= waitingCount;
-                dispatching -= dispatchedCount;
-                for (Insert insert : inserts) {
-                    release(insert.task().id());
-                }
-            }
-        }
-
-        private void settle() {
-            if (settled) {
-                throw new IllegalStateException(
-                        refusal != null
-                                ? "a refused reservation holds nothing"
-                                : "a reservation is committed or aborted once");
-            }
-            settled = true;
-        }
+    /** See {@link Reservation#abort}. */
+    synchronized void abort(Reservation reservation) {
+        reservation.settle();
+        room.abort(reservation);
     }
 
     /** The next task admitted straight to a slot, already running and leased, or null. */
     public synchronized Dispatched pollDispatched() {
-        return ready.poll();
+        return slots.pollDispatched();
     }
 
     /**
@@ -453,23 +192,19 @@ public final class TaskQueue {
         Runnable available;
         boolean kept;
         synchronized (this) {
-            leave(stage);
-            available = back(task.id()) ? onAvailable : null;
-            kept = scheduled.size() + reservedScheduled < config.scheduledCapacity();
+            slots.leave(stage);
+            available = gates.back(task.id()) ? onAvailable : null;
+            kept = room.hasScheduledRoom();
             if (kept) {
                 scheduled.add(task);
             } else {
-                finished++;
-                release(task.id());
+                custody.left();
+                custody.release(task.id());
             }
             listener = kept ? onScheduled : null;
         }
-        if (available != null) {
-            available.run();
-        }
-        if (listener != null) {
-            listener.run();
-        }
+        run(available);
+        run(listener);
         return kept;
     }
 
@@ -483,47 +218,33 @@ public final class TaskQueue {
         Runnable available;
         Runnable listener;
         synchronized (this) {
-            leave(stage);
-            finished++;
-            release(id);
-            available = back(id) ? onAvailable : null;
+            slots.leave(stage);
+            custody.left();
+            custody.release(id);
+            available = gates.back(id) ? onAvailable : null;
             listener = stage == Stage.CLAIMED ? roomSignal() : null;
         }
-        if (available != null) {
-            available.run();
-        }
-        if (listener != null) {
-            listener.run();
-        }
+        run(available);
+        run(listener);
     }
 
-    /** Where a task handed to a worker stands; see the fields' comment. */
+    /** Where a task handed to a worker stands; see {@link Slots}. */
     public enum Stage {
         CLAIMED,
         RUNNING,
         FINISHING
     }
 
-    private void leave(Stage stage) {
-        switch (stage) {
-            case CLAIMED -> claimed--;
-            case RUNNING -> running--;
-            case FINISHING -> finishing--;
-        }
-    }
-
     /** A local worker started the handler of a task it held claimed. */
     public synchronized void started() {
-        claimed--;
-        running++;
+        slots.started();
     }
 
     /** A local worker's handler returned; the task's end is being journaled and its slot is free. */
     public void returned() {
         Runnable listener;
         synchronized (this) {
-            running--;
-            finishing++;
+            slots.returned();
             // A task claimed ahead took this slot's place in the count: that room is free now.
             listener = roomSignal();
         }
@@ -532,7 +253,7 @@ public final class TaskQueue {
 
     /** What to tell recovery when the queue has fallen to half while the journal holds more: nothing else. */
     private Runnable roomSignal() {
-        if (journalHasMore && occupied() <= config.capacity() / 2) {
+        if (journalHasMore && room.occupied() <= config.capacity() / 2) {
             journalHasMore = false;
             return onRoom;
         }
@@ -544,7 +265,7 @@ public final class TaskQueue {
      * finds its next task leased already instead of waiting for a claim's round trip.
      */
     public synchronized void claimAhead(int tasks) {
-        this.ahead = config.remote() ? 0 : Math.max(0, tasks);
+        slots.claimAhead(tasks);
     }
 
     /**
@@ -556,28 +277,25 @@ public final class TaskQueue {
         List<Task> taken = new ArrayList<>();
         Runnable listener = null;
         synchronized (this) {
-            int want = startsHeld() ? 0 : Math.min(max, claimRoom());
+            int want = room.startsHeld() ? 0 : Math.min(max, slots.claimRoom());
             // A gated task (a bounded key, a rate limit) is claimed only into a free slot, never ahead: its
             // room is shared by every node, and a task leased here while it waits for a slot would hold
             // that room from a node that could run it now. Nothing is claimed ahead of it either, or a
             // steady stream of other tasks would keep the slots it waits for always spoken for. Likewise a
             // task that must start by a deadline: its claim is its start, and leased ahead it could wait
             // past the deadline for a slot, behind handlers slower than the ones that set the claims ahead.
-            int free = freeSlots();
+            int free = slots.free();
             while (taken.size() < want && !waiting.isEmpty()) {
                 Task next = waiting.peek();
-                if (taken.size() >= free && (gated(next) || next.deadlineHolds())) {
+                if (taken.size() >= free && (gates.gated(next) || next.deadlineHolds())) {
                     break;
                 }
-                taken.add(out(waiting.poll()));
+                taken.add(gates.out(waiting.poll()));
             }
-            claimed += taken.size();
-            claiming += taken.size();
+            slots.handedOut(taken.size(), Stage.CLAIMED);
             listener = taken.isEmpty() ? null : roomSignal();
         }
-        if (listener != null) {
-            listener.run();
-        }
+        run(listener);
         return taken;
     }
 
@@ -589,10 +307,8 @@ public final class TaskQueue {
         int moved = 0;
         Runnable listener;
         synchronized (this) {
-            while (!scheduled.isEmpty()
-                    && scheduled.peek().dueAtMillis() <= nowMillis
-                    && occupied() < config.capacity()) {
-                line(scheduled.poll());
+            while (scheduled.anyDue(nowMillis) && room.hasWaitingRoom()) {
+                gates.line(scheduled.pollDue(nowMillis));
                 moved++;
             }
             listener = onAvailable;
@@ -605,7 +321,7 @@ public final class TaskQueue {
 
     /** When the earliest scheduled task is due, or {@link Long#MAX_VALUE} when none is scheduled. */
     public synchronized long nextDueMillis() {
-        return scheduled.isEmpty() ? Long.MAX_VALUE : scheduled.peek().dueAtMillis();
+        return scheduled.nextDueMillis();
     }
 
     /**
@@ -617,15 +333,15 @@ public final class TaskQueue {
         Runnable listener;
         synchronized (this) {
             for (Task task : tasks) {
-                if (occupied() >= config.capacity()) {
+                if (!room.hasWaitingRoom()) {
                     break;
                 }
-                if (hold(task.id(), task.tenant())) {
-                    line(task);
+                if (custody.hold(task.id(), task.tenant())) {
+                    gates.line(task);
                     added++;
                 }
             }
-            accepted += added;
+            custody.accepted(added);
             listener = onAvailable;
         }
         if (added > 0) {
@@ -642,16 +358,13 @@ public final class TaskQueue {
         Task task;
         Runnable listener = null;
         synchronized (this) {
-            task = !startsHeld() && freeSlots() > 0 ? out(waiting.poll()) : null;
+            task = !room.startsHeld() && slots.free() > 0 ? gates.out(waiting.poll()) : null;
             if (task != null) {
-                running++;
-                claiming++;
+                slots.handedOut(1, Stage.RUNNING);
                 listener = roomSignal();
             }
         }
-        if (listener != null) {
-            listener.run();
-        }
+        run(listener);
         return task;
     }
 
@@ -663,45 +376,27 @@ public final class TaskQueue {
      */
     public List<Task> poll(int max, Predicate<Task> takes) {
         List<Task> taken;
-        Runnable listener = null;
+        Runnable listener;
         synchronized (this) {
-            int want = Math.min(max, freeSlots());
-            if (startsHeld() || want <= 0 || waiting.isEmpty()) {
+            int want = Math.min(max, slots.free());
+            if (room.startsHeld() || want <= 0 || waiting.isEmpty()) {
                 return List.of();
             }
-            // One pass over the heap keeps the best few that match (the worst of them on top), instead
-            // of draining the heap past the types the worker does not run and refilling it.
-            PriorityQueue<Task> best = new PriorityQueue<>(want + 1, waitingOrder.reversed());
-            for (Task task : waiting) {
-                if (takes.test(task)) {
-                    best.add(task);
-                    if (best.size() > want) {
-                        best.poll();
-                    }
-                }
-            }
-            if (best.isEmpty()) {
+            taken = waiting.takeBest(want, takes);
+            if (taken.isEmpty()) {
                 return List.of();
             }
-            taken = new ArrayList<>(best);
-            taken.sort(waitingOrder);
-            Set<Task> chosen = Collections.newSetFromMap(new IdentityHashMap<>());
-            chosen.addAll(taken);
-            waiting.removeIf(chosen::contains);
-            taken.forEach(this::out);
-            running += taken.size();
-            claiming += taken.size();
+            taken.forEach(gates::out);
+            slots.handedOut(taken.size(), Stage.RUNNING);
             listener = roomSignal();
         }
-        if (listener != null) {
-            listener.run();
-        }
+        listener.run();
         return taken;
     }
 
     /** Whether {@link #poll} could hand out a task now: one waits and a slot is free. */
     public synchronized boolean canPoll() {
-        return !startsHeld() && !waiting.isEmpty() && freeSlots() > 0;
+        return !room.startsHeld() && !waiting.isEmpty() && slots.free() > 0;
     }
 
     /**
@@ -712,32 +407,22 @@ public final class TaskQueue {
         boolean removed;
         Runnable available = null;
         synchronized (this) {
-            if (!held.containsKey(id)) {
+            if (!custody.holds(id)) {
                 return false; // not in this node's custody (the deadline sweep asks of every node's tasks)
             }
-            Task found = null;
-            for (Task task : waiting) {
-                if (task.id().equals(id)) {
-                    found = task;
-                    break;
-                }
-            }
-            removed = found != null && waiting.remove(found);
+            Task found = waiting.remove(id);
+            removed = found != null;
             // Its key's next task takes its place in line: the worker is told, to claim it.
-            String key = removed ? gateKey(found) : null;
-            if (key != null) {
-                count(keyInLine, key, -1);
-                available = refill(key) ? onAvailable : null;
+            if (removed && gates.leftLine(found)) {
+                available = onAvailable;
             }
-            removed = removed || scheduled.removeIf(t -> t.id().equals(id)) || removeAside(id);
+            removed = removed || scheduled.remove(id) || gates.removeAside(id);
             if (removed) {
-                release(id);
-                finished++;
+                custody.release(id);
+                custody.left();
             }
         }
-        if (available != null) {
-            available.run();
-        }
+        run(available);
         return removed;
     }
 
@@ -750,12 +435,12 @@ public final class TaskQueue {
      * One pass over the line (the probe's tenant's, when tenants take turns), under the lock.
      */
     public synchronized Outlook outlook(Task probe, int[] peers) {
-        int free = freeSlots();
+        int free = slots.free();
         int[] before = waiting.startsBefore(probe, peers);
         for (int i = 0; i < before.length; i++) {
             before[i] += Math.max(0, -free);
         }
-        return new Outlook(paused, Math.max(0, free), before);
+        return new Outlook(slots.paused(), Math.max(0, free), before);
     }
 
     /** See {@link #outlook}; {@code startsBefore} has one entry per peer count asked. */
@@ -764,13 +449,13 @@ public final class TaskQueue {
     /** One consistent reading of the custody counts. */
     public synchronized Counts counts() {
         return new Counts(
-                accepted,
-                finished,
-                waiting.size() + aside + claimed,
+                custody.accepted(),
+                custody.finished(),
+                waiting.size() + gates.aside() + slots.claimed(),
                 scheduled.size(),
-                running + finishing,
-                claimed,
-                finishing);
+                slots.running() + slots.finishing(),
+                slots.claimed(),
+                slots.finishing());
     }
 
     /**
@@ -788,38 +473,17 @@ public final class TaskQueue {
     }
 
     public synchronized int waiting() {
-        return waiting.size() + aside;
+        return waiting.size() + gates.aside();
     }
 
     /** Tasks waiting aside because their concurrency key is at its bound (here, or on other nodes). */
     public synchronized int heldByKeys() {
-        return aside - asideOfRateBlocked();
+        return gates.heldByKeys();
     }
 
     /** Tasks waiting because a rate budget is spent: all in line, when it is the queue's own; else its key's. */
     public synchronized int heldByRate() {
-        return (rateHeld ? waiting.size() : 0) + asideOfRateBlocked();
-    }
-
-    /**
-     * Of the tasks aside, those the rate limit holds: its key's budget was found spent, or under a
-     * per-key limit its budget, not its concurrency bound, is what keeps its line short (see {@link
-     * #lineBound}).
-     */
-    private int asideOfRateBlocked() {
-        QueueConfig.RateLimit rate = config.rateLimit();
-        if (rate == null || keyAside.isEmpty()) {
-            return 0;
-        }
-        int n = 0;
-        for (Map.Entry<String, PriorityQueue<Task>> side : keyAside.entrySet()) {
-            String key = side.getKey();
-            int bound = keyBound(key);
-            if (rateBlocked.contains(key) || (rate.perKey() && (bound == 0 || rate.tasks() < bound))) {
-                n += side.getValue().size();
-            }
-        }
-        return n;
+        return gates.heldByRate();
     }
 
     public synchronized int scheduled() {
@@ -828,36 +492,7 @@ public final class TaskQueue {
 
     /** Room left for new tasks: capacity less waiting, claimed ahead and reserved. */
     public synchronized int room() {
-        return config.capacity() - occupied();
-    }
-
-    /**
-     * The waiting room in use: tasks in line, those reserved for it, and those a local worker holds
-     * claimed beyond its slots (they wait for a slot too, only leased already). So claiming ahead
-     * never lets more tasks in than slots plus capacity.
-     */
-    private int occupied() {
-        return waiting.size() + aside + reserved + aheadOfSlots();
-    }
-
-    /**
-     * How many more tasks a local worker may take claimed: its slots and claims ahead, less what it
-     * holds. Ends being journaled do not count: their slots are free, the worker keeps their leases
-     * alive until they commit, and the claims they wait behind pace them. (Counted beyond the slots
-     * and claims ahead, they held up 50-slot drains by a sixth: a busy journal has a few hundred ends
-     * in flight as a rule.)
-     */
-    private int claimRoom() {
-        return config.slots() + ahead - claimed - running - dispatching;
-    }
-
-    private int aheadOfSlots() {
-        return Math.max(0, -freeSlots());
-    }
-
-    /** Slots no task holds: negative by as many as are claimed ahead of them. */
-    private int freeSlots() {
-        return config.slots() - claimed - running - dispatching;
+        return config.capacity() - room.occupied();
     }
 
     /**
@@ -868,14 +503,10 @@ public final class TaskQueue {
      * as a lost claim.
      */
     public synchronized boolean keyFull(Task task, Stage stage) {
-        String key = outKeyed.remove(task.id());
-        if (key == null) {
+        if (!gates.keyFull(task)) {
             return false;
         }
-        leave(stage);
-        count(keyOut, key, -1);
-        keyBlocked.add(key);
-        putAside(key, task);
+        slots.leave(stage);
         return true;
     }
 
@@ -883,12 +514,9 @@ public final class TaskQueue {
     public void retryKey(String key) {
         Runnable listener;
         synchronized (this) {
-            keyBlocked.remove(key);
-            listener = refill(key) ? onAvailable : null;
+            listener = gates.retryKey(key) ? onAvailable : null;
         }
-        if (listener != null) {
-            listener.run();
-        }
+        run(listener);
     }
 
     /**
@@ -899,27 +527,15 @@ public final class TaskQueue {
      * as a lost claim.
      */
     public boolean rateFull(Task task, Stage stage) {
-        QueueConfig.RateLimit rate = config.rateLimit();
-        if (rate == null) {
+        if (config.rateLimit() == null) {
             return false;
         }
         synchronized (this) {
-            if (!held.containsKey(task.id())) {
+            if (!custody.holds(task.id())) {
                 return false;
             }
-            leave(stage);
-            String key = outKeyed.remove(task.id());
-            if (key != null) {
-                count(keyOut, key, -1);
-            }
-            if (rate.perKey()) {
-                String budget = gateKey(task);
-                rateBlocked.add(budget);
-                putAside(budget, task);
-            } else {
-                rateHeld = true;
-                line(task);
-            }
+            slots.leave(stage);
+            gates.rateFull(task);
         }
         return true;
     }
@@ -928,18 +544,9 @@ public final class TaskQueue {
     public void liftRate(String bucket) {
         Runnable listener;
         synchronized (this) {
-            boolean moved;
-            if (config.rateLimit() != null && config.rateLimit().perKey()) {
-                moved = rateBlocked.remove(bucket) && refill(bucket);
-            } else {
-                moved = rateHeld && !waiting.isEmpty();
-                rateHeld = false;
-            }
-            listener = moved ? onAvailable : null;
+            listener = gates.liftRate(bucket) ? onAvailable : null;
         }
-        if (listener != null) {
-            listener.run();
-        }
+        run(listener);
     }
 
     /**
@@ -947,189 +554,22 @@ public final class TaskQueue {
      * or null when its queue gates nothing and a plain claim will do.
      */
     public ClaimGate gate(Task task) {
-        String key = task.concurrencyKey();
-        int keyLimit = keyBound(key);
-        QueueConfig.RateLimit rate = config.rateLimit();
-        if (keyLimit == 0 && rate == null) {
-            return null;
-        }
-        return rate == null
-                ? new ClaimGate(name(), key, keyLimit, null, 0, 0)
-                : new ClaimGate(
-                        name(), key, keyLimit, rate.perKey() && key != null ? key : "", rate.tasks(), rate.perMs());
-    }
-
-    /** Whether {@code task}'s start is decided by a gated claim (see {@link #gate}). */
-    private boolean gated(Task task) {
-        return config.rateLimit() != null || keyBound(task.concurrencyKey()) > 0;
-    }
-
-    /** How many tasks of {@code key} may run at once; 0: not bounded (no key, "" included). */
-    private int keyBound(String key) {
-        return key == null || key.isEmpty() ? 0 : config.keyLimits().limit(key);
-    }
-
-    /** Whether nothing may be handed out now: paused by an operator, or the queue's rate budget spent. */
-    private boolean startsHeld() {
-        return paused || rateHeld;
-    }
-
-    /**
-     * The key under which the queue tracks {@code task} (its in-line and out counts, its aside line),
-     * or null for a task it need not track: its key when the key is bounded or has a rate budget of
-     * its own, "" for a task without a key under a per-key rate limit (it has a budget of its own too).
-     */
-    private String gateKey(Task task) {
-        String key = task.concurrencyKey();
-        if (config.rateLimit() != null && config.rateLimit().perKey()) {
-            return key == null ? "" : key;
-        }
-        return keyBound(key) > 0 ? key : null;
-    }
-
-    /** Puts a due task in line, or aside when its key is at its bound here or blocked. */
-    private void line(Task task) {
-        String key = gateKey(task);
-        if (key == null) {
-            waiting.add(task);
-        } else if (keyHasRoom(key)) {
-            waiting.add(task);
-            count(keyInLine, key, 1);
-        } else {
-            putAside(key, task);
-        }
-    }
-
-    /** Whether one more task of {@code key} may go in line: not blocked, and in line and out short of its bound (if any). */
-    private boolean keyHasRoom(String key) {
-        if (keyBlocked.contains(key) || rateBlocked.contains(key)) {
-            return false;
-        }
-        int bound = lineBound(key);
-        return bound == 0 || get(keyOut, key) + get(keyInLine, key) < bound;
-    }
-
-    /**
-     * How many of a key's tasks may be in line or out at once (0: any number): its concurrency bound,
-     * and under a per-key rate limit no more than its budget for a window, as more could only be
-     * claimed to be refused (a lifted budget would otherwise send its whole backlog to be claimed).
-     */
-    private int lineBound(String key) {
-        int bound = keyBound(key);
-        QueueConfig.RateLimit rate = config.rateLimit();
-        if (rate != null && rate.perKey()) {
-            bound = bound == 0 ? rate.tasks() : Math.min(bound, rate.tasks());
-        }
-        return bound;
-    }
-
-    private void putAside(String key, Task task) {
-        keyAside.computeIfAbsent(key, k -> new PriorityQueue<>(waitingOrder)).add(task);
-        aside++;
-    }
-
-    /** A task taken out of waiting for a worker (null: none was): its key counts it until it comes back. */
-    private Task out(Task task) {
-        String key = task == null ? null : gateKey(task);
-        if (key != null) {
-            count(keyInLine, key, -1);
-            count(keyOut, key, 1);
-            outKeyed.put(task.id(), key);
-        }
-        return task;
-    }
-
-    /** A keyed task taken out of waiting came back or left: its key has room again. True when that put a task in line. */
-    private boolean back(UUID id) {
-        String key = outKeyed.remove(id);
-        if (key == null) {
-            return false;
-        }
-        count(keyOut, key, -1);
-        return refill(key);
-    }
-
-    /** Moves the best tasks aside of {@code key} into line as far as its bound allows; true when any moved. */
-    private boolean refill(String key) {
-        PriorityQueue<Task> side = keyAside.get(key);
-        boolean moved = false;
-        while (side != null && !side.isEmpty() && keyHasRoom(key)) {
-            waiting.add(side.poll());
-            aside--;
-            count(keyInLine, key, 1);
-            moved = true;
-        }
-        if (side != null && side.isEmpty()) {
-            keyAside.remove(key);
-        }
-        return moved;
-    }
-
-    private boolean removeAside(UUID id) {
-        for (Map.Entry<String, PriorityQueue<Task>> side : keyAside.entrySet()) {
-            if (side.getValue().removeIf(t -> t.id().equals(id))) {
-                aside--;
-                if (side.getValue().isEmpty()) {
-                    keyAside.remove(side.getKey());
-                }
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static int get(Map<String, Integer> counts, String key) {
-        return counts.getOrDefault(key, 0);
-    }
-
-    private static void count(Map<String, Integer> counts, String key, int by) {
-        counts.merge(key, by, (a, b) -> a + b == 0 ? null : a + b);
+        return gates.gate(task);
     }
 
     /** Every id this node holds, for page-in to skip. */
     public synchronized List<UUID> heldIds() {
-        return new ArrayList<>(held.keySet());
+        return custody.ids();
     }
 
     /** Unfinished and reserved tasks of {@code tenant} in this queue. */
     public synchronized int tenantHeld(String tenant) {
-        return byTenant.getOrDefault(tenant, 0);
-    }
-
-    private boolean tenantFits(String tenant, int wanted) {
-        return tenant == null
-                || config.tenantLimit() == 0
-                || byTenant.getOrDefault(tenant, 0) + wanted <= config.tenantLimit();
-    }
-
-    private void hold(Collection<UUID> ids, String tenant) {
-        for (UUID id : ids) {
-            hold(id, tenant);
-        }
-    }
-
-    /** Takes {@code id} into custody; false when it already was. */
-    private boolean hold(UUID id, String tenant) {
-        // One lookup: the map holds NO_TENANT rather than null, so that putIfAbsent tells the cases apart.
-        if (held.putIfAbsent(id, tenant == null ? NO_TENANT : tenant) != null) {
-            return false;
-        }
-        if (tenant != null) {
-            byTenant.merge(tenant, 1, Integer::sum);
-        }
-        return true;
-    }
-
-    private void release(UUID id) {
-        String tenant = held.remove(id);
-        if (tenant != null && tenant != NO_TENANT) {
-            byTenant.computeIfPresent(tenant, (t, n) -> n == 1 ? null : n - 1);
-        }
+        return custody.tenantHeld(tenant);
     }
 
     /** The worker's claim of a polled task returned (taken or lost): it is no longer pending here. */
     public synchronized void claimReturned() {
-        claiming--;
+        slots.claimReturned();
     }
 
     /**
@@ -1137,26 +577,18 @@ public final class TaskQueue {
      * scheduled and due, being claimed, or being inserted.
      */
     public synchronized int heldPending(long nowMillis) {
-        int pending = waiting.size() + aside + claiming + reserved;
-        for (Task task : scheduled) {
-            if (task.dueAtMillis() <= nowMillis) {
-                pending++;
-            }
-        }
-        return pending;
+        return waiting.size() + gates.aside() + slots.claiming() + room.reserved() + scheduled.dueAt(nowMillis);
     }
 
     /** How long the task first in line has waited, in ms at {@code nowMillis}; 0 when none wait. */
     public synchronized long oldestWaitingAgeMs(long nowMillis) {
-        long oldest = Long.MAX_VALUE;
-        for (Task task : waiting) {
-            oldest = Math.min(oldest, task.dueAtMillis());
-        }
-        for (PriorityQueue<Task> side : keyAside.values()) {
-            for (Task task : side) {
-                oldest = Math.min(oldest, task.dueAtMillis());
-            }
-        }
+        long oldest = Math.min(waiting.firstDue(), gates.firstDueAside());
         return oldest == Long.MAX_VALUE ? 0 : Math.max(0, nowMillis - oldest);
+    }
+
+    private static void run(Runnable listener) {
+        if (listener != null) {
+            listener.run();
+        }
     }
 }

@@ -4,13 +4,17 @@ import dev.taskline.model.Task;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
 
@@ -165,6 +169,51 @@ final class WaitingLine implements Iterable<Task> {
         }
         emptied.forEach(this::drop);
         return removed;
+    }
+
+    /** The waiting task of {@code id}, taken out of line; null when it does not wait here. */
+    Task remove(UUID id) {
+        for (Task task : this) {
+            if (task.id().equals(id)) {
+                return remove(task) ? task : null;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Up to {@code max} waiting tasks that {@code takes} accepts, best first, taken out of line; the
+     * others keep their places. One pass over the heap keeps the best few that match (the worst of
+     * them on top), instead of draining the heap past the tasks a worker does not run and refilling it.
+     */
+    List<Task> takeBest(int max, Predicate<Task> takes) {
+        PriorityQueue<Task> best = new PriorityQueue<>(max + 1, order.reversed());
+        for (Task task : this) {
+            if (takes.test(task)) {
+                best.add(task);
+                if (best.size() > max) {
+                    best.poll();
+                }
+            }
+        }
+        if (best.isEmpty()) {
+            return List.of();
+        }
+        List<Task> taken = new ArrayList<>(best);
+        taken.sort(order);
+        Set<Task> chosen = Collections.newSetFromMap(new IdentityHashMap<>());
+        chosen.addAll(taken);
+        removeIf(chosen::contains);
+        return taken;
+    }
+
+    /** When the task in line that is due first was due; {@link Long#MAX_VALUE} when none waits. */
+    long firstDue() {
+        long first = Long.MAX_VALUE;
+        for (Task task : this) {
+            first = Math.min(first, task.dueAtMillis());
+        }
+        return first;
     }
 
     /**

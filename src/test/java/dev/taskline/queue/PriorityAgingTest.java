@@ -95,7 +95,7 @@ class PriorityAgingTest {
     void the_written_out_order_sorts_as_the_composed_definition_does() {
         // The order as first defined, from Comparator's combinators; TaskQueue.order writes it out.
         for (double aging : new double[] {0, 0.5, 3}) {
-            Comparator<Task> definition = Comparator.comparingDouble((Task t) -> TaskQueue.agingKey(t, aging))
+            Comparator<Task> definition = Comparator.comparingDouble((Task t) -> Order.agingKey(t, aging))
                     .reversed()
                     .thenComparingLong(Task::dueAtMillis)
                     .thenComparing(Task::id);
@@ -111,7 +111,7 @@ class PriorityAgingTest {
             List<Task> expected = new ArrayList<>(tasks);
             expected.sort(definition);
             List<Task> actual = new ArrayList<>(tasks);
-            actual.sort(TaskQueue.order(aging));
+            actual.sort(Order.of(aging));
             assertEquals(expected, actual, "aging " + aging);
         }
     }

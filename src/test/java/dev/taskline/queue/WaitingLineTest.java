@@ -29,7 +29,7 @@ class WaitingLineTest {
     }
 
     private static WaitingLine fair(Map<String, Integer> weights) {
-        return new WaitingLine(TaskQueue.order(0), true, t -> weights.getOrDefault(t, 1));
+        return new WaitingLine(Order.of(0), true, t -> weights.getOrDefault(t, 1));
     }
 
     private static List<String> tenants(WaitingLine line, int n) {
@@ -84,7 +84,7 @@ class WaitingLineTest {
 
     @Test
     void unfair_is_the_queue_order_alone() {
-        WaitingLine line = new WaitingLine(TaskQueue.order(0), false, t -> 1);
+        WaitingLine line = new WaitingLine(Order.of(0), false, t -> 1);
         for (int i = 0; i < 3; i++) {
             line.add(task("flood", 0));
         }
@@ -131,8 +131,8 @@ class WaitingLineTest {
         for (boolean isFair : new boolean[] {true, false}) {
             for (int round = 0; round < 500; round++) {
                 // Two lines put through the same history: one is asked, the other is polled to check.
-                WaitingLine asked = isFair ? fair(weights) : new WaitingLine(TaskQueue.order(0), false, t -> 1);
-                WaitingLine polled = isFair ? fair(weights) : new WaitingLine(TaskQueue.order(0), false, t -> 1);
+                WaitingLine asked = isFair ? fair(weights) : new WaitingLine(Order.of(0), false, t -> 1);
+                WaitingLine polled = isFair ? fair(weights) : new WaitingLine(Order.of(0), false, t -> 1);
                 int steps = random.nextInt(60);
                 for (int step = 0; step < steps; step++) {
                     if (random.nextInt(3) > 0 || asked.isEmpty()) {
