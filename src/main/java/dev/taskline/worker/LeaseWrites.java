@@ -1,0 +1,184 @@
+package dev.taskline.worker;
+
+import dev.taskline.config.QueueConfig;
+import dev.taskline.journal.Journal;
+import dev.taskline.model.Heartbeat;
+import dev.taskline.model.Lease;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.problem.InvalidLeaseTokenException;
+import dev.taskline.queue.TaskQueue;
+import dev.taskline.worker.RemoteWorkers.Beat;
+import dev.taskline.worker.RemoteWorkers.Outcome;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.DoubleSupplier;
+import java.util.function.Function;
+
+/**
+ * What a remote worker writes with the lease token it was given: heartbeats (with progress), the
+ * attempt's success or failure. The token's signature, task and queue are checked here; the lease
+ * itself is fenced by the journal, as a local worker's writes are. On the remote workers' event
+ * loop only.
+ */
+final class LeaseWrites {
+
+    /** Longest progress message kept; the rest is cut. */
+    private static final int MAX_MESSAGE = 500;
+
+    private final Map<String, TaskQueue> queues;
+    private final Journal journal;
+    private final RemoteCustody custody;
+    private final WorkerRegistry registry;
+    private final LeaseTokens tokens;
+    private final Clock clock;
+    private final DoubleSupplier jitter;
+    private final ProgressListener progress;
+
+    LeaseWrites(
+            Map<String, TaskQueue> queues,
+            Journal journal,
+            RemoteCustody custody,
+            WorkerRegistry registry,
+            LeaseTokens tokens,
+            Clock clock,
+            DoubleSupplier jitter,
+            ProgressListener progress) {
+        this.queues = queues;
+        this.journal = journal;
+        this.custody = custody;
+        this.registry = registry;
+        this.tokens = tokens;
+        this.clock = clock;
+        this.jitter = jitter;
+        this.progress = progress;
+    }
+
+    /** @param queue the queue the request named, or null when it named none */
+    Future<Beat> heartbeat(String token, UUID taskId, Integer percent, String message, String queue) {
+        LeaseTokens.Token t = verify(token, taskId, queue);
+        Lease lease = t.lease();
+        long leaseMs = queues.get(t.queue()).config().leaseMs();
+        registry.saw(lease.workerId(), t.queue());
+        return journal.heartbeat(lease, Duration.ofMillis(leaseMs)).compose(beat -> {
+            if (beat == Heartbeat.LOST) {
+                return custody.lost(t);
+            }
+            custody.renewed(lease, leaseMs);
+            if (percent != null) {
+                int clamped = Math.max(0, Math.min(100, percent));
+                String text = message == null
+                        ? null
+                        : message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message;
+                progress.progress(taskId, clamped, text);
+                journal.progress(lease, clamped, text);
+            }
+            return Future.succeededFuture(
+                    new Beat(clock.instant().plusMillis(leaseMs), beat == Heartbeat.CANCEL_REQUESTED));
+        });
+    }
+
+    /** Ends the attempt succeeded with {@code result}; the state the task is in after it. */
+    Future<TaskState> complete(String token, UUID taskId, JsonObject result, String queue) {
+        LeaseTokens.Token t = verify(token, taskId, queue);
+        registry.saw(t.lease().workerId(), t.queue());
+        return journal.succeedOrCancelled(t.lease(), result == null ? new JsonObject() : result)
+                .compose(state ->
+                        state == null ? custody.lost(t) : Future.succeededFuture(custody.ended(t, state, null)));
+    }
+
+    /**
+     * Ends the attempt failed with {@code error}. With {@code retry} and attempts left the task runs
+     * again after {@code retryAfterMs} (null: the queue's backoff); else it fails for good.
+     */
+    Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs) {
+        LeaseTokens.Token t = verify(token, taskId, null);
+        registry.saw(t.lease().workerId(), t.queue());
+        JsonObject detail = new JsonObject().put("type", "remote").put("message", error);
+        return endFailed(t, detail, retry, retryAfterMs, true)
+                .compose(outcome -> outcome == null ? custody.lost(t) : Future.succeededFuture(outcome));
+    }
+
+    /**
+     * Ends, as a failed attempt (retried while attempts are left), every attempt of {@code held}: a
+     * worker that heartbeats forever must not hold a task forever. Its later writes are fenced, the
+     * task being no longer running under its lease. Answers how many ended.
+     */
+    Future<Integer> timeOut(List<RemoteCustody.Held> held) {
+        List<Future<Outcome>> ends = new ArrayList<>();
+        for (RemoteCustody.Held h : held) {
+            JsonObject error = new JsonObject()
+                    .put("type", "timeout")
+                    .put("message", "the attempt ran longer than " + RemoteCustody.timeoutMs(h.queue, h.task) + " ms");
+            // As a local attempt that timed out: retried while attempts are left, a cancel not winning.
+            ends.add(endFailed(h.token(), error, true, null, false));
+        }
+        return Future.join(ends).otherwiseEmpty().map(v -> (int)
+                ends.stream().filter(f -> f.succeeded() && f.result() != null).count());
+    }
+
+    /**
+     * Ends an attempt failed: pending again after {@code retryAfterMs} (null: the queue's backoff)
+     * while {@code retry} is asked and attempts are left, else failed for good, or cancelled when
+     * {@code cancelWins} and someone asked. Null when the lease was lost.
+     */
+    private Future<Outcome> endFailed(
+            LeaseTokens.Token t, JsonObject error, boolean retry, Long retryAfterMs, boolean cancelWins) {
+        Lease lease = t.lease();
+        if (retry && lease.attempt() < t.maxAttempts()) {
+            QueueConfig config = queues.get(t.queue()).config();
+            long delay = retryAfterMs != null
+                    ? retryAfterMs
+                    : Backoff.delayMs(
+                            lease.attempt(), config.backoffBaseMs(), config.backoffCapMs(), jitter.getAsDouble());
+            Instant due = clock.instant().plusMillis(delay);
+            return journal.retryAt(lease, due, error)
+                    .map(state -> state == null
+                            ? null
+                            : new Outcome(custody.ended(t, state, due), state == TaskState.PENDING ? due : null));
+        }
+        Future<TaskState> end =
+                cancelWins ? journal.failOrCancelled(lease, error, !retry) : journal.fail(lease, error, !retry);
+        return end.map(state -> state == null ? null : new Outcome(custody.ended(t, state, null), null));
+    }
+
+    /**
+     * Each of {@code items} written on its own: a write that throws (a token refused) is that item's
+     * failure; the answer comes once every write has.
+     */
+    static <W, T> Future<List<Future<T>>> each(List<W> items, Function<W, Future<T>> write) {
+        List<Future<T>> futures = new ArrayList<>(items.size());
+        for (W item : items) {
+            Future<T> one;
+            try {
+                one = write.apply(item);
+            } catch (RuntimeException e) {
+                one = Future.failedFuture(e);
+            }
+            futures.add(one);
+        }
+        return Future.join(futures).otherwiseEmpty().map(v -> futures);
+    }
+
+    /** @param expected the queue the request named, or null when it named none */
+    private LeaseTokens.Token verify(String token, UUID taskId, String expected) {
+        LeaseTokens.Token t = tokens.verify(token);
+        if (expected != null && !expected.equals(t.queue())) {
+            throw new InvalidLeaseTokenException(
+                    "lease is a token of queue '" + t.queue() + "', not '" + expected + "'");
+        }
+        if (!t.lease().taskId().equals(taskId)) {
+            throw new InvalidLeaseTokenException("lease is another task's token");
+        }
+        if (!queues.containsKey(t.queue())) {
+            throw new InvalidLeaseTokenException("lease names a queue this node does not run remotely");
+        }
+        return t;
+    }
+}

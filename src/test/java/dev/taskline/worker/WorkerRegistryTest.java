@@ -1,0 +1,42 @@
+package dev.taskline.worker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.taskline.testing.MutableClock;
+import dev.taskline.worker.RemoteWorkers.Worker;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class WorkerRegistryTest {
+
+    @Test
+    void a_worker_is_listed_once_with_its_last_queue_and_time_the_least_recent_first() {
+        MutableClock clock = new MutableClock(Instant.parse("2026-12-02T10:00:00Z"));
+        WorkerRegistry registry = new WorkerRegistry(clock);
+        registry.saw("w1", "a");
+        clock.advance(Duration.ofSeconds(1));
+        registry.saw("w2", "a");
+        clock.advance(Duration.ofSeconds(1));
+        registry.saw("w1", "b");
+        List<Worker> workers = registry.workers(Map.of("w1", 3));
+        assertEquals(
+                List.of(
+                        new Worker("w2", "a", 0, Instant.parse("2026-12-02T10:00:01Z")),
+                        new Worker("w1", "b", 3, Instant.parse("2026-12-02T10:00:02Z"))),
+                workers);
+    }
+
+    @Test
+    void past_ten_thousand_names_the_one_heard_from_longest_ago_is_forgotten() {
+        WorkerRegistry registry = new WorkerRegistry(new MutableClock());
+        for (int i = 0; i <= 10_000; i++) {
+            registry.saw("w" + i, "q");
+        }
+        List<Worker> workers = registry.workers(Map.of());
+        assertEquals(10_000, workers.size());
+        assertEquals("w1", workers.get(0).name());
+    }
+}
