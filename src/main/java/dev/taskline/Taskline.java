@@ -28,7 +28,12 @@ import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.schedule.Schedules;
+import dev.taskline.service.KeyService;
+import dev.taskline.service.NodeService;
+import dev.taskline.service.ScheduleService;
+import dev.taskline.service.Services;
 import dev.taskline.service.TaskService;
+import dev.taskline.service.WorkService;
 import dev.taskline.support.Periodic;
 import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.worker.WorkerVerticle;
@@ -81,7 +86,8 @@ public final class Taskline {
     private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
     private Admission admission;
     private EventHub hub;
-    private TaskService service;
+    private Services services;
+    private Passes passes;
     private Scheduler scheduler;
     private Schedules schedules;
     private RemoteWorkers remote;
@@ -205,20 +211,14 @@ public final class Taskline {
                 Duration.ofMillis(config.scheduling().graceMs()),
                 config.scheduling().maxCatchUp());
         schedules = new Schedules(journalSchedules, admission, scheduler, clock);
-        service = new TaskService(
-                admission,
-                control,
-                reads,
-                queues,
-                metrics,
-                hub,
-                remote,
-                clock,
-                config.http().maxStreams(),
-                keys,
-                new JournalKeys(pool, clock),
-                pauses,
-                schedules);
+        KeyService keyService = new KeyService(keys, new JournalKeys(pool, clock));
+        services = new Services(
+                new TaskService(admission, control, reads, hub, config.http().maxStreams()),
+                new NodeService(admission, reads, queues, metrics, pauses, clock),
+                new ScheduleService(schedules),
+                keyService,
+                new WorkService(queues, remote));
+        passes = new Passes(recovery, promoter, pauses, deadlines, scheduler, remote, hub, keyService);
         return Migrator.migrate(vertx, pool)
                 // A queue paused before this node started must not start anything on it, even once.
                 .compose(applied -> pauses.runOnce())
@@ -235,11 +235,11 @@ public final class Taskline {
                 .compose(v -> track(vertx.deployVerticle(
                         new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
                 .compose(v -> track(vertx.deployVerticle(scheduler)))
-                .compose(v -> service.refreshKeys())
+                .compose(v -> keyService.refresh())
                 .compose(v -> {
                     // Keys issued or revoked through any node's API reach this one within a second. A
                     // journal that does not answer keeps the keys last read.
-                    keysTimer = vertx.setPeriodic(KEYS_REFRESH_MS, id -> service.refreshKeys());
+                    keysTimer = vertx.setPeriodic(KEYS_REFRESH_MS, id -> keyService.refresh());
                     // Stream tokens signed by one node open streams on any: the secret is the journal's.
                     return journal.sharedSecret(StreamTokens.SECRET);
                 })
@@ -256,7 +256,7 @@ public final class Taskline {
                             clock);
                     return track(vertx.deployVerticle(
                             () -> {
-                                HttpVerticle instance = new HttpVerticle(config, service, metrics, authentication);
+                                HttpVerticle instance = new HttpVerticle(config, services, metrics, authentication);
                                 httpInstances.add(instance);
                                 return instance;
                             },
@@ -323,37 +323,9 @@ public final class Taskline {
         return nodeId;
     }
 
-    public Recovery recovery() {
-        return recovery;
-    }
-
-    public Promoter promoter() {
-        return promoter;
-    }
-
-    /** The queues' pause switches; tests run its read of the journal by hand. */
-    public QueuePauses pauses() {
-        return pauses;
-    }
-
-    /** The sweep that expires tasks not started by their deadlines; tests run it by hand. */
-    public DeadlineSweep deadlines() {
-        return deadlines;
-    }
-
-    /** This node's evaluation of the schedules' ticks; tests run its pass by hand. */
-    public Scheduler scheduler() {
-        return scheduler;
-    }
-
-    /** The remote queues' claims and leases; tests run its reconciling pass by hand. */
-    public RemoteWorkers remote() {
-        return remote;
-    }
-
-    /** The node's open event streams; tests run its catch-up pass by hand. */
-    public EventHub events() {
-        return hub;
+    /** The node's background loops, each with the pass its timer runs, for tests to run by hand. */
+    public Passes passes() {
+        return passes;
     }
 
     /**
@@ -377,27 +349,6 @@ public final class Taskline {
     /** {@link #shutdown(Duration)} with the configured grace period. */
     public Future<Void> shutdown() {
         return shutdown(Duration.ofMillis(config.shutdown().graceMs()));
-    }
-
-    public Journal journal() {
-        return journal;
-    }
-
-    public JournalReads reads() {
-        return reads;
-    }
-
-    /** Every operation a caller can ask of this node; the HTTP API calls nothing else. */
-    public TaskService service() {
-        return service;
-    }
-
-    public QueueRegistry queues() {
-        return queues;
-    }
-
-    public TasklineMetrics metrics() {
-        return metrics;
     }
 
     /** Undeploys in reverse order, then closes the pools and the embedded PostgreSQL. */

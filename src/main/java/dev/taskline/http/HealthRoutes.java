@@ -1,7 +1,7 @@
 package dev.taskline.http;
 
 import dev.taskline.service.Caller;
-import dev.taskline.service.TaskService;
+import dev.taskline.service.NodeService;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -10,11 +10,11 @@ import io.vertx.ext.web.RoutingContext;
 /** {@code /health/*} for orchestrators and {@code /metrics} for Prometheus. */
 final class HealthRoutes implements Routes {
 
-    private final TaskService service;
+    private final NodeService service;
     private final WorkerExecutor scrapes;
 
     /** @param scrapes where a scrape runs: a thread of its own, off the event loop */
-    HealthRoutes(TaskService service, WorkerExecutor scrapes) {
+    HealthRoutes(NodeService service, WorkerExecutor scrapes) {
         this.service = service;
         this.scrapes = scrapes;
     }

@@ -2,7 +2,7 @@ package dev.taskline.http;
 
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.metrics.TasklineMetrics;
-import dev.taskline.service.TaskService;
+import dev.taskline.service.Services;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
@@ -16,13 +16,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The HTTP/JSON API, its streams and the dashboard. It builds the router from the route classes,
- * one a resource; each reads its requests, calls the {@link TaskService} and writes the answer.
+ * one a resource; each reads its requests, calls the {@link Services} and writes the answer.
  * Every failure becomes an answer in {@link Problems}.
  */
 public final class HttpVerticle extends VerticleBase {
 
     private final TasklineConfig config;
-    private final TaskService service;
+    private final Services services;
     private final TasklineMetrics metrics;
     private HttpServer server;
     private Router router;
@@ -35,9 +35,9 @@ public final class HttpVerticle extends VerticleBase {
      * @param authentication who is calling; one for all the node's instances
      */
     public HttpVerticle(
-            TasklineConfig config, TaskService service, TasklineMetrics metrics, Authentication authentication) {
+            TasklineConfig config, Services services, TasklineMetrics metrics, Authentication authentication) {
         this.config = config;
-        this.service = service;
+        this.services = services;
         this.metrics = metrics;
         this.authentication = authentication;
     }
@@ -55,16 +55,16 @@ public final class HttpVerticle extends VerticleBase {
         router.route("/api/*").handler(authentication);
         router.route("/metrics").handler(authentication);
         List<Routes> routes = List.of(
-                new TaskRoutes(service, body, submissions, links),
-                new BatchRoutes(service, body, submissions, links),
-                new StreamRoutes(service, vertx),
-                new QueueRoutes(service),
-                new ScheduleRoutes(service, body),
-                new WorkerRoutes(service, body),
-                new HealthRoutes(service, scrapes),
+                new TaskRoutes(services.tasks(), body, submissions, links),
+                new BatchRoutes(services.tasks(), body, submissions, links),
+                new StreamRoutes(services.tasks(), vertx),
+                new QueueRoutes(services.node()),
+                new ScheduleRoutes(services.schedules(), body),
+                new WorkerRoutes(services.work(), body),
+                new HealthRoutes(services.node(), scrapes),
                 new ContractRoutes(),
                 new SessionRoutes(authentication, config.http().tls() != null),
-                new KeyRoutes(service, body, config.auth().keys()));
+                new KeyRoutes(services.keys(), body, config.auth().keys()));
         routes.forEach(r -> r.mount(router));
         this.router = router;
         // The dashboard: static files packaged in the jar, nothing fetched from elsewhere.

@@ -2,7 +2,7 @@ package dev.taskline.http;
 
 import dev.taskline.config.AuthConfig;
 import dev.taskline.model.problem.InvalidTaskException;
-import dev.taskline.service.TaskService;
+import dev.taskline.service.KeyService;
 import dev.taskline.service.Views;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -15,11 +15,11 @@ import java.util.Set;
 /** {@code /api/keys}: an admin issues, lists and revokes API keys without a restart. */
 final class KeyRoutes implements Routes {
 
-    private final TaskService service;
+    private final KeyService service;
     private final BodyHandler body;
     private final List<AuthConfig.Key> configured;
 
-    KeyRoutes(TaskService service, BodyHandler body, List<AuthConfig.Key> configured) {
+    KeyRoutes(KeyService service, BodyHandler body, List<AuthConfig.Key> configured) {
         this.service = service;
         this.body = body;
         this.configured = configured;
@@ -40,12 +40,7 @@ final class KeyRoutes implements Routes {
         if ((id != null && !(id instanceof String)) || (tenant != null && !(tenant instanceof String))) {
             throw new InvalidTaskException("id and tenant must be strings");
         }
-        service.issueKey(
-                        Requests.caller(ctx),
-                        (String) id,
-                        (String) tenant,
-                        texts(json, "scopes"),
-                        texts(json, "queues"))
+        service.issue(Requests.caller(ctx), (String) id, (String) tenant, texts(json, "scopes"), texts(json, "queues"))
                 .onSuccess(key -> {
                     ctx.response().putHeader("Location", "/api/keys/" + key.id());
                     Requests.json(
@@ -62,7 +57,7 @@ final class KeyRoutes implements Routes {
     }
 
     private void list(RoutingContext ctx) {
-        service.keys(Requests.caller(ctx), configured)
+        service.list(Requests.caller(ctx), configured)
                 .onSuccess(keys -> {
                     JsonArray list = new JsonArray();
                     for (Views.KeyInfo key : keys) {
@@ -91,7 +86,7 @@ final class KeyRoutes implements Routes {
     }
 
     private void revoke(RoutingContext ctx) {
-        service.revokeKey(Requests.caller(ctx), ctx.pathParam("id"))
+        service.revoke(Requests.caller(ctx), ctx.pathParam("id"))
                 .onSuccess(v -> ctx.response().setStatusCode(204).end())
                 .onFailure(ctx::fail);
     }

@@ -1,6 +1,6 @@
 package dev.taskline.http;
 
-import dev.taskline.service.TaskService;
+import dev.taskline.service.NodeService;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -12,9 +12,9 @@ import io.vertx.ext.web.RoutingContext;
  */
 final class QueueRoutes implements Routes {
 
-    private final TaskService service;
+    private final NodeService service;
 
-    QueueRoutes(TaskService service) {
+    QueueRoutes(NodeService service) {
         this.service = service;
     }
 

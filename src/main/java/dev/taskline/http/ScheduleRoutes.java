@@ -1,6 +1,6 @@
 package dev.taskline.http;
 
-import dev.taskline.service.TaskService;
+import dev.taskline.service.ScheduleService;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -10,10 +10,10 @@ import io.vertx.ext.web.handler.BodyHandler;
 /** {@code /api/schedules}: make, list, read, pause, resume and delete schedules. */
 final class ScheduleRoutes implements Routes {
 
-    private final TaskService service;
+    private final ScheduleService service;
     private final BodyHandler body;
 
-    ScheduleRoutes(TaskService service, BodyHandler body) {
+    ScheduleRoutes(ScheduleService service, BodyHandler body) {
         this.service = service;
         this.body = body;
     }
@@ -30,7 +30,7 @@ final class ScheduleRoutes implements Routes {
 
     private void create(RoutingContext ctx) {
         JsonObject json = Requests.jsonBody(ctx);
-        service.createSchedule(Requests.caller(ctx), json)
+        service.create(Requests.caller(ctx), json)
                 .onSuccess(view -> {
                     ctx.response()
                             .putHeader(
@@ -41,7 +41,7 @@ final class ScheduleRoutes implements Routes {
     }
 
     private void list(RoutingContext ctx) {
-        service.schedules(Requests.caller(ctx))
+        service.list(Requests.caller(ctx))
                 .onSuccess(views -> {
                     JsonArray list = new JsonArray();
                     views.forEach(view -> list.add(ApiJson.schedule(view)));
@@ -51,19 +51,19 @@ final class ScheduleRoutes implements Routes {
     }
 
     private void get(RoutingContext ctx) {
-        service.schedule(Requests.caller(ctx), ctx.pathParam("name"))
+        service.get(Requests.caller(ctx), ctx.pathParam("name"))
                 .onSuccess(view -> Requests.json(ctx, 200, ApiJson.schedule(view)))
                 .onFailure(ctx::fail);
     }
 
     private void pause(RoutingContext ctx, boolean paused) {
-        service.pauseSchedule(Requests.caller(ctx), ctx.pathParam("name"), paused)
+        service.pause(Requests.caller(ctx), ctx.pathParam("name"), paused)
                 .onSuccess(view -> Requests.json(ctx, 200, ApiJson.schedule(view)))
                 .onFailure(ctx::fail);
     }
 
     private void delete(RoutingContext ctx) {
-        service.deleteSchedule(Requests.caller(ctx), ctx.pathParam("name"))
+        service.delete(Requests.caller(ctx), ctx.pathParam("name"))
                 .onSuccess(v -> ctx.response().setStatusCode(204).end())
                 .onFailure(ctx::fail);
     }

@@ -2,9 +2,9 @@ package dev.taskline.http;
 
 import dev.taskline.admission.SubmissionJson;
 import dev.taskline.model.problem.InvalidTaskException;
-import dev.taskline.service.TaskService;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
+import dev.taskline.service.WorkService;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -23,10 +23,10 @@ import java.util.function.Function;
  */
 final class WorkerRoutes implements Routes {
 
-    private final TaskService service;
+    private final WorkService service;
     private final BodyHandler body;
 
-    WorkerRoutes(TaskService service, BodyHandler body) {
+    WorkerRoutes(WorkService service, BodyHandler body) {
         this.service = service;
         this.body = body;
     }

@@ -139,7 +139,7 @@ class DeadlineTest {
                     SseClient.open(node.vertx, node.node.httpPort(), "/api/tasks/" + late + "/events", null)) {
                 assertEquals("snapshot", stream.next().event());
                 clock.advance(Duration.ofSeconds(6));
-                await(node.node.deadlines().runOnce()); // or its timer did, a moment before
+                await(node.node.passes().deadlines().runOnce()); // or its timer did, a moment before
                 JsonObject expired = node.waitForState(late, "expired");
                 assertEquals(List.of("submitted", "expired"), reasons(expired));
                 JsonObject event = expired.getJsonArray("history").getJsonObject(1);
@@ -220,7 +220,7 @@ class DeadlineTest {
             String next = submit(node, gate());
             assertEquals(next, GateHandler.next(TestNode.WAIT).taskId().toString());
 
-            await(node.node.deadlines().runOnce());
+            await(node.node.passes().deadlines().runOnce());
             node.waitForState(local, "expired");
             node.waitForState(remote, "expired");
         }

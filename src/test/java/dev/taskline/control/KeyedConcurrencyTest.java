@@ -136,7 +136,7 @@ class KeyedConcurrencyTest {
 
             // a stops renewing (its clock stands still, b's moves past the lease): b takes its task over.
             b.clock.advance(Duration.ofSeconds(10));
-            TestNode.await(b.node.recovery().runOnce());
+            TestNode.await(b.node.passes().recovery().runOnce());
             // Either of the two may take the key's place that the lapse freed; the other waits for it.
             GateHandler.Call onB = GateHandler.next(TestNode.WAIT);
             String first = onB.taskId().toString();

@@ -134,7 +134,7 @@ class PauseTest {
             try (TestNode b = TestNode.start(db, CONFIG, clock)) {
                 a.post("/api/queues/default/pause", new JsonObject());
                 // Node b learns of it from the journal: its timer would read it within a second; the test reads it now.
-                await(b.node.pauses().runOnce());
+                await(b.node.passes().pauses().runOnce());
                 assertEquals(true, queueIn(b.getJson("/api/queues"), "default").getBoolean("paused"));
                 for (int i = 0; i < 2; i++) {
                     ids.add(b.post("/api/tasks", new JsonObject().put("type", "sleep"))
@@ -148,7 +148,7 @@ class PauseTest {
                 assertEquals(
                         true,
                         queueIn(restarted.getJson("/api/queues"), "default").getBoolean("paused"));
-                await(restarted.node.recovery().runOnce());
+                await(restarted.node.passes().recovery().runOnce());
                 restarted.until("/api/queues", q -> queueIn(q, "default").getInteger("waiting") == 2);
                 for (String id : ids) {
                     assertEquals(List.of("submitted"), reasons(restarted.getJson("/api/tasks/" + id)));
@@ -160,7 +160,7 @@ class PauseTest {
                     assertFalse(
                             claimedAt(restarted.waitForState(id, "succeeded")).isBefore(resumedAt));
                 }
-                await(a.node.pauses().runOnce());
+                await(a.node.passes().pauses().runOnce());
                 assertEquals(false, queueIn(a.getJson("/api/queues"), "default").getBoolean("paused"));
             }
         }
@@ -182,7 +182,8 @@ class PauseTest {
                             .put("max", 1)
                             .put("waitMs", 60_000)
                             .encode()));
-            node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "the claim is not waiting");
+            node.until(
+                    () -> await(node.node.passes().remote().waiting("remote")) == 1, () -> "the claim is not waiting");
             String id = node.post(
                             "/api/tasks", new JsonObject().put("type", "resize").put("queue", "remote"))
                     .bodyAsJsonObject()
@@ -208,8 +209,8 @@ class PauseTest {
             assertEquals(404, answer.statusCode());
             assertEquals("application/problem+json", answer.getHeader("Content-Type"));
             assertTrue(answer.bodyAsJsonObject().getString("detail").contains("nope"));
-            await(node.node.pauses().runOnce());
-            assertEquals(false, node.node.pauses().control("nope").paused());
+            await(node.node.passes().pauses().runOnce());
+            assertEquals(false, node.node.passes().pauses().control("nope").paused());
         }
     }
 

@@ -40,14 +40,14 @@ class CrossNodeStreamTest {
 
                 call.progress(50, "half way");
                 a.until("/api/tasks/" + id, t -> t.getJsonObject("progress").getInteger("percent") == 50);
-                TestNode.await(b.node.events().catchUp());
+                TestNode.await(b.node.passes().events().catchUp());
                 event = sse.next();
                 assertEquals("progress", event.event());
                 assertEquals(50, event.data().getInteger("percent"));
 
                 call.succeed(new JsonObject().put("done", true));
                 a.waitForState(id, "succeeded");
-                TestNode.await(b.node.events().catchUp());
+                TestNode.await(b.node.passes().events().catchUp());
                 List<String> rest = new ArrayList<>();
                 for (SseClient.Event e : sse.untilEnd()) {
                     rest.add(e.event()

@@ -136,7 +136,7 @@ class DashboardBrowserTest {
                     .bodyAsJsonObject()
                     .getString("id");
             clock.advance(java.time.Duration.ofSeconds(2));
-            TestNode.await(taskline.node.deadlines().runOnce());
+            TestNode.await(taskline.node.passes().deadlines().runOnce());
             taskline.waitForState(late, "expired");
             String base = "http://127.0.0.1:" + taskline.node.httpPort();
             try {
@@ -169,7 +169,7 @@ class DashboardBrowserTest {
             // own timer may decide the tick first: either way one task), and that task run to its end.
             Step tick = () -> {
                 clock.advance(Duration.ofSeconds(1));
-                TestNode.await(taskline.node.scheduler().runOnce());
+                TestNode.await(taskline.node.passes().scheduler().runOnce());
                 int wanted = ++ticks[0];
                 List<JsonObject> made = new ArrayList<>();
                 taskline.until(

@@ -62,7 +62,7 @@ class KeysApiTest {
                     200,
                     call(one, "GET", "/api/stats", secret, null).statusCode(),
                     "the issuing node knows it at once");
-            await(two.node.service().refreshKeys()); // what its timer does every second
+            await(two.node.passes().keys().refresh()); // what its timer does every second
             assertEquals(
                     200,
                     call(two, "GET", "/api/stats", secret, null).statusCode(),
@@ -103,7 +103,7 @@ class KeysApiTest {
             assertEquals(
                     204, call(one, "DELETE", "/api/keys/acme-ci", admin, null).statusCode());
             assertEquals(401, call(one, "GET", "/api/stats", secret, null).statusCode(), "revoked here at once");
-            await(two.node.service().refreshKeys());
+            await(two.node.passes().keys().refresh());
             assertEquals(401, call(two, "GET", "/api/stats", secret, null).statusCode(), "and there within a second");
             assertEquals(
                     404, call(one, "DELETE", "/api/keys/acme-ci", admin, null).statusCode(), "revoked already");

@@ -84,7 +84,7 @@ class FinishKillTest extends ChildNodeTest {
             MutableClock clock = new MutableClock();
             clock.advance(Duration.ofSeconds(60));
             try (TestNode second = TestNode.start(db, CONFIG, clock)) {
-                TestNode.await(second.node.recovery().runOnce());
+                TestNode.await(second.node.passes().recovery().runOnce());
                 JsonObject done = second.waitForState(id, "succeeded");
                 List<JsonObject> history = events(done);
                 assertEquals(

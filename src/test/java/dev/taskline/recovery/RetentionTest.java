@@ -31,14 +31,15 @@ class RetentionTest {
             String young = submit(node, new JsonObject().put("type", "sleep"));
             node.waitForState(young, "succeeded");
 
-            assertEquals(1, TestNode.await(node.node.recovery().cleanOnce()), "the finished task past 60 minutes");
+            assertEquals(
+                    1, TestNode.await(node.node.passes().recovery().cleanOnce()), "the finished task past 60 minutes");
             assertEquals(404, node.get("/api/tasks/" + old).statusCode());
             assertEquals("pending", node.getJson("/api/tasks/" + waiting).getString("state"));
             assertEquals("succeeded", node.getJson("/api/tasks/" + young).getString("state"));
-            assertEquals(0, TestNode.await(node.node.recovery().cleanOnce()), "nothing more is old enough");
+            assertEquals(0, TestNode.await(node.node.passes().recovery().cleanOnce()), "nothing more is old enough");
 
             clock.advance(Duration.ofMinutes(90));
-            assertEquals(1, TestNode.await(node.node.recovery().cleanOnce()), "now the younger one too");
+            assertEquals(1, TestNode.await(node.node.passes().recovery().cleanOnce()), "now the younger one too");
             assertEquals(404, node.get("/api/tasks/" + young).statusCode());
             assertEquals("pending", node.getJson("/api/tasks/" + waiting).getString("state"));
         }

@@ -42,12 +42,12 @@ class ScheduleNodesTest {
         try (TestNode a = TestNode.start(db, CONFIG, clock);
                 TestNode b = TestNode.start(db, CONFIG, clock)) {
             assertEquals(201, a.post("/api/schedules", everySecond("both")).statusCode());
-            await(b.node.scheduler().runOnce());
+            await(b.node.passes().scheduler().runOnce());
             for (int i = 0; i < 20; i++) {
                 clock.advance(Duration.ofSeconds(1));
                 // Both at once: each pass reads the journal and then races the other for the tick.
-                Future<Void> onA = a.node.scheduler().runOnce();
-                Future<Void> onB = b.node.scheduler().runOnce();
+                Future<Void> onA = a.node.passes().scheduler().runOnce();
+                Future<Void> onB = b.node.passes().scheduler().runOnce();
                 await(Future.all(onA, onB));
             }
             List<JsonObject> tasks = SchedulesApiTest.scheduledTasks(a, "both", 20);
@@ -72,32 +72,32 @@ class ScheduleNodesTest {
         try (TestNode one = TestNode.start(db, CONFIG, clock);
                 TestNode two = TestNode.start(db, CONFIG, clock)) {
             // Only the test's passes, in the order it gives.
-            one.node.scheduler().halt();
-            two.node.scheduler().halt();
+            one.node.passes().scheduler().halt();
+            two.node.passes().scheduler().halt();
             assertEquals(201, one.post("/api/schedules", everySecond("pair")).statusCode());
             UUID id = scheduleId(db, "pair");
             boolean oneFirst = Scheduler.rank(id, one.node.nodeId()) > Scheduler.rank(id, two.node.nodeId());
             TestNode p = oneFirst ? one : two; // ranks above for this schedule
             TestNode q = oneFirst ? two : one;
-            await(p.node.scheduler().runOnce());
+            await(p.node.passes().scheduler().runOnce());
             // q happens to decide 10:00:01 (p's pass comes later): p does not defer to it, q then defers to p.
             later(q, clock, Duration.ofMillis(1100));
             clock.advance(Duration.ofSeconds(1)); // 10:00:02.1
-            await(p.node.scheduler().runOnce());
-            await(q.node.scheduler().runOnce()); // reads that p decided 02
+            await(p.node.passes().scheduler().runOnce());
+            await(q.node.passes().scheduler().runOnce()); // reads that p decided 02
             assertEquals(List.of("01", "02"), seconds(q, "pair"));
             clock.advance(Duration.ofSeconds(1)); // 10:00:03.1: within q's wait for p
-            await(q.node.scheduler().runOnce(false));
+            await(q.node.passes().scheduler().runOnce(false));
             assertEquals(List.of("01", "02"), seconds(q, "pair"));
-            await(p.node.scheduler().runOnce());
+            await(p.node.passes().scheduler().runOnce());
             clock.advance(Duration.ofMillis(200)); // 10:00:03.3: q asks the journal, finds 03 decided, makes nothing
             double lostBefore = lost(q, "pair");
-            await(q.node.scheduler().runOnce(false));
+            await(q.node.passes().scheduler().runOnce(false));
             assertEquals(List.of("01", "02", "03"), seconds(q, "pair"));
             assertEquals(lostBefore + 1, lost(q, "pair"));
             // p is gone (its passes stopped): q decides 04 once its wait is over, then each tick at once.
             clock.advance(Duration.ofMillis(800)); // 10:00:04.1
-            await(q.node.scheduler().runOnce());
+            await(q.node.passes().scheduler().runOnce());
             assertEquals(List.of("01", "02", "03"), seconds(q, "pair"));
             later(q, clock, Duration.ofMillis(150)); // 10:00:04.25
             assertEquals(List.of("01", "02", "03", "04"), seconds(q, "pair"));
@@ -134,8 +134,8 @@ class ScheduleNodesTest {
                 TestNode b = TestNode.start(db, CONFIG, clock)) {
             // The node that makes it is too busy to fire its first ticks (its passes halted here); the
             // other reads it five ticks in. With a grace of 0 they are overdue, yet owed: no node was away.
-            await(b.node.scheduler().runOnce());
-            a.node.scheduler().halt();
+            await(b.node.passes().scheduler().runOnce());
+            a.node.passes().scheduler().halt();
             assertEquals(201, a.post("/api/schedules", everySecond("burst")).statusCode());
             later(b, clock, Duration.ofSeconds(5));
             assertEquals(List.of("01", "02", "03", "04", "05"), seconds(b, "burst"));
@@ -164,7 +164,7 @@ class ScheduleNodesTest {
         try (TestNode back = TestNode.start(db, CONFIG, clock)) {
             // The ticks it finds overdue wait a read of the journal a grace (here 0) and a second later,
             // in case a node that was there only lagged; nothing else decides them here.
-            await(back.node.scheduler().runOnce());
+            await(back.node.passes().scheduler().runOnce());
             assertEquals(List.of("01", "02"), seconds(back, "all"));
             later(back, clock, Duration.ofSeconds(1));
             assertEquals(List.of("01", "02", "13"), seconds(back, "none"));

@@ -238,7 +238,7 @@ class SchedulesApiTest {
             assertEquals("queue-full", last.getString("reason"));
             running.succeed(new JsonObject());
             GateHandler.next(TestNode.WAIT).succeed(new JsonObject());
-            await(node.node.scheduler().runOnce());
+            await(node.node.passes().scheduler().runOnce());
             assertEquals(2, scheduled(node, "full").size(), "the skipped tick is not tried again");
             assertEquals(1.0, node.metric("taskline_schedule_ticks_total{outcome=\"skipped\",schedule=\"full\"}"));
         }
@@ -247,7 +247,7 @@ class SchedulesApiTest {
     /** Moves the clock on by {@code by} and runs the node's scheduler pass, as its timer would when the time came. */
     static void later(TestNode node, MutableClock clock, Duration by) throws Exception {
         clock.advance(by);
-        await(node.node.scheduler().runOnce());
+        await(node.node.passes().scheduler().runOnce());
     }
 
     private static JsonObject cron(String name, String cron) {

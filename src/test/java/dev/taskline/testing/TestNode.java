@@ -3,6 +3,8 @@ package dev.taskline.testing;
 import dev.taskline.Taskline;
 import dev.taskline.config.ConfigLoader;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.journal.Journal;
+import dev.taskline.journal.PgUrl;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -10,6 +12,9 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -30,8 +35,12 @@ public final class TestNode implements AutoCloseable {
     public final WebClient http;
     public final MutableClock clock;
 
-    private TestNode(Vertx vertx, Taskline node, MutableClock clock) {
+    private final String pgUrl;
+    private Pool otherPool;
+
+    private TestNode(Vertx vertx, Taskline node, MutableClock clock, String pgUrl) {
         this.vertx = vertx;
+        this.pgUrl = pgUrl;
         this.node = node;
         this.clock = clock;
         this.http = WebClient.create(
@@ -64,7 +73,7 @@ public final class TestNode implements AutoCloseable {
         try {
             Taskline node = await(
                     Taskline.start(vertx, config, clock, new dev.taskline.metrics.TasklineMetrics(clock), jitter));
-            return new TestNode(vertx, node, clock);
+            return new TestNode(vertx, node, clock, pgUrl);
         } catch (Exception e) {
             vertx.close();
             throw e;
@@ -144,7 +153,7 @@ public final class TestNode implements AutoCloseable {
      */
     public int advance(Duration by) throws Exception {
         clock.advance(by);
-        return await(node.promoter().runOnce());
+        return await(node.passes().promoter().runOnce());
     }
 
     public JsonObject waitForState(String taskId, String state) throws Exception {
@@ -159,8 +168,26 @@ public final class TestNode implements AutoCloseable {
         return future.toCompletionStage().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 
+    /**
+     * A journal on this node's database with a pool of its own, at the node's clock: what another
+     * node would write through (closed with this node).
+     */
+    public synchronized Journal otherJournal() {
+        if (otherPool == null) {
+            otherPool = PgBuilder.pool()
+                    .with(new PoolOptions().setMaxSize(2))
+                    .connectingTo(PgUrl.parse(pgUrl))
+                    .using(vertx)
+                    .build();
+        }
+        return new Journal(otherPool, clock);
+    }
+
     @Override
     public void close() throws Exception {
+        if (otherPool != null) {
+            await(otherPool.close());
+        }
         try {
             await(node.close());
         } finally {

@@ -55,7 +55,12 @@ class LeaseTakeoverTest {
         assertEquals(a.node.nodeId() + "/default", running.getString("workerId"));
 
         b.clock.advance(Duration.ofSeconds(10));
-        b.node.recovery().runOnce().toCompletionStage().toCompletableFuture().get();
+        b.node.passes()
+                .recovery()
+                .runOnce()
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get();
         GateHandler.Call onB = GateHandler.next(TestNode.WAIT);
         assertEquals(2, onB.attempt());
         JsonObject takenOver = b.getJson("/api/tasks/" + id);

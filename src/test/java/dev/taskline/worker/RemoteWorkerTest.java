@@ -135,7 +135,7 @@ class RemoteWorkerTest {
         JsonArray first = claim("w1", 10);
         assertEquals(3, first.size(), "3 slots");
         Future<HttpResponse<Buffer>> waiting = claimAsync("w2", 1, 55_000);
-        node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "w2 waits");
+        node.until(() -> await(node.node.passes().remote().waiting("remote")) == 1, () -> "w2 waits");
         JsonObject done = first.getJsonObject(0);
         assertEquals(
                 200,
@@ -152,9 +152,10 @@ class RemoteWorkerTest {
         request.putHeader("Content-Type", "application/json");
         request.end(
                 new JsonObject().put("worker", "ghost").put("waitMs", 55_000).encode());
-        node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "the ghost waits");
+        node.until(() -> await(node.node.passes().remote().waiting("remote")) == 1, () -> "the ghost waits");
         await(request.connection().close());
-        node.until(() -> await(node.node.remote().waiting("remote")) == 0, () -> "the ghost's claim is dropped");
+        node.until(
+                () -> await(node.node.passes().remote().waiting("remote")) == 0, () -> "the ghost's claim is dropped");
         String id = submit("render");
         JsonArray tasks = claim("w1", 1);
         assertEquals(1, tasks.size(), "the task went to a worker that is there");
@@ -179,7 +180,7 @@ class RemoteWorkerTest {
                 node.post("/api/tasks/" + id + "/heartbeat", new JsonObject().put("lease", token(task)))
                         .statusCode());
         node.clock.advance(Duration.ofSeconds(2));
-        assertEquals(1, await(node.node.remote().runOnce()));
+        assertEquals(1, await(node.node.passes().remote().runOnce()));
         JsonObject stored = node.getJson("/api/tasks/" + id);
         assertEquals("pending", stored.getString("state"), "retried: it has attempts left");
         assertEquals("timeout", stored.getJsonObject("error").getString("type"));
@@ -228,10 +229,10 @@ class RemoteWorkerTest {
     @Test
     void a_waiting_claim_for_some_types_is_handed_only_those() throws Exception {
         Future<HttpResponse<Buffer>> waiting = claimTypesAsync("cropper", 5, 55_000, "crop");
-        node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "the cropper waits");
+        node.until(() -> await(node.node.passes().remote().waiting("remote")) == 1, () -> "the cropper waits");
         String render = submit("render");
         assertEquals("pending", lastState, "not journaled claimed for a claim that runs only crops");
-        assertEquals(1, await(node.node.remote().waiting("remote")), "the cropper still waits");
+        assertEquals(1, await(node.node.passes().remote().waiting("remote")), "the cropper still waits");
         String crop = submit("crop");
         HttpResponse<Buffer> answer = await(waiting);
         assertEquals(List.of(crop), ids(answer.bodyAsJsonObject().getJsonArray("tasks")));
@@ -243,9 +244,11 @@ class RemoteWorkerTest {
         String taken = submit("render");
         // Another node claims it in the journal; this node still has it in line.
         assertNotNull(await(
-                node.node.journal().claim(java.util.UUID.fromString(taken), 0, "elsewhere", Duration.ofSeconds(30))));
+                node.otherJournal().claim(java.util.UUID.fromString(taken), 0, "elsewhere", Duration.ofSeconds(30))));
         Future<HttpResponse<Buffer>> waiting = claimAsync("w1", 5, 55_000);
-        node.until(() -> await(node.node.remote().waiting("remote")) == 1, () -> "w1 waits on, its only task lost");
+        node.until(
+                () -> await(node.node.passes().remote().waiting("remote")) == 1,
+                () -> "w1 waits on, its only task lost");
         assertFalse(waiting.isComplete(), "not answered with nothing while its time runs");
         String next = submit("render");
         HttpResponse<Buffer> answer = await(waiting);
@@ -280,9 +283,9 @@ class RemoteWorkerTest {
         JsonObject first = claim("w1", 1).getJsonObject(0);
 
         node.clock.advance(Duration.ofSeconds(6));
-        assertEquals(1, await(node.node.recovery().runOnce()).released());
-        assertEquals(1, await(node.node.remote().runOnce()), "the node lets go of the lapsed lease");
-        await(node.node.recovery().runOnce()); // pages the task back in
+        assertEquals(1, await(node.node.passes().recovery().runOnce()).released());
+        assertEquals(1, await(node.node.passes().remote().runOnce()), "the node lets go of the lapsed lease");
+        await(node.node.passes().recovery().runOnce()); // pages the task back in
         JsonObject second = claim("w2", 1).getJsonObject(0);
         assertEquals(id, second.getString("id"));
         assertEquals(3, second.getJsonObject("lease").getLong("version"));

@@ -1,0 +1,33 @@
+package dev.taskline;
+
+import dev.taskline.control.DeadlineSweep;
+import dev.taskline.control.QueuePauses;
+import dev.taskline.events.EventHub;
+import dev.taskline.queue.Promoter;
+import dev.taskline.recovery.Recovery;
+import dev.taskline.schedule.Scheduler;
+import dev.taskline.service.KeyService;
+import dev.taskline.worker.RemoteWorkers;
+
+/**
+ * A node's background loops, each of which exposes the one pass its timer runs: what a test runs by
+ * hand, with its own clock, instead of waiting for the timer.
+ *
+ * @param recovery  reload, page-in, lapsed leases ({@code runOnce}) and retention ({@code cleanOnce})
+ * @param promoter  scheduled tasks that came due
+ * @param pauses    the queues' switches, as the journal holds them
+ * @param deadlines tasks not started by their deadlines
+ * @param scheduler the schedules' ticks
+ * @param remote    remote leases past their time or ended elsewhere; waiting claims
+ * @param events    streams caught up with other nodes' writes
+ * @param keys      the keys issued through any node's API ({@code refresh})
+ */
+public record Passes(
+        Recovery recovery,
+        Promoter promoter,
+        QueuePauses pauses,
+        DeadlineSweep deadlines,
+        Scheduler scheduler,
+        RemoteWorkers remote,
+        EventHub events,
+        KeyService keys) {}

@@ -1,0 +1,123 @@
+package dev.taskline.service;
+
+import static dev.taskline.service.Permits.permitted;
+
+import dev.taskline.auth.ApiKeys;
+import dev.taskline.config.AuthConfig;
+import dev.taskline.config.ConfigException;
+import dev.taskline.journal.JournalKeys;
+import dev.taskline.model.KeyRecord;
+import dev.taskline.model.StoredKey;
+import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.model.problem.KeyConflictException;
+import dev.taskline.model.problem.NotFoundException;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/** The API keys issued through the API, beside the config's: issue, list, revoke; and every node's read of them. */
+public final class KeyService {
+
+    private final ApiKeys keys;
+    private final JournalKeys journalKeys;
+    private final java.security.SecureRandom random = new java.security.SecureRandom();
+
+    public KeyService(ApiKeys keys, JournalKeys journalKeys) {
+        this.keys = keys;
+        this.journalKeys = journalKeys;
+    }
+
+    /**
+     * Issues a key (id null: one is made up), stored by its hash; the answer holds its secret, this
+     * once. This node knows it at once, the others at their next read of the keys (within a second).
+     */
+    public Future<Views.IssuedKey> issue(
+            Caller caller, String id, String tenant, Set<String> scopes, Set<String> queues) {
+        return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> {
+            String secret = ApiKeys.newSecret(random);
+            String keyId = id != null ? id : ApiKeys.idFor(secret);
+            AuthConfig.Key key;
+            try {
+                key = new AuthConfig.Key(keyId, ApiKeys.hash(secret), tenant, scopes, queues);
+            } catch (ConfigException e) {
+                return Future.failedFuture(new InvalidTaskException(e.getMessage()
+                        .replace("auth.keys[" + keyId + "]", "key")
+                        .replace("auth.keys: ", "")));
+            }
+            if (keys.configured(keyId)) {
+                return Future.failedFuture(new KeyConflictException("key '" + keyId + "' is one of the config's"));
+            }
+            List<String> sortedScopes = key.scopes().stream().sorted().toList();
+            List<String> sortedQueues = key.queues().stream().sorted().toList();
+            return journalKeys
+                    .insert(
+                            new StoredKey(key.id(), key.hash(), key.tenant(), sortedScopes, sortedQueues),
+                            caller.keyId())
+                    .compose(inserted -> inserted
+                            ? refresh()
+                            : Future.failedFuture(new KeyConflictException("key '" + keyId + "' exists (or existed)")))
+                    .map(done -> new Views.IssuedKey(key.id(), secret, key.tenant(), sortedScopes, sortedQueues));
+        });
+    }
+
+    /** Every key: the config's, and those issued through the API (revoked ones with their time). */
+    public Future<List<Views.KeyInfo>> list(Caller caller, List<AuthConfig.Key> configured) {
+        return permitted(() -> caller.require(Scope.ADMIN))
+                .compose(v -> journalKeys.all())
+                .map(issued -> {
+                    List<Views.KeyInfo> all = new ArrayList<>();
+                    for (AuthConfig.Key key : configured) {
+                        all.add(new Views.KeyInfo(
+                                key.id(),
+                                key.tenant(),
+                                key.scopes().stream().sorted().toList(),
+                                key.queues().stream().sorted().toList(),
+                                "config",
+                                null,
+                                null,
+                                null,
+                                null));
+                    }
+                    for (KeyRecord key : issued) {
+                        all.add(new Views.KeyInfo(
+                                key.id(),
+                                key.tenant(),
+                                key.scopes(),
+                                key.queues(),
+                                "api",
+                                key.createdAt(),
+                                key.createdBy(),
+                                key.revokedAt(),
+                                key.revokedBy()));
+                    }
+                    return all;
+                });
+    }
+
+    /** Revokes an issued key: this node refuses it at once, the others within a second. */
+    public Future<Void> revoke(Caller caller, String id) {
+        return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> {
+            if (keys.configured(id)) {
+                return Future.failedFuture(
+                        new KeyConflictException("key '" + id + "' is one of the config's: remove it there"));
+            }
+            return journalKeys
+                    .revoke(id, caller.keyId())
+                    .compose(revoked -> revoked ? refresh() : Future.failedFuture(NotFoundException.key(id)));
+        });
+    }
+
+    /** Reads the live issued keys from the journal: what every node does every second. */
+    public Future<Void> refresh() {
+        return journalKeys.live().map(live -> {
+            List<AuthConfig.Key> issued = new ArrayList<>(live.size());
+            for (StoredKey k : live) {
+                issued.add(new AuthConfig.Key(
+                        k.id(), k.hash(), k.tenant(), Set.copyOf(k.scopes()), Set.copyOf(k.queues())));
+            }
+            keys.replaceIssued(issued);
+            return null;
+        });
+    }
+}

@@ -1,0 +1,228 @@
+package dev.taskline.service;
+
+import static dev.taskline.service.Permits.permitted;
+
+import dev.taskline.admission.Admission;
+import dev.taskline.config.QueueConfig;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.model.problem.NotFoundException;
+import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.TaskQueue;
+import dev.taskline.worker.LeaseTokens;
+import dev.taskline.worker.RemoteWorkers;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Remote work: the claims of workers in other processes, and their writes with the lease tokens
+ * they were given. A caller works a queue when its key may; the token is the proof that it may
+ * write for the task, having been handed only to a claim that could see it.
+ */
+public final class WorkService {
+
+    public static final int MAX_CLAIM = 1_000;
+    public static final long MAX_WAIT_MS = 60_000;
+    /** Types one claim may name: a worker runs a handful, not a catalogue. */
+    public static final int MAX_CLAIM_TYPES = 100;
+
+    public static final int MAX_ERROR = 10_000;
+
+    private final QueueRegistry queues;
+    private final RemoteWorkers remote;
+
+    public WorkService(QueueRegistry queues, RemoteWorkers remote) {
+        this.queues = queues;
+        this.remote = remote;
+    }
+
+    /**
+     * Claims up to {@code max} tasks of a remote queue for {@code worker}, waiting up to {@code
+     * waitMs} for one when none is there.
+     */
+    public Future<List<RemoteWorkers.Claimed>> claim(
+            Caller caller, String queue, String worker, int max, Set<String> types, long waitMs, Future<Void> gone) {
+        Future<Void> remoteQueue = remoteQueue(queue).compose(v -> permitted(() -> caller.requireWork(queue)));
+        if (remoteQueue.failed()) {
+            return remoteQueue.mapEmpty();
+        }
+        if (worker == null || !LeaseTokens.WORKER.matcher(worker).matches()) {
+            return Future.failedFuture(
+                    new InvalidTaskException("worker must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'"));
+        }
+        if (max < 1 || max > MAX_CLAIM) {
+            return Future.failedFuture(new InvalidTaskException("max must be from 1 to " + MAX_CLAIM));
+        }
+        if (waitMs < 0 || waitMs > MAX_WAIT_MS) {
+            return Future.failedFuture(new InvalidTaskException("waitMs must be from 0 to " + MAX_WAIT_MS));
+        }
+        if (types != null) {
+            if (types.isEmpty() || types.size() > MAX_CLAIM_TYPES) {
+                return Future.failedFuture(new InvalidTaskException(
+                        "types must hold 1 to " + MAX_CLAIM_TYPES + " task types (leave it out to claim any)"));
+            }
+            for (String type : types) {
+                if (!QueueConfig.EXTERNAL_TYPE.matcher(type).matches()) {
+                    return Future.failedFuture(new InvalidTaskException(
+                            "types: '" + type + "' must be 1-128 letters, digits, '.', '_', ':' or '-'"));
+                }
+            }
+            QueueConfig config = queues.get(queue).config();
+            if (types.stream().noneMatch(config::acceptsExternalType)) {
+                // A worker may run more types than one queue takes, but one that runs none would wait forever.
+                return Future.failedFuture(new InvalidTaskException("types: queue '" + queue + "' takes none of "
+                        + String.join(", ", types) + " (it takes: " + String.join(", ", config.types()) + ")"));
+            }
+        }
+        // A tenant's key takes only its tenant's tasks; a key that sees every tenant takes any.
+        return remote.claim(queue, worker, max, new RemoteWorkers.Want(types, caller.tenant()), waitMs, gone);
+    }
+
+    /** Gives back leases claimed for a caller that went away before it was answered. */
+    public Future<Void> handBack(Caller caller, List<RemoteWorkers.Claimed> claimed) {
+        return remote.handBack(claimed);
+    }
+
+    /** Renews a remote worker's lease, with its progress (percent null: none). */
+    public Future<RemoteWorkers.Beat> heartbeat(Caller caller, UUID id, String lease, Integer percent, String message) {
+        return heartbeat(caller, id, lease, percent, message, null);
+    }
+
+    private Future<RemoteWorkers.Beat> heartbeat(
+            Caller caller, UUID id, String lease, Integer percent, String message, String queue) {
+        InvalidTaskException bad = checkPercent(percent);
+        return bad != null
+                ? Future.failedFuture(bad)
+                : mayWrite(caller, lease).compose(v -> remote.heartbeat(lease, id, percent, message, queue));
+    }
+
+    private static InvalidTaskException checkPercent(Integer percent) {
+        return percent != null && (percent < 0 || percent > 100)
+                ? new InvalidTaskException("progress.percent must be from 0 to 100")
+                : null;
+    }
+
+    /** Ends a remote attempt succeeded. */
+    public Future<TaskState> complete(Caller caller, UUID id, String lease, io.vertx.core.json.JsonObject result) {
+        return mayWrite(caller, lease).compose(v -> remote.complete(lease, id, result, null));
+    }
+
+    /** Ends a remote attempt failed: retried (after {@code retryAfterMs}, or the queue's backoff) or failed for good. */
+    public Future<RemoteWorkers.Outcome> fail(
+            Caller caller, UUID id, String lease, String error, boolean retry, Long retryAfterMs) {
+        if (error == null || error.isEmpty() || error.length() > MAX_ERROR) {
+            return Future.failedFuture(
+                    new InvalidTaskException("error must be a text of 1 to " + MAX_ERROR + " characters"));
+        }
+        if (retryAfterMs != null && (retryAfterMs < 0 || retryAfterMs > Admission.MAX_DELAY_MS)) {
+            return Future.failedFuture(
+                    new InvalidTaskException("retryAfterMs must be from 0 to " + Admission.MAX_DELAY_MS));
+        }
+        return mayWrite(caller, lease).compose(v -> remote.fail(lease, id, error, retry, retryAfterMs));
+    }
+
+    /** Completes many remote attempts; each is answered on its own. */
+    public Future<List<Views.ItemResult<TaskState>>> completeAll(
+            Caller caller, String queue, List<Views.LeaseWrite> writes) {
+        return remoteQueue(queue)
+                .compose(v -> permitted(() -> caller.requireWork(queue)))
+                .compose(v -> each(
+                        writes,
+                        w -> null,
+                        valid -> remote.completeAll(
+                                valid.stream()
+                                        .map(w -> new RemoteWorkers.Completion(w.id(), w.lease(), w.result()))
+                                        .toList(),
+                                queue)));
+    }
+
+    /** Renews many remote leases; each is answered on its own. */
+    public Future<List<Views.ItemResult<RemoteWorkers.Beat>>> heartbeatAll(
+            Caller caller, String queue, List<Views.LeaseWrite> writes) {
+        return remoteQueue(queue)
+                .compose(v -> permitted(() -> caller.requireWork(queue)))
+                .compose(v -> each(
+                        writes,
+                        w -> checkPercent(w.percent()),
+                        valid -> remote.heartbeatAll(
+                                valid.stream()
+                                        .map(w ->
+                                                new RemoteWorkers.Renewal(w.id(), w.lease(), w.percent(), w.message()))
+                                        .toList(),
+                                queue)));
+    }
+
+    /**
+     * Whether the caller may write with this lease token: it may work the token's queue. The token
+     * itself is the proof that the caller may see the task: it was handed only to a claim that did.
+     */
+    private Future<Void> mayWrite(Caller caller, String lease) {
+        // Only a key limited to some queues needs the token read here (its signature checked twice).
+        return permitted(() -> {
+            if (caller.queues().isEmpty()) {
+                caller.require(Scope.WORK);
+            } else {
+                caller.requireWork(remote.queueOf(lease));
+            }
+        });
+    }
+
+    /** Succeeds when {@code queue} is one of this node's remote queues. */
+    private Future<Void> remoteQueue(String queue) {
+        TaskQueue found = queues.get(queue);
+        if (found == null) {
+            return Future.failedFuture(NotFoundException.queue(queue));
+        }
+        if (!found.config().remote()) {
+            return Future.failedFuture(new InvalidTaskException("queue '" + queue
+                    + "' is not remote: its tasks run in the node; configure \"remote\": true for workers over HTTP"));
+        }
+        return Future.succeededFuture();
+    }
+
+    /** The remote workers this node has heard from. */
+    public Future<List<RemoteWorkers.Worker>> workers(Caller caller) {
+        // Every worker's name and queue, whoever's tasks it runs: an admin's view.
+        return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> remote.workers());
+    }
+
+    /**
+     * A batch of remote writes: items that {@code check} refuses are answered with its problem, the
+     * others go to the remote workers in one call; each item is answered on its own, in order.
+     */
+    private static <T> Future<List<Views.ItemResult<T>>> each(
+            List<Views.LeaseWrite> writes,
+            java.util.function.Function<Views.LeaseWrite, InvalidTaskException> check,
+            java.util.function.Function<List<Views.LeaseWrite>, Future<List<Future<T>>>> writeAll) {
+        if (writes.isEmpty() || writes.size() > MAX_CLAIM) {
+            return Future.failedFuture(new InvalidTaskException("tasks must hold 1 to " + MAX_CLAIM + " items"));
+        }
+        Throwable[] refused = new Throwable[writes.size()];
+        List<Views.LeaseWrite> valid = new ArrayList<>(writes.size());
+        for (int i = 0; i < writes.size(); i++) {
+            refused[i] = check.apply(writes.get(i));
+            if (refused[i] == null) {
+                valid.add(writes.get(i));
+            }
+        }
+        Future<List<Future<T>>> written = valid.isEmpty() ? Future.succeededFuture(List.of()) : writeAll.apply(valid);
+        return written.map(outcomes -> {
+            List<Views.ItemResult<T>> results = new ArrayList<>(writes.size());
+            int next = 0;
+            for (int i = 0; i < writes.size(); i++) {
+                UUID id = writes.get(i).id();
+                if (refused[i] != null) {
+                    results.add(new Views.ItemResult<>(id, null, refused[i]));
+                    continue;
+                }
+                Future<T> f = outcomes.get(next++);
+                results.add(new Views.ItemResult<>(
+                        id, f.succeeded() ? f.result() : null, f.succeeded() ? null : f.cause()));
+            }
+            return results;
+        });
+    }
+}
