@@ -323,6 +323,14 @@ public final class Taskline {
         return nodeId;
     }
 
+    /**
+     * Every operation a caller can ask of this node, as the HTTP API asks them: for an application
+     * that embeds the node, and for tests below the routes.
+     */
+    public Services services() {
+        return services;
+    }
+
     /** The node's background loops, each with the pass its timer runs, for tests to run by hand. */
     public Passes passes() {
         return passes;

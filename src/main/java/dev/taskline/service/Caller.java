@@ -6,7 +6,7 @@ import java.util.Set;
 
 /**
  * Who asks the service for something. Every operation takes one, so that who may do what, and as
- * which tenant, is decided in {@link TaskService} once for every way in (HTTP, streams, the
+ * which tenant, is decided in the services (see {@link Services}) once for every way in (HTTP, streams, the
  * dashboard).
  *
  * <p>With auth off every caller is {@link #ANONYMOUS}: it may do everything, acts as whichever
