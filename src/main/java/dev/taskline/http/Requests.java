@@ -88,7 +88,7 @@ final class Requests {
     static UUID idParam(RoutingContext ctx) {
         UUID id = uuid(ctx.pathParam("id"));
         if (id == null) {
-            throw new NotFoundException("no such id: " + ctx.pathParam("id"));
+            throw NotFoundException.notAnId(ctx.pathParam("id"));
         }
         return id;
     }

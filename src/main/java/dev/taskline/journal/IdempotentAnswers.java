@@ -14,6 +14,12 @@ import java.util.UUID;
 /** How an {@link IdempotentAnswer} is kept in {@code idempotency_keys}, and read back. */
 final class IdempotentAnswers {
 
+    /**
+     * A key whose owner was seen but whose row could not be read back (it expired in between): it
+     * matches no request.
+     */
+    static final IdempotentAnswer VANISHED = new IdempotentAnswer(null, null, List.of());
+
     private IdempotentAnswers() {}
 
     /**

@@ -159,7 +159,7 @@ public final class Journal {
                                 .onSuccess(v -> changed(
                                         tasks.stream().map(t -> t.task().id()).toList()))
                         // The key's owner committed before our insert gave up on it, so its row is visible now.
-                        : idempotentAnswer(key).map(found -> found != null ? found : IdempotentAnswer.VANISHED));
+                        : idempotentAnswer(key).map(found -> found != null ? found : IdempotentAnswers.VANISHED));
     }
 
     // ---- an attempt's writes, fenced by its lease -----------------------------------------------

@@ -4,38 +4,31 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.URISyntaxException;
-import java.net.URL;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystem;
-import java.nio.file.FileSystemAlreadyExistsException;
-import java.nio.file.FileSystems;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * Applies the forward-only migrations {@code sql/migrations/NNNNNN_what_it_does.sql} in the order
- * of their numbers, each in its own transaction, and records them by number (so that a file's name
- * may say what it does without changing what was applied). An advisory lock serialises nodes that
- * start at the same time against one database.
+ * of their numbers (as {@code sql/migrations/index.txt} lists them), each in its own transaction,
+ * and records them by number, so that a file's name may say what it does without changing what was
+ * applied. An advisory lock serialises nodes that start at the same time against one database.
  */
 public final class Migrator {
 
     private static final Logger LOG = Logger.getLogger(Migrator.class.getName());
     private static final long LOCK_KEY = 0x7461736b6c696e65L; // "taskline"
     private static final String FOLDER = "/sql/migrations";
+    /** The migrations in the order they are applied, one file a line. */
+    static final String INDEX = "index.txt";
     /** A migration's file: its six-digit number, then what it does. */
-    static final Pattern FILE = Pattern.compile("(\\d{6})(?:_[a-z0-9_]+)?\\.sql");
+    static final Pattern FILE = Pattern.compile("(\\d{6})_[a-z0-9_]+\\.sql");
 
     private Migrator() {}
 
@@ -79,70 +72,56 @@ public final class Migrator {
                 .compose(didApply -> applyFrom(pool, sql, scripts, index + 1, applied + (didApply ? 1 : 0)));
     }
 
-    /** The migrations' texts, the first at index 0; blocking (it reads files, in the jar or not). */
+    /**
+     * The migrations' texts, the first at index 0, as {@code sql/migrations/index.txt} lists them;
+     * blocking (it reads resources). Read through the class loader, one file by name at a time, so
+     * that it works however the node is packaged, and a file the index does not name is not read.
+     */
     static List<String> readAll() {
-        URL folder = Migrator.class.getResource(FOLDER);
-        if (folder == null) {
-            throw new IllegalStateException("no " + FOLDER + " on the class path");
-        }
-        return readAll(folder);
+        return readAll(name -> {
+            try (InputStream in = Migrator.class.getResourceAsStream(FOLDER + "/" + name)) {
+                if (in == null) {
+                    throw new IllegalStateException("no " + FOLDER + "/" + name + " on the class path");
+                }
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
     }
 
-    /** As {@link #readAll()}, from {@code folder}: a directory, or {@code sql/migrations} in a jar. */
-    static List<String> readAll(URL folder) {
-        try {
-            URI uri = folder.toURI();
-            if (!"jar".equals(uri.getScheme())) {
-                return read(Path.of(uri));
-            }
-            FileSystem jar;
-            boolean opened = false;
-            try {
-                jar = FileSystems.newFileSystem(uri, Map.of());
-                opened = true;
-            } catch (FileSystemAlreadyExistsException e) {
-                jar = FileSystems.getFileSystem(uri);
-            }
-            try {
-                return read(jar.getPath(FOLDER));
-            } finally {
-                if (opened) {
-                    jar.close();
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Every migration of {@code folder} in order; their numbers must run 1, 2, 3 ... with none twice. */
-    static List<String> read(Path folder) throws IOException {
-        TreeMap<Integer, Path> byNumber = new TreeMap<>();
-        try (Stream<Path> files = Files.list(folder)) {
-            for (Path file : (Iterable<Path>) files::iterator) {
-                String name = file.getFileName().toString();
-                Matcher m = FILE.matcher(name);
-                if (!m.matches()) {
-                    throw new IllegalStateException("sql/migrations/" + name
-                            + " is not a migration's name (six digits, then _what_it_does.sql)");
-                }
-                Path twin = byNumber.put(Integer.parseInt(m.group(1)), file);
-                if (twin != null) {
-                    throw new IllegalStateException(
-                            "two migrations numbered " + m.group(1) + ": " + name + " and " + twin.getFileName());
-                }
-            }
-        }
-        List<String> scripts = new ArrayList<>(byNumber.size());
-        for (Map.Entry<Integer, Path> migration : byNumber.entrySet()) {
-            if (migration.getKey() != scripts.size() + 1) {
-                throw new IllegalStateException("no migration numbered " + (scripts.size() + 1) + " before "
-                        + migration.getValue().getFileName());
-            }
-            scripts.add(Files.readString(migration.getValue(), StandardCharsets.UTF_8));
+    /** As {@link #readAll()}, each file (the index included) read by {@code read} from its name. */
+    static List<String> readAll(Function<String, String> read) {
+        List<String> names = names(read.apply(INDEX));
+        List<String> scripts = new ArrayList<>(names.size());
+        for (String name : names) {
+            scripts.add(read.apply(name));
         }
         return scripts;
+    }
+
+    /**
+     * The files an index names, in its order: each a migration's name, numbered 1, 2, 3 ... in turn.
+     * Blank lines and lines of {@code #} are left out.
+     */
+    static List<String> names(String index) {
+        List<String> names = new ArrayList<>();
+        for (String line : index.split("\n")) {
+            String name = line.trim();
+            if (name.isEmpty() || name.startsWith("#")) {
+                continue;
+            }
+            Matcher m = FILE.matcher(name);
+            if (!m.matches()) {
+                throw new IllegalStateException(FOLDER + "/" + INDEX + " names " + name
+                        + ", which is not a migration's name (six digits, then _what_it_does.sql)");
+            }
+            if (Integer.parseInt(m.group(1)) != names.size() + 1) {
+                throw new IllegalStateException(FOLDER + "/" + INDEX + " names " + name + " where migration "
+                        + (names.size() + 1) + " is due: migrations are numbered 1, 2, 3 ... in the order applied");
+            }
+            names.add(name);
+        }
+        return names;
     }
 }

@@ -94,14 +94,15 @@ final class Room {
     record Taken(Reservation.Refusal refusal, int refused, int dispatch, String worker, Duration lease) {}
 
     /**
-     * Under the lock: takes room for {@code ask}'s tasks of {@code tenant} (null: none), all or none.
+     * Under the lock: takes room for {@code ask}'s tasks of {@code tenant} (null: none), all or none;
+     * {@code startsHeld}: nothing may be handed out now (a pause, the queue's rate budget spent).
      * Tasks due later take scheduled room; those due now go to the worker when nothing waits (they
      * must not overtake anyone; they are journaled claimed and start without a claim of their own),
      * as many as its free slots and claims ahead take, and the rest take waiting room. Waiting (with
      * claimed ahead) plus reserved never exceeds capacity, scheduled plus reserved never the
      * scheduled capacity, one tenant's unfinished and reserved tasks never its limit.
      */
-    Taken take(Ask ask, String tenant) {
+    Taken take(Ask ask, String tenant, boolean startsHeld) {
         if (!custody.tenantFits(tenant, ask.tasks.size())) {
             return new Taken(Reservation.Refusal.TENANT_LIMIT, ask.tasks.size(), 0, null, null);
         }
@@ -111,7 +112,7 @@ final class Room {
         }
         int due = ask.due.size();
         int dispatch = 0;
-        if (due > 0 && slots.workerId() != null && waiting.isEmpty() && !startsHeld()) {
+        if (due > 0 && slots.workerId() != null && waiting.isEmpty() && !startsHeld) {
             int room = Math.max(0, slots.claimRoom());
             // A local worker takes what fits (the best first) and the rest wait behind it; a remote
             // waiter takes the whole submission or none of it.
@@ -163,7 +164,7 @@ final class Room {
         custody.accepted(reservation.inserts().size());
         reservedScheduled -= reservation.scheduledCount();
         reserved -= reservation.waitingCount();
-        slots.dispatched(reservation.dispatchedCount(), leased);
+        slots.dispatched(leased);
         if (reservation.waitingCount() + reservation.scheduledCount() > 0) {
             for (Insert insert : reservation.inserts()) {
                 if (insert.claimed()) {
@@ -182,7 +183,7 @@ final class Room {
     void abort(Reservation reservation) {
         reservedScheduled -= reservation.scheduledCount();
         reserved -= reservation.waitingCount();
-        slots.dispatched(reservation.dispatchedCount(), List.of());
+        slots.undispatched(reservation.dispatchedCount());
         for (Insert insert : reservation.inserts()) {
             custody.release(insert.task().id());
         }
@@ -210,10 +211,5 @@ final class Room {
     /** Waiting room reserved by submissions not journaled yet. */
     int reserved() {
         return reserved;
-    }
-
-    /** Whether nothing may be handed out now: paused by an operator, or the queue's rate budget spent. */
-    boolean startsHeld() {
-        return slots.paused() || gates.rateHeld();
     }
 }

@@ -4,7 +4,7 @@ import dev.taskline.queue.TaskQueue.Dispatched;
 import dev.taskline.queue.TaskQueue.Stage;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Collection;
+import java.util.List;
 
 /**
  * One queue's slots on this node and the tasks that hold them, by stage; the tasks its worker may
@@ -116,15 +116,23 @@ final class Slots {
         dispatching += n;
     }
 
-    /** The claimed insert of {@code n} tasks committed ({@code leased} among them) or was given up. */
-    void dispatched(int n, Collection<Dispatched> leased) {
-        dispatching -= n;
+    /**
+     * The claimed insert of {@code leased} committed: the tasks hold their slots as claimed (a local
+     * worker starts them) or running (a remote worker was told of them), and wait to be taken.
+     */
+    void dispatched(List<Dispatched> leased) {
+        dispatching -= leased.size();
         if (remote) {
             running += leased.size();
         } else {
             claimed += leased.size();
         }
         ready.addAll(leased);
+    }
+
+    /** The claimed insert of {@code n} tasks was given up: their slots are free again. */
+    void undispatched(int n) {
+        dispatching -= n;
     }
 
     /** The next task admitted straight to a slot, or null. */

@@ -116,7 +116,7 @@ public final class TaskQueue {
         Room.Ask ask = Room.Ask.of(tasks, now, gates);
         Room.Taken taken;
         synchronized (this) {
-            taken = room.take(ask, tenant);
+            taken = room.take(ask, tenant, startsHeld());
         }
         if (taken.refusal() != null) {
             return new Reservation(this, taken.refusal(), tenant, taken.refused());
@@ -277,7 +277,7 @@ public final class TaskQueue {
         List<Task> taken = new ArrayList<>();
         Runnable listener = null;
         synchronized (this) {
-            int want = room.startsHeld() ? 0 : Math.min(max, slots.claimRoom());
+            int want = startsHeld() ? 0 : Math.min(max, slots.claimRoom());
             // A gated task (a bounded key, a rate limit) is claimed only into a free slot, never ahead: its
             // room is shared by every node, and a task leased here while it waits for a slot would hold
             // that room from a node that could run it now. Nothing is claimed ahead of it either, or a
@@ -358,7 +358,7 @@ public final class TaskQueue {
         Task task;
         Runnable listener = null;
         synchronized (this) {
-            task = !room.startsHeld() && slots.free() > 0 ? gates.out(waiting.poll()) : null;
+            task = !startsHeld() && slots.free() > 0 ? gates.out(waiting.poll()) : null;
             if (task != null) {
                 slots.handedOut(1, Stage.RUNNING);
                 listener = roomSignal();
@@ -379,7 +379,7 @@ public final class TaskQueue {
         Runnable listener;
         synchronized (this) {
             int want = Math.min(max, slots.free());
-            if (room.startsHeld() || want <= 0 || waiting.isEmpty()) {
+            if (startsHeld() || want <= 0 || waiting.isEmpty()) {
                 return List.of();
             }
             taken = waiting.takeBest(want, takes);
@@ -396,7 +396,7 @@ public final class TaskQueue {
 
     /** Whether {@link #poll} could hand out a task now: one waits and a slot is free. */
     public synchronized boolean canPoll() {
-        return !room.startsHeld() && !waiting.isEmpty() && slots.free() > 0;
+        return !startsHeld() && !waiting.isEmpty() && slots.free() > 0;
     }
 
     /**
@@ -584,6 +584,11 @@ public final class TaskQueue {
     public synchronized long oldestWaitingAgeMs(long nowMillis) {
         long oldest = Math.min(waiting.firstDue(), gates.firstDueAside());
         return oldest == Long.MAX_VALUE ? 0 : Math.max(0, nowMillis - oldest);
+    }
+
+    /** Whether nothing may be handed out now: paused by an operator, or the queue's rate budget spent. */
+    private boolean startsHeld() {
+        return slots.paused() || gates.rateHeld();
     }
 
     private static void run(Runnable listener) {

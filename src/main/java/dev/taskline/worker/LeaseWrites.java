@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.function.DoubleSupplier;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * What a remote worker writes with the lease token it was given: heartbeats (with progress), the
@@ -36,7 +37,7 @@ final class LeaseWrites {
     private final Journal journal;
     private final RemoteCustody custody;
     private final WorkerRegistry registry;
-    private final LeaseTokens tokens;
+    private final Supplier<LeaseTokens> tokens;
     private final Clock clock;
     private final DoubleSupplier jitter;
     private final ProgressListener progress;
@@ -46,7 +47,7 @@ final class LeaseWrites {
             Journal journal,
             RemoteCustody custody,
             WorkerRegistry registry,
-            LeaseTokens tokens,
+            Supplier<LeaseTokens> tokens,
             Clock clock,
             DoubleSupplier jitter,
             ProgressListener progress) {
@@ -168,7 +169,7 @@ final class LeaseWrites {
 
     /** @param expected the queue the request named, or null when it named none */
     private LeaseTokens.Token verify(String token, UUID taskId, String expected) {
-        LeaseTokens.Token t = tokens.verify(token);
+        LeaseTokens.Token t = tokens.get().verify(token);
         if (expected != null && !expected.equals(t.queue())) {
             throw new InvalidLeaseTokenException(
                     "lease is a token of queue '" + t.queue() + "', not '" + expected + "'");

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The remote tasks this node leased out, held in its custody (its queue counts them running) until
@@ -33,7 +34,7 @@ final class RemoteCustody {
     private final JournalReads reads;
     private final TasklineMetrics metrics;
     private final Clock clock;
-    private final LeaseTokens tokens;
+    private final Supplier<LeaseTokens> tokens;
     /** Told of a queue one of whose slots was freed: a waiting claim may take it. */
     private final Consumer<TaskQueue> freed;
 
@@ -44,7 +45,7 @@ final class RemoteCustody {
             JournalReads reads,
             TasklineMetrics metrics,
             Clock clock,
-            LeaseTokens tokens,
+            Supplier<LeaseTokens> tokens,
             Consumer<TaskQueue> freed) {
         this.journal = journal;
         this.reads = reads;
@@ -87,7 +88,7 @@ final class RemoteCustody {
         Claimed claimed = new Claimed(
                 task,
                 lease,
-                tokens.sign(lease, queue.name(), task.maxAttempts()),
+                tokens.get().sign(lease, queue.name(), task.maxAttempts()),
                 clock.instant().plusMillis(leaseMs));
         held.put(task.id(), new Held(queue, task, lease, now + leaseMs, now + timeoutMs(queue, task)));
         return claimed;

@@ -50,7 +50,9 @@ public final class RemoteWorkers extends VerticleBase {
     private final ProgressListener progress;
     private final long reconcileMs;
     private final WorkerRegistry registry;
-    private LeaseTokens tokens;
+    /** The journal's lease-token secret, once read; written on this loop, read from any thread. */
+    private volatile LeaseTokens tokens;
+
     private RemoteCustody custody;
     private WaitingClaims claims;
     private LeaseWrites writes;
@@ -116,17 +118,19 @@ public final class RemoteWorkers extends VerticleBase {
     @Override
     public Future<?> start() {
         GatedClaims gatedClaims = new GatedClaims(vertx, journal, clock);
+        // The parts call each other through these, each on this loop: a slot freed in custody may be
+        // what a waiting claim waits for (claims is read when a slot frees, not now); a hand-back goes
+        // through a pass of its own. The token secret comes from the journal: until it has, no claim
+        // is answered (the HTTP API is deployed after this verticle has started).
+        custody = new RemoteCustody(journal, reads, metrics, clock, () -> tokens, queue -> claims.serve(queue));
+        claims = new WaitingClaims(
+                vertx, context, queues, custody, gatedClaims, metrics, this::handBack, () -> stopping, MAX_WAITING);
+        writes = new LeaseWrites(queues, journal, custody, registry, () -> tokens, clock, jitter, progress);
+        for (TaskQueue queue : queues.values()) {
+            queue.onAvailable(() -> claims.wake(queue));
+        }
         return journal.sharedSecret(SECRET).map(secret -> {
             tokens = new LeaseTokens(secret);
-            // The parts call each other through these, each on this loop: a slot freed in custody may be
-            // what a waiting claim waits for; a hand-back goes through a pass of its own.
-            custody = new RemoteCustody(journal, reads, metrics, clock, tokens, queue -> claims.serve(queue));
-            claims = new WaitingClaims(
-                    vertx, context, queues, custody, gatedClaims, metrics, this::handBack, () -> stopping, MAX_WAITING);
-            writes = new LeaseWrites(queues, journal, custody, registry, tokens, clock, jitter, progress);
-            for (TaskQueue queue : queues.values()) {
-                queue.onAvailable(() -> claims.wake(queue));
-            }
             reconcileTimer = vertx.setPeriodic(reconcileMs, id -> {
                 if (!reconciling) {
                     reconciling = true;
@@ -140,9 +144,7 @@ public final class RemoteWorkers extends VerticleBase {
     @Override
     public Future<?> stop() {
         vertx.cancelTimer(reconcileTimer);
-        if (claims != null) {
-            claims.answerAll();
-        }
+        claims.answerAll();
         return Future.succeededFuture();
     }
 

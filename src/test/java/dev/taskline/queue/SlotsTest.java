@@ -181,7 +181,7 @@ class SlotsTest {
         slots.dispatching(1);
         assertEquals(1, slots.free());
         Task task = task(0, 1);
-        slots.dispatched(1, List.of(new TaskQueue.Dispatched(task, null)));
+        slots.dispatched(List.of(new TaskQueue.Dispatched(task, null)));
         assertEquals(1, slots.running());
         assertEquals(0, slots.claimed());
         assertEquals(task, slots.pollDispatched().task());

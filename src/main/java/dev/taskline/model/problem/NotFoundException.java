@@ -27,8 +27,12 @@ public final class NotFoundException extends ProblemException {
         return new NotFoundException("no key '" + id + "' issued through the API, or it is revoked already");
     }
 
-    /** Nothing at all by that name: an id that cannot be one, a path no route serves. */
-    public NotFoundException(String message) {
+    /** An id that cannot be one of anything (not a UUID): nothing is looked up, so nothing is told. */
+    public static NotFoundException notAnId(String text) {
+        return new NotFoundException("no such id: " + text);
+    }
+
+    private NotFoundException(String message) {
         super(404, "not-found", "Not found", message);
     }
 }
