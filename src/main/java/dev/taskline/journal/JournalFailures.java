@@ -5,7 +5,7 @@ import dev.taskline.model.problem.JournalUnavailableException;
 import io.vertx.core.Future;
 import io.vertx.core.VertxException;
 import io.vertx.pgclient.PgException;
-import java.net.ConnectException;
+import java.io.IOException;
 
 /**
  * Which failures of a journal call mean "the journal is not there right now" (its callers get
@@ -21,25 +21,40 @@ final class JournalFailures {
         return future.recover(e -> Future.failedFuture(classify(e)));
     }
 
+    /**
+     * The failure as the caller should see it: {@link JournalUnavailableException} when anything in
+     * its causes says the connection to the journal failed or is gone (refused, reset, closed, timed
+     * out: any I/O failure of the client's socket), or the server says it is not there for us
+     * (see {@link #unavailableClass}); else the failure itself. The one place that decides it, for
+     * every call of the journal.
+     */
     static Throwable classify(Throwable failure) {
         if (failure instanceof JournalUnavailableException || failure instanceof JournalBusyException) {
             return failure;
         }
         for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof ConnectException
+            // IOException: a connection refused, reset by the peer, closed under a request, a channel
+            // gone; the journal client does no other I/O. (A reset surfaced as a 500 while PostgreSQL
+            // stopped under load: nothing had committed, and the contract is 503.)
+            if (t instanceof IOException
                     || t instanceof io.vertx.sqlclient.ClosedConnectionException
-                    || t instanceof java.util.concurrent.TimeoutException
-                    || t instanceof io.netty.channel.ConnectTimeoutException) {
+                    || t instanceof java.util.concurrent.TimeoutException) {
                 return new JournalUnavailableException(failure);
             }
             if (t instanceof PgException pg && pg.getSqlState() != null && unavailableClass(pg.getSqlState())) {
                 return new JournalUnavailableException(failure);
             }
-            if (t instanceof VertxException && String.valueOf(t.getMessage()).contains("Connection")) {
+            if (t instanceof VertxException && closedOrUnreachable(t.getMessage())) {
                 return new JournalUnavailableException(failure);
             }
         }
         return failure;
+    }
+
+    /** What the client says, without a cause, of a connection or pool that is gone. */
+    private static boolean closedOrUnreachable(String message) {
+        String text = String.valueOf(message).toLowerCase(java.util.Locale.ROOT);
+        return text.contains("connection") || text.contains("closed");
     }
 
     /**

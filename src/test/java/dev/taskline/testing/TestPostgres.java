@@ -63,6 +63,16 @@ public final class TestPostgres {
         adminQuery("DROP DATABASE " + name + " WITH (FORCE)");
     }
 
+    /**
+     * Ends every session on the database of {@code url} but the one asking, as an operator's
+     * {@code pg_terminate_backend} would: the node's pooled connections break under it.
+     */
+    public static void terminateSessions(String url) throws Exception {
+        String name = PgUrl.parse(url).getDatabase();
+        adminQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + name
+                + "' AND pid <> pg_backend_pid()");
+    }
+
     private static void adminQuery(String sql) throws Exception {
         Vertx vertx = Vertx.vertx();
         try {
