@@ -68,21 +68,13 @@ public final class SubmissionJson {
         if (queue != null && !(queue instanceof String)) {
             throw new InvalidTaskException(where + "queue must be a string");
         }
-        if (payload != null && containsNul(payload)) {
-            // PostgreSQL's jsonb cannot store U+0000; refusing it here keeps it from failing the insert.
-            throw new InvalidTaskException(where + "payload must not contain the NUL character (\\u0000)");
-        }
-        if (text.indexOf('\0') >= 0 || (queue != null && ((String) queue).indexOf('\0') >= 0)) {
-            throw new InvalidTaskException(where + "type and queue must not contain the NUL character");
-        }
         Object key = body.getValue("concurrencyKey");
         if (key != null
                 && (!(key instanceof String keyText)
                         || keyText.isEmpty()
-                        || keyText.length() > QueueConfig.MAX_KEY_LENGTH
-                        || keyText.indexOf('\0') >= 0)) {
-            throw new InvalidTaskException(where + "concurrencyKey must be a string of 1 to "
-                    + QueueConfig.MAX_KEY_LENGTH + " characters, without the NUL character");
+                        || keyText.length() > QueueConfig.MAX_KEY_LENGTH)) {
+            throw new InvalidTaskException(
+                    where + "concurrencyKey must be a string of 1 to " + QueueConfig.MAX_KEY_LENGTH + " characters");
         }
         return new Submission(
                 text,
@@ -121,26 +113,6 @@ public final class SubmissionJson {
                         + String.join(", ", known.stream().sorted().toList()) + ")");
             }
         }
-    }
-
-    public static boolean containsNul(Object value) {
-        if (value instanceof String text) {
-            return text.indexOf('\0') >= 0;
-        }
-        if (value instanceof JsonObject object) {
-            for (java.util.Map.Entry<String, Object> entry : object) {
-                if (entry.getKey().indexOf('\0') >= 0 || containsNul(entry.getValue())) {
-                    return true;
-                }
-            }
-        } else if (value instanceof JsonArray array) {
-            for (Object item : array) {
-                if (containsNul(item)) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     private static Integer intOrNull(JsonObject body, String field, String where) {

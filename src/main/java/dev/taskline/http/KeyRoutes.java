@@ -86,7 +86,7 @@ final class KeyRoutes implements Routes {
     }
 
     private void revoke(RoutingContext ctx) {
-        service.revoke(Requests.caller(ctx), ctx.pathParam("id"))
+        service.revoke(Requests.caller(ctx), Requests.path(ctx, "id"))
                 .onSuccess(v -> ctx.response().setStatusCode(204).end())
                 .onFailure(ctx::fail);
     }

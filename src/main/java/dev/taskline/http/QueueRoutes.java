@@ -27,7 +27,7 @@ final class QueueRoutes implements Routes {
     }
 
     private void pause(RoutingContext ctx, boolean paused) {
-        service.pause(Requests.caller(ctx), ctx.pathParam("queue"), paused)
+        service.pause(Requests.caller(ctx), Requests.path(ctx, "queue"), paused)
                 .onSuccess(control -> Requests.json(ctx, 200, ApiJson.pause(control)))
                 .onFailure(ctx::fail);
     }

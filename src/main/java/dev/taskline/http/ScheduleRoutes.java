@@ -51,19 +51,19 @@ final class ScheduleRoutes implements Routes {
     }
 
     private void get(RoutingContext ctx) {
-        service.get(Requests.caller(ctx), ctx.pathParam("name"))
+        service.get(Requests.caller(ctx), Requests.path(ctx, "name"))
                 .onSuccess(view -> Requests.json(ctx, 200, ApiJson.schedule(view)))
                 .onFailure(ctx::fail);
     }
 
     private void pause(RoutingContext ctx, boolean paused) {
-        service.pause(Requests.caller(ctx), ctx.pathParam("name"), paused)
+        service.pause(Requests.caller(ctx), Requests.path(ctx, "name"), paused)
                 .onSuccess(view -> Requests.json(ctx, 200, ApiJson.schedule(view)))
                 .onFailure(ctx::fail);
     }
 
     private void delete(RoutingContext ctx) {
-        service.delete(Requests.caller(ctx), ctx.pathParam("name"))
+        service.delete(Requests.caller(ctx), Requests.path(ctx, "name"))
                 .onSuccess(v -> ctx.response().setStatusCode(204).end())
                 .onFailure(ctx::fail);
     }

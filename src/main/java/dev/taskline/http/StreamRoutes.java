@@ -61,7 +61,7 @@ final class StreamRoutes implements Routes {
     }
 
     private static long lastEventId(RoutingContext ctx) {
-        String header = ctx.request().getHeader("Last-Event-ID");
+        String header = Requests.header(ctx, "Last-Event-ID");
         if (header == null || header.isBlank()) {
             return 0;
         }

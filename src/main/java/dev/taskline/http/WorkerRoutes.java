@@ -1,6 +1,5 @@
 package dev.taskline.http;
 
-import dev.taskline.admission.SubmissionJson;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
@@ -53,7 +52,7 @@ final class WorkerRoutes implements Routes {
         // A client that goes away while its claim waits must not have tasks leased to it.
         Promise<Void> gone = Promise.promise();
         ctx.response().closeHandler(v -> gone.tryComplete());
-        service.claim(Requests.caller(ctx), ctx.pathParam("queue"), worker, max, types, waitMs, gone.future())
+        service.claim(Requests.caller(ctx), Requests.path(ctx, "queue"), worker, max, types, waitMs, gone.future())
                 .onSuccess(claimed -> {
                     if (ctx.response().closed()) {
                         service.handBack(Requests.caller(ctx), claimed);
@@ -91,9 +90,6 @@ final class WorkerRoutes implements Routes {
         known(json, "lease", "error", "retry", "retryAfterMs");
         String lease = text(json, "lease");
         String error = text(json, "error");
-        if (error.indexOf('\0') >= 0) {
-            throw new InvalidTaskException("error must not contain the NUL character");
-        }
         Object retry = json.getValue("retry", true);
         if (!(retry instanceof Boolean)) {
             throw new InvalidTaskException("retry must be true or false");
@@ -115,7 +111,7 @@ final class WorkerRoutes implements Routes {
 
     private void completeAll(RoutingContext ctx) {
         List<LeaseWrite> writes = leaseWrites(ctx, true);
-        service.completeAll(Requests.caller(ctx), ctx.pathParam("queue"), writes)
+        service.completeAll(Requests.caller(ctx), Requests.path(ctx, "queue"), writes)
                 .onSuccess(results -> Requests.json(
                         ctx, 200, items(ctx, results, state -> new JsonObject().put("state", state.sql()))))
                 .onFailure(ctx::fail);
@@ -123,7 +119,7 @@ final class WorkerRoutes implements Routes {
 
     private void heartbeatAll(RoutingContext ctx) {
         List<LeaseWrite> writes = leaseWrites(ctx, false);
-        service.heartbeatAll(Requests.caller(ctx), ctx.pathParam("queue"), writes)
+        service.heartbeatAll(Requests.caller(ctx), Requests.path(ctx, "queue"), writes)
                 .onSuccess(results -> Requests.json(ctx, 200, items(ctx, results, ApiJson::beat)))
                 .onFailure(ctx::fail);
     }
@@ -183,10 +179,6 @@ final class WorkerRoutes implements Routes {
             if (result != null && !(result instanceof JsonObject)) {
                 throw new InvalidTaskException("result must be a JSON object");
             }
-            // The journal stores JSON as jsonb, which cannot hold the NUL character.
-            if (result != null && SubmissionJson.containsNul(result)) {
-                throw new InvalidTaskException("result must not contain the NUL character");
-            }
             return new LeaseWrite(id, lease, (JsonObject) result, null, null);
         }
         Object progress = json.getValue("progress");
@@ -197,9 +189,6 @@ final class WorkerRoutes implements Routes {
                 || !(p.getValue("percent") instanceof Integer percent)
                 || (p.getValue("message") != null && !(p.getValue("message") instanceof String))) {
             throw new InvalidTaskException("progress must be {\"percent\": 0 to 100, \"message\"?: text}");
-        }
-        if (p.getString("message") != null && p.getString("message").indexOf('\0') >= 0) {
-            throw new InvalidTaskException("progress.message must not contain the NUL character");
         }
         return new LeaseWrite(id, lease, null, percent, p.getString("message"));
     }

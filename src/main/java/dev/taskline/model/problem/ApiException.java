@@ -16,6 +16,14 @@ public final class ApiException extends ProblemException {
         return new ApiException(400, "malformed-request", "Malformed request", detail, null);
     }
 
+    /**
+     * Valid JSON whose text can never be stored as sent (a NUL, a lone surrogate): 422, as any body
+     * that breaks a rule.
+     */
+    public static ApiException invalidText(String detail) {
+        return new ApiException(422, "invalid-text", "Invalid text", detail, null);
+    }
+
     public static ApiException unsupportedMediaType(String detail) {
         return new ApiException(415, "unsupported-media-type", "Unsupported media type", detail, null);
     }

@@ -1,0 +1,270 @@
+package dev.taskline.http;
+
+import static dev.taskline.testing.TestNode.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.taskline.journal.PgUrl;
+import dev.taskline.testing.TestNode;
+import dev.taskline.testing.TestPostgres;
+import io.vertx.core.MultiMap;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpRequest;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.Row;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every route of the OpenAPI document, each of its path, query and header parameters and each
+ * field of its body in turn given a hostile value (a NUL, a lone surrogate, 10 kB of text, a value
+ * of the wrong JSON type): no answer is a 5xx, and a request refused with a 4xx changed nothing in
+ * the journal.
+ */
+class FuzzRoutesTest {
+
+    private static final String CONFIG = """
+            {"queues": {"default": {"slots": 1, "capacity": 1000},
+                        "remote": {"remote": true, "types": ["sum"], "capacity": 1000}}}
+            """;
+
+    /** What each kind of parameter is given instead of a plausible value. */
+    private static final List<Object> HOSTILE = List.of(
+            "\u0000",
+            "a\u0000b",
+            "\ud800",
+            "x\udc00y",
+            "x".repeat(10_240),
+            "",
+            -1,
+            1.5,
+            1e300,
+            true,
+            new JsonArray().add("\u0000"),
+            new JsonObject().put("a\u0000", 1),
+            new JsonObject().putNull("x"));
+
+    /** A body each route takes, so that a hostile field is read beside valid ones. */
+    private static final Map<String, JsonObject> BODIES = Map.of(
+            "POST /api/tasks", new JsonObject().put("type", "sleep"),
+            "POST /api/batches",
+                    new JsonObject().put("tasks", new JsonArray().add(new JsonObject().put("type", "sleep"))),
+            "POST /api/keys", new JsonObject().put("scopes", new JsonArray().add("read")),
+            "POST /api/schedules",
+                    new JsonObject()
+                            .put("name", "fuzz")
+                            .put("every", "PT1H")
+                            .put("task", new JsonObject().put("type", "sleep")),
+            "POST /api/tasks/retry", new JsonObject().put("queue", "default"),
+            "POST /api/queues/{queue}/claim",
+                    new JsonObject().put("worker", "w").put("waitMs", 0),
+            "POST /api/queues/{queue}/complete", new JsonObject().put("tasks", new JsonArray()),
+            "POST /api/queues/{queue}/heartbeat", new JsonObject().put("tasks", new JsonArray()),
+            "POST /api/tasks/{id}/complete", new JsonObject().put("lease", "x"),
+            "POST /api/tasks/{id}/heartbeat", new JsonObject().put("lease", "x"));
+
+    private static final Map<String, String> PLAUSIBLE =
+            Map.of("id", UUID.randomUUID().toString(), "queue", "remote", "name", "fuzz");
+
+    @Test
+    void no_route_answers_a_hostile_value_with_a_5xx_and_a_refused_one_changes_nothing() throws Exception {
+        String db = TestPostgres.newDatabase();
+        JsonObject api = new JsonObject(Files.readString(Path.of("src/main/resources/openapi.json")));
+        List<String> broken = new ArrayList<>();
+        int sent = 0;
+        try (TestNode node = TestNode.start(db, CONFIG)) {
+            Pool pool = PgBuilder.pool()
+                    .with(new PoolOptions().setMaxSize(1))
+                    .connectingTo(PgUrl.parse(db))
+                    .using(node.vertx)
+                    .build();
+            // Nothing runs or ticks meanwhile, so that what the journal holds changes only by the requests.
+            node.node.passes().scheduler().halt();
+            for (String queue : List.of("default", "remote")) {
+                assertEquals(
+                        200,
+                        node.post("/api/queues/" + queue + "/pause", new JsonObject())
+                                .statusCode());
+            }
+            Map<String, Long> before = journal(pool);
+            for (Map.Entry<String, Object> path : api.getJsonObject("paths")) {
+                for (Map.Entry<String, Object> op : (JsonObject) path.getValue()) {
+                    HttpMethod method = HttpMethod.valueOf(op.getKey().toUpperCase());
+                    if (!List.of(HttpMethod.GET, HttpMethod.POST, HttpMethod.DELETE)
+                            .contains(method)) {
+                        continue;
+                    }
+                    JsonObject operation = (JsonObject) op.getValue();
+                    String route = method.name() + " " + path.getKey();
+                    for (Request request : requests(route, path.getKey(), operation, api)) {
+                        sent++;
+                        HttpResponse<Buffer> answer = send(node, method, request);
+                        int status = answer.statusCode();
+                        if (status >= 500) {
+                            broken.add(request + " -> " + status + " " + answer.bodyAsString());
+                        }
+                        Map<String, Long> after = journal(pool);
+                        if (status >= 400 && !after.equals(before)) {
+                            broken.add(request + " -> " + status + " changed " + before + " to " + after);
+                        }
+                        before = after;
+                    }
+                }
+            }
+            await(pool.close());
+        }
+        assertTrue(sent > 500, "requests sent: " + sent);
+        assertEquals(List.of(), broken);
+    }
+
+    /** One request of the walk: its path (encoded), query, headers and body (null: none). */
+    private record Request(
+            String label, String path, Map<String, String> query, Map<String, String> headers, Object body) {
+        @Override
+        public String toString() {
+            return label;
+        }
+    }
+
+    private static List<Request> requests(String route, String template, JsonObject operation, JsonObject api) {
+        List<Request> all = new ArrayList<>();
+        List<JsonObject> params = new ArrayList<>();
+        for (Object p : operation.getJsonArray("parameters", new JsonArray())) {
+            JsonObject param = (JsonObject) p;
+            if (param.containsKey("$ref")) {
+                param = resolve(api, param.getString("$ref"));
+            }
+            params.add(param);
+        }
+        JsonObject base = BODIES.get(route);
+        // Each parameter hostile in turn, the others plausible.
+        for (JsonObject param : params) {
+            for (Object value : HOSTILE) {
+                if (!(value instanceof String text)) {
+                    continue; // a parameter is text; other types are for bodies
+                }
+                Map<String, String> pathValues = new LinkedHashMap<>(PLAUSIBLE);
+                Map<String, String> query = new LinkedHashMap<>();
+                Map<String, String> headers = new LinkedHashMap<>();
+                String name = param.getString("name");
+                switch (param.getString("in")) {
+                    case "path" -> pathValues.put(name, text);
+                    case "query" -> query.put(name, text);
+                    case "header" -> {
+                        if (text.indexOf('\0') >= 0 || text.length() > 8_000) {
+                            continue; // not sendable as an HTTP/1.1 header
+                        }
+                        headers.put(name, text);
+                    }
+                    default -> {
+                        continue;
+                    }
+                }
+                all.add(new Request(
+                        route + " " + name + "=" + describe(value), path(template, pathValues), query, headers, base));
+            }
+        }
+        // Each field of the body hostile in turn.
+        JsonObject schema = bodySchema(operation, api);
+        if (schema != null && base != null) {
+            for (String field :
+                    schema.getJsonObject("properties", new JsonObject()).fieldNames()) {
+                for (Object value : HOSTILE) {
+                    JsonObject body = base.copy().put(field, value);
+                    all.add(new Request(
+                            route + " body." + field + "=" + describe(value),
+                            path(template, PLAUSIBLE),
+                            Map.of(),
+                            Map.of(),
+                            body));
+                }
+            }
+        }
+        if (all.isEmpty()) {
+            all.add(new Request(route, path(template, PLAUSIBLE), Map.of(), Map.of(), base));
+        }
+        return all;
+    }
+
+    private static JsonObject bodySchema(JsonObject operation, JsonObject api) {
+        JsonObject body = operation.getJsonObject("requestBody");
+        if (body == null) {
+            return null;
+        }
+        JsonObject json = body.getJsonObject("content", new JsonObject()).getJsonObject("application/json");
+        if (json == null) {
+            return null;
+        }
+        JsonObject schema = json.getJsonObject("schema");
+        return schema.containsKey("$ref") ? resolve(api, schema.getString("$ref")) : schema;
+    }
+
+    private static JsonObject resolve(JsonObject api, String ref) {
+        JsonObject at = api;
+        for (String part : ref.substring(2).split("/")) {
+            at = at.getJsonObject(part);
+        }
+        return at;
+    }
+
+    private static String path(String template, Map<String, String> values) {
+        String path = template;
+        for (Map.Entry<String, String> v : values.entrySet()) {
+            path = path.replace(
+                    "{" + v.getKey() + "}",
+                    URLEncoder.encode(v.getValue(), StandardCharsets.UTF_8).replace("+", "%20"));
+        }
+        return path;
+    }
+
+    private static String describe(Object value) {
+        String text = String.valueOf(value);
+        return text.length() > 20 ? text.substring(0, 20) + "...(" + text.length() + ")" : text.replace("\0", "\\0");
+    }
+
+    private static HttpResponse<Buffer> send(TestNode node, HttpMethod method, Request request) throws Exception {
+        HttpRequest<Buffer> http = node.http.request(method, request.path()).timeout(TimeUnit.SECONDS.toMillis(30));
+        MultiMap query = http.queryParams();
+        request.query().forEach(query::add);
+        request.headers().forEach(http::putHeader);
+        if (request.body() == null) {
+            return await(http.send());
+        }
+        http.putHeader("Content-Type", "application/json");
+        return await(http.sendBuffer(Buffer.buffer(
+                request.body() instanceof JsonObject json ? json.encode() : String.valueOf(request.body()))));
+    }
+
+    /** What a refused request must not change: the journal's rows, counted per table. */
+    private static Map<String, Long> journal(Pool pool) throws Exception {
+        Map<String, Long> counts = new LinkedHashMap<>();
+        for (Row row : await(pool.query("""
+                        SELECT 'tasks' AS t, count(*) AS n FROM tasks UNION ALL
+                        SELECT 'task_events', count(*) FROM task_events UNION ALL
+                        SELECT 'batches', count(*) FROM batches UNION ALL
+                        SELECT 'schedules', count(*) FROM schedules UNION ALL
+                        SELECT 'api_keys', count(*) FROM api_keys UNION ALL
+                        SELECT 'revoked', count(revoked_at) FROM api_keys UNION ALL
+                        SELECT 'paused', count(*) FROM queue_controls WHERE paused UNION ALL
+                        SELECT 'idempotency_keys', count(*) FROM idempotency_keys
+                        """).execute())) {
+            counts.put(row.getString("t"), row.getLong("n"));
+        }
+        return counts;
+    }
+}
