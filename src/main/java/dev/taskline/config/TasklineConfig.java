@@ -1,5 +1,7 @@
 package dev.taskline.config;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -30,9 +32,25 @@ public record TasklineConfig(
         }
     }
 
-    /** Whether only this machine can reach {@code host}. */
+    /**
+     * Whether only this machine can reach {@code host}: every address it resolves to is a loopback
+     * one. Resolved, not read: a name that merely looks local ({@code 127.example.net}) may point
+     * anywhere, and one that does not resolve cannot be shown to be local. Blocking (a name
+     * lookup), as configuration is loaded before anything serves.
+     */
     static boolean loopback(String host) {
-        return host.equals("localhost") || host.equals("::1") || host.equals("[::1]") || host.startsWith("127.");
+        String name = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        try {
+            InetAddress[] addresses = InetAddress.getAllByName(name);
+            for (InetAddress address : addresses) {
+                if (!address.isLoopbackAddress()) {
+                    return false;
+                }
+            }
+            return addresses.length > 0;
+        } catch (UnknownHostException e) {
+            return false;
+        }
     }
 
     /**

@@ -330,6 +330,20 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void a_host_counts_as_local_only_when_every_address_it_resolves_to_is_a_loopback_one() {
+        for (String local : new String[] {"127.0.0.1", "127.0.0.2", "localhost", "::1", "[::1]"}) {
+            assertTrue(TasklineConfig.loopback(local), local);
+        }
+        // Looks local, is a name: it points wherever its zone says, or nowhere.
+        for (String other : new String[] {"127.example.net", "127.0.0.1.example.net", "0.0.0.0", "10.0.0.1", "::"}) {
+            org.junit.jupiter.api.Assertions.assertFalse(TasklineConfig.loopback(other), other);
+        }
+        org.junit.jupiter.api.Assertions.assertThrows(
+                ConfigException.class,
+                () -> ConfigLoader.fromJson("{\"http\":{\"host\":\"127.example.net\"}}", Map.of()));
+    }
+
+    @Test
     void bad_keys_are_refused_by_name() {
         for (String[] c : new String[][] {
             {"{\"id\":\"ci\",\"hash\":\"md5:abc\",\"scopes\":[\"read\"]}", "hash"},
