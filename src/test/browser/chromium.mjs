@@ -19,7 +19,8 @@ export function stopwatchLog() {
 /**
  * Launches Chromium on a profile of its own and opens a page with 30-s timeouts; `options` go to
  * the launch (a viewport, say). Returns {context, page, pageErrors, close}: pageErrors fills with
- * the page's uncaught errors (each logged too), close() ends the browser and deletes the profile.
+ * the page's uncaught errors and what its Content-Security-Policy refused (each logged too),
+ * close() ends the browser and deletes the profile.
  */
 export async function openPage(log, options = {}) {
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskline-chromium-'));
@@ -42,6 +43,14 @@ export async function openPage(log, options = {}) {
   page.on('pageerror', (e) => {
     pageErrors.push(e.message);
     log(`page error: ${e.message}`);
+  });
+  // What the Content-Security-Policy refused (an inline style or script, another origin): the
+  // browser says so on the console only, and the page would quietly miss it.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) {
+      pageErrors.push(`refused by the policy: ${message.text()}`);
+      log(`policy: ${message.text()}`);
+    }
   });
   return {
     context,

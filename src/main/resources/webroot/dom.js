@@ -18,6 +18,9 @@ export function h(spec, attrs, ...children) {
         el.addEventListener(key.slice(2), value);
       } else if (key === 'text') {
         el.textContent = value;
+      } else if (key === 'style') {
+        // Through the CSSOM: a style attribute is inline style, which the page's policy refuses.
+        el.style.cssText = String(value);
       } else if (value === true) {
         el.setAttribute(key, '');
       } else {

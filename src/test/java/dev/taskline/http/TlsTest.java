@@ -101,7 +101,10 @@ class TlsTest {
                             .setDefaultHost("127.0.0.1")
                             .setDefaultPort(node.node.httpPort()));
             try {
-                assertEquals(200, await(https.get("/health/ready").send()).statusCode());
+                var ready = await(https.get("/health/ready").send());
+                assertEquals(200, ready.statusCode());
+                assertEquals(
+                        "max-age=31536000", ready.getHeader("Strict-Transport-Security"), "over TLS, TLS from now on");
                 assertEquals(
                         202,
                         await(https.post("/api/tasks")
