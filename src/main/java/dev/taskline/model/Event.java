@@ -21,4 +21,29 @@ public record Event(
         Integer attempt,
         Instant at,
         JsonObject detail,
-        Object result) {}
+        Object result) {
+
+    /** What a detail names the key that acted under: a cancel, a retry (see the journal's cancel and retry). */
+    public static final String ACTOR = "by";
+
+    /** The same transition without the key that made it, for a reader who may not know it; itself when it names none. */
+    public Event withoutActor() {
+        if (detail == null || !detail.containsKey(ACTOR)) {
+            return this;
+        }
+        JsonObject rest = detail.copy();
+        rest.remove(ACTOR);
+        return new Event(
+                eventId,
+                taskId,
+                from,
+                to,
+                reason,
+                workerId,
+                leaseVersion,
+                attempt,
+                at,
+                rest.isEmpty() ? null : rest,
+                result);
+    }
+}

@@ -13,4 +13,9 @@ public record QueueControl(String queue, boolean paused, Instant changedAt, Stri
     public static QueueControl none(String queue) {
         return new QueueControl(queue, false, null, null);
     }
+
+    /** The same switch without the key that set it, for a reader who may not know it. */
+    public QueueControl withoutActor() {
+        return changedBy == null ? this : new QueueControl(queue, paused, changedAt, null);
+    }
 }

@@ -19,4 +19,24 @@ public record ScheduleRecord(
         long skipped,
         Instant errorTickAt,
         Instant errorAt,
-        String errorDetail) {}
+        String errorDetail) {
+
+    /** The same schedule without the key that last paused or resumed it, for a reader who may not know it. */
+    public ScheduleRecord withoutActor() {
+        return changedBy == null
+                ? this
+                : new ScheduleRecord(
+                        row,
+                        origin,
+                        null,
+                        lastOutcome,
+                        lastTaskId,
+                        lastReason,
+                        lastDetail,
+                        lastTaskState,
+                        skipped,
+                        errorTickAt,
+                        errorAt,
+                        errorDetail);
+    }
+}

@@ -42,4 +42,41 @@ public record TaskView(
         String concurrencyKey,
         Instant startBy,
         String schedule,
-        Instant scheduledFor) {}
+        Instant scheduledFor) {
+
+    /** The same task with its history's transitions without the keys that made them. */
+    public TaskView withoutActors() {
+        if (history == null) {
+            return this;
+        }
+        return new TaskView(
+                id,
+                queue,
+                type,
+                state,
+                priority,
+                attempt,
+                maxAttempts,
+                leaseVersion,
+                payload,
+                result,
+                error,
+                progressPercent,
+                progressMessage,
+                runAt,
+                createdAt,
+                updatedAt,
+                startedAt,
+                finishedAt,
+                batchId,
+                tenant,
+                timeoutMs,
+                workerId,
+                leaseExpiresAt,
+                history.stream().map(Event::withoutActor).toList(),
+                concurrencyKey,
+                startBy,
+                schedule,
+                scheduledFor);
+    }
+}

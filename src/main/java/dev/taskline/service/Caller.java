@@ -64,6 +64,11 @@ public record Caller(String keyId, String tenant, Set<Scope> scopes, Set<String>
         return tenant == null || tenant.equals(taskTenant);
     }
 
+    /** Whether this caller may know who did what (the key behind a cancel, a retry, a pause). */
+    boolean isAdmin() {
+        return scopes.contains(Scope.ADMIN);
+    }
+
     /** True when no task is hidden from this caller, so that no tenant needs to be looked up first. */
     boolean seesEveryTenant() {
         return tenant == null;

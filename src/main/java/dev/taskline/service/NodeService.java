@@ -58,8 +58,9 @@ public final class NodeService {
     public Future<List<QueueView>> queues(Caller caller) {
         return permitted(() -> caller.require(Scope.READ))
                 .compose(v -> caller.seesEveryTenant()
-                        ? Future.succeededFuture(nodeQueues())
-                        : reads.tenantCounts(caller.tenant(), clock.instant()).map(this::tenantQueues));
+                        ? Future.succeededFuture(nodeQueues(caller))
+                        : reads.tenantCounts(caller.tenant(), clock.instant())
+                                .map(counts -> tenantQueues(caller, counts)));
     }
 
     /**
@@ -76,7 +77,13 @@ public final class NodeService {
                 .compose(v -> pauses.set(queue, paused, caller.keyId()));
     }
 
-    private List<QueueView> tenantQueues(List<TenantCounts> counts) {
+    /** A queue's switch as {@code caller} may see it: who set it is an admin's to know. */
+    private QueueControl control(Caller caller, String queue) {
+        QueueControl control = pauses.control(queue);
+        return caller.isAdmin() ? control : control.withoutActor();
+    }
+
+    private List<QueueView> tenantQueues(Caller caller, List<TenantCounts> counts) {
         java.util.Map<String, TenantCounts> byQueue = new java.util.HashMap<>();
         counts.forEach(c -> byQueue.put(c.queue(), c));
         List<QueueView> list = new ArrayList<>();
@@ -101,7 +108,7 @@ public final class NodeService {
                     null,
                     null,
                     null,
-                    pauses.control(queue.name()),
+                    control(caller, queue.name()),
                     queue.config().keyLimits(),
                     null,
                     queue.config().rateLimit(),
@@ -111,7 +118,7 @@ public final class NodeService {
         return list;
     }
 
-    private List<QueueView> nodeQueues() {
+    private List<QueueView> nodeQueues(Caller caller) {
         long now = clock.millis();
         List<QueueView> list = new ArrayList<>();
         for (TaskQueue queue : queues.all()) {
@@ -136,7 +143,7 @@ public final class NodeService {
                     meters.rates(),
                     counts.claimedAhead(),
                     counts.finishing(),
-                    pauses.control(queue.name()),
+                    control(caller, queue.name()),
                     queue.config().keyLimits(),
                     queue.heldByKeys(),
                     queue.config().rateLimit(),

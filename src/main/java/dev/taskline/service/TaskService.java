@@ -71,7 +71,11 @@ public final class TaskService {
     public Future<TaskView> task(Caller caller, UUID id) {
         return allowed(() -> {
             caller.require(Scope.READ);
-            return reads.task(id).map(task -> visible(caller, task, id));
+            return reads.task(id).map(task -> {
+                TaskView seen = visible(caller, task, id);
+                // Who cancelled or retried it is an admin's to know.
+                return caller.isAdmin() ? seen : seen.withoutActors();
+            });
         });
     }
 
@@ -184,18 +188,19 @@ public final class TaskService {
                 .compose(v -> reads.state(id))
                 .compose(state -> state == null
                         ? Future.failedFuture(new NotFoundException("task", id))
-                        : open(List.of(id), afterEventId, sink));
+                        : open(caller, List.of(id), afterEventId, sink));
     }
 
     /** As {@link #streamTask}, for every task of a batch. */
     public Future<TaskStream> streamBatch(Caller caller, UUID id, long afterEventId, Supplier<StreamSink> sink) {
         return permitted(() -> caller.require(Scope.READ))
                 .compose(v -> batchTaskIds(caller, id))
-                .compose(ids -> open(ids, afterEventId, sink));
+                .compose(ids -> open(caller, ids, afterEventId, sink));
     }
 
-    private Future<TaskStream> open(List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
-        TaskStream stream = hub.open(tasks, afterEventId, sink);
+    private Future<TaskStream> open(Caller caller, List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
+        Supplier<StreamSink> told = caller.isAdmin() ? sink : () -> new WithoutActors(sink.get());
+        TaskStream stream = hub.open(tasks, afterEventId, told);
         return stream == null
                 ? Future.failedFuture(new TooManyStreamsException(maxStreams))
                 : Future.succeededFuture(stream);

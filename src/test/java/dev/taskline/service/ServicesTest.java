@@ -131,6 +131,45 @@ class ServicesTest {
     }
 
     @Test
+    void only_an_admin_sees_which_key_cancelled_a_task_or_paused_a_queue() throws Exception {
+        UUID id = submit(ACME);
+        await(services.tasks().cancel(ADMIN, id));
+        assertTrue(
+                await(services.tasks().task(ADMIN, id)).history().stream()
+                        .anyMatch(e ->
+                                e.detail() != null && "admin".equals(e.detail().getString("by"))),
+                "an admin sees the key");
+        assertTrue(
+                await(services.tasks().task(ACME, id)).history().stream()
+                        .noneMatch(e -> e.detail() != null && e.detail().containsKey("by")),
+                "the task's own tenant does not");
+        // The same on the task's stream, which replays its history from the journal.
+        List<dev.taskline.model.Event> streamed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.vertx.core.Promise<Void> ended = io.vertx.core.Promise.promise();
+        await(services.tasks().streamTask(ACME, id, 0, () -> new Recording(streamed, ended)));
+        await(ended.future());
+        assertTrue(
+                streamed.stream().anyMatch(e -> e.to() == TaskState.CANCELLED), "the cancel is streamed: " + streamed);
+        assertTrue(
+                streamed.stream()
+                        .noneMatch(e -> e.detail() != null && e.detail().containsKey("by")),
+                "without its key");
+        Views.QueueView byAdmin = await(services.node().queues(ADMIN)).stream()
+                .filter(q -> q.name().equals("default"))
+                .findFirst()
+                .orElseThrow();
+        assertEquals("admin", byAdmin.control().changedBy());
+        for (Caller reader : List.of(READER, ACME)) {
+            Views.QueueView seen = await(services.node().queues(reader)).stream()
+                    .filter(q -> q.name().equals("default"))
+                    .findFirst()
+                    .orElseThrow();
+            assertTrue(seen.control().paused(), "paused, for everyone to see");
+            assertEquals(null, seen.control().changedBy(), "by whom, for admins only");
+        }
+    }
+
+    @Test
     void schedules_belong_to_no_tenant_and_a_tenants_key_does_not_see_them() throws Exception {
         assertInstanceOf(ForbiddenException.class, failure(services.schedules().list(ACME)));
         assertNotNull(await(services.schedules().list(READER)));
@@ -162,5 +201,33 @@ class ServicesTest {
                 "max must be at least 1");
         assertEquals(
                 List.of(), await(services.work().claim(ADMIN, "remote", "w1", 1, null, 0, Future.succeededFuture())));
+    }
+
+    /** A sink that keeps the transitions it is given and says when the stream ended. */
+    private record Recording(List<dev.taskline.model.Event> events, io.vertx.core.Promise<Void> ended)
+            implements dev.taskline.events.StreamSink {
+        public void snapshot(List<dev.taskline.model.TaskSnapshot> tasks) {}
+
+        public void state(dev.taskline.model.Event event, Object result, Object error) {
+            events.add(event);
+        }
+
+        public void result(UUID taskId, TaskState state, Object result, Object error) {}
+
+        public void progress(UUID taskId, int percent, String message) {}
+
+        public void end() {
+            ended.tryComplete();
+        }
+
+        public boolean full() {
+            return false;
+        }
+
+        public void onDrain(io.vertx.core.Handler<Void> handler) {}
+
+        public void close() {
+            ended.tryComplete();
+        }
     }
 }
