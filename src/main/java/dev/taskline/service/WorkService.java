@@ -96,7 +96,8 @@ public final class WorkService {
         InvalidTaskException bad = checkPercent(percent);
         return bad != null
                 ? Future.failedFuture(bad)
-                : mayWrite(caller, lease).compose(v -> remote.heartbeat(lease, id, percent, message, queue));
+                : mayWrite(caller, lease)
+                        .compose(v -> remote.heartbeat(lease, id, percent, message, queue, caller.tenant()));
     }
 
     private static InvalidTaskException checkPercent(Integer percent) {
@@ -107,7 +108,7 @@ public final class WorkService {
 
     /** Ends a remote attempt succeeded. */
     public Future<TaskState> complete(Caller caller, UUID id, String lease, io.vertx.core.json.JsonObject result) {
-        return mayWrite(caller, lease).compose(v -> remote.complete(lease, id, result, null));
+        return mayWrite(caller, lease).compose(v -> remote.complete(lease, id, result, null, caller.tenant()));
     }
 
     /** Ends a remote attempt failed: retried (after {@code retryAfterMs}, or the queue's backoff) or failed for good. */
@@ -121,7 +122,8 @@ public final class WorkService {
             return Future.failedFuture(
                     new InvalidTaskException("retryAfterMs must be from 0 to " + Admission.MAX_DELAY_MS));
         }
-        return mayWrite(caller, lease).compose(v -> remote.fail(lease, id, error, retry, retryAfterMs));
+        return mayWrite(caller, lease)
+                .compose(v -> remote.fail(lease, id, error, retry, retryAfterMs, caller.tenant()));
     }
 
     /** Completes many remote attempts; each is answered on its own. */
@@ -136,7 +138,8 @@ public final class WorkService {
                                 valid.stream()
                                         .map(w -> new RemoteWorkers.Completion(w.id(), w.lease(), w.result()))
                                         .toList(),
-                                queue)));
+                                queue,
+                                caller.tenant())));
     }
 
     /** Renews many remote leases; each is answered on its own. */
@@ -152,12 +155,14 @@ public final class WorkService {
                                         .map(w ->
                                                 new RemoteWorkers.Renewal(w.id(), w.lease(), w.percent(), w.message()))
                                         .toList(),
-                                queue)));
+                                queue,
+                                caller.tenant())));
     }
 
     /**
      * Whether the caller may write with this lease token: it may work the token's queue. The token
-     * itself is the proof that the caller may see the task: it was handed only to a claim that did.
+     * names the task's tenant, which the writes check against the caller's (another tenant's lease
+     * is 403): it was handed only to a claim that could see the task.
      */
     private Future<Void> mayWrite(Caller caller, String lease) {
         // Only a key limited to some queues needs the token read here (its signature checked twice).

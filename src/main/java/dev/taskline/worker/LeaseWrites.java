@@ -5,6 +5,7 @@ import dev.taskline.journal.Journal;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.problem.ForbiddenException;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.worker.RemoteWorkers.Beat;
@@ -61,9 +62,12 @@ final class LeaseWrites {
         this.progress = progress;
     }
 
-    /** @param queue the queue the request named, or null when it named none */
-    Future<Beat> heartbeat(String token, UUID taskId, Integer percent, String message, String queue) {
-        LeaseTokens.Token t = verify(token, taskId, queue);
+    /**
+     * @param queue  the queue the request named, or null when it named none
+     * @param tenant the tenant the writer acts as, or null for one that sees every tenant
+     */
+    Future<Beat> heartbeat(String token, UUID taskId, Integer percent, String message, String queue, String tenant) {
+        LeaseTokens.Token t = verify(token, taskId, queue, tenant);
         Lease lease = t.lease();
         long leaseMs = queues.get(t.queue()).config().leaseMs();
         registry.saw(lease.workerId(), t.queue());
@@ -86,8 +90,8 @@ final class LeaseWrites {
     }
 
     /** Ends the attempt succeeded with {@code result}; the state the task is in after it. */
-    Future<TaskState> complete(String token, UUID taskId, JsonObject result, String queue) {
-        LeaseTokens.Token t = verify(token, taskId, queue);
+    Future<TaskState> complete(String token, UUID taskId, JsonObject result, String queue, String tenant) {
+        LeaseTokens.Token t = verify(token, taskId, queue, tenant);
         registry.saw(t.lease().workerId(), t.queue());
         return journal.succeedOrCancelled(t.lease(), result == null ? new JsonObject() : result)
                 .compose(state ->
@@ -98,8 +102,8 @@ final class LeaseWrites {
      * Ends the attempt failed with {@code error}. With {@code retry} and attempts left the task runs
      * again after {@code retryAfterMs} (null: the queue's backoff); else it fails for good.
      */
-    Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs) {
-        LeaseTokens.Token t = verify(token, taskId, null);
+    Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs, String tenant) {
+        LeaseTokens.Token t = verify(token, taskId, null, tenant);
         registry.saw(t.lease().workerId(), t.queue());
         JsonObject detail = new JsonObject().put("type", "remote").put("message", error);
         return endFailed(t, detail, retry, retryAfterMs, true)
@@ -167,9 +171,16 @@ final class LeaseWrites {
         return Future.join(futures).otherwiseEmpty().map(v -> futures);
     }
 
-    /** @param expected the queue the request named, or null when it named none */
-    private LeaseTokens.Token verify(String token, UUID taskId, String expected) {
+    /**
+     * @param expected the queue the request named, or null when it named none
+     * @param tenant   the tenant the writer acts as; a lease of another tenant's task is not its to write
+     */
+    private LeaseTokens.Token verify(String token, UUID taskId, String expected, String tenant) {
         LeaseTokens.Token t = tokens.get().verify(token);
+        if (tenant != null && !tenant.equals(t.tenant())) {
+            // Signed, so a token of this journal; but taken for another tenant's task, by another key.
+            throw new ForbiddenException("this lease is another tenant's");
+        }
         if (expected != null && !expected.equals(t.queue())) {
             throw new InvalidLeaseTokenException(
                     "lease is a token of queue '" + t.queue() + "', not '" + expected + "'");

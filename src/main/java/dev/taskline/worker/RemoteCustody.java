@@ -76,7 +76,7 @@ final class RemoteCustody {
 
         /** The token its worker was given, as the writes check them. */
         LeaseTokens.Token token() {
-            return new LeaseTokens.Token(lease, queue.name(), task.maxAttempts());
+            return new LeaseTokens.Token(lease, queue.name(), task.maxAttempts(), task.tenant());
         }
     }
 
@@ -88,7 +88,7 @@ final class RemoteCustody {
         Claimed claimed = new Claimed(
                 task,
                 lease,
-                tokens.get().sign(lease, queue.name(), task.maxAttempts()),
+                tokens.get().sign(lease, queue.name(), task.maxAttempts(), task.tenant()),
                 clock.instant().plusMillis(leaseMs));
         held.put(task.id(), new Held(queue, task, lease, now + leaseMs, now + timeoutMs(queue, task)));
         return claimed;

@@ -188,36 +188,43 @@ public final class RemoteWorkers extends VerticleBase {
         });
     }
 
-    /** Extends the lease, writes the progress given (percent null: none) and tells of a cancel request. */
-    public Future<Beat> heartbeat(String token, UUID taskId, Integer percent, String message, String queue) {
-        return onContext(() -> writes.heartbeat(token, taskId, percent, message, queue));
+    /**
+     * Extends the lease, writes the progress given (percent null: none) and tells of a cancel
+     * request. {@code tenant}: the tenant the writer acts as (null: it sees every tenant); a lease of
+     * another tenant's task is refused (403), as in every write below.
+     */
+    public Future<Beat> heartbeat(
+            String token, UUID taskId, Integer percent, String message, String queue, String tenant) {
+        return onContext(() -> writes.heartbeat(token, taskId, percent, message, queue, tenant));
     }
 
     /**
      * Many heartbeats of {@code queue}'s tasks in one pass on this verticle's loop: one hop there and
      * one back for the batch, not two per item. Each item's own outcome, in order.
      */
-    public Future<List<Future<Beat>>> heartbeatAll(List<Renewal> items, String queue) {
-        return onContext(() ->
-                LeaseWrites.each(items, r -> writes.heartbeat(r.token(), r.taskId(), r.percent(), r.message(), queue)));
+    public Future<List<Future<Beat>>> heartbeatAll(List<Renewal> items, String queue, String tenant) {
+        return onContext(() -> LeaseWrites.each(
+                items, r -> writes.heartbeat(r.token(), r.taskId(), r.percent(), r.message(), queue, tenant)));
     }
 
     /** As {@link #heartbeatAll}, for completions. */
-    public Future<List<Future<TaskState>>> completeAll(List<Completion> items, String queue) {
-        return onContext(() -> LeaseWrites.each(items, c -> writes.complete(c.token(), c.taskId(), c.result(), queue)));
+    public Future<List<Future<TaskState>>> completeAll(List<Completion> items, String queue, String tenant) {
+        return onContext(
+                () -> LeaseWrites.each(items, c -> writes.complete(c.token(), c.taskId(), c.result(), queue, tenant)));
     }
 
     /** Ends the attempt succeeded with {@code result}; the state the task is in after it. */
-    public Future<TaskState> complete(String token, UUID taskId, JsonObject result, String queue) {
-        return onContext(() -> writes.complete(token, taskId, result, queue));
+    public Future<TaskState> complete(String token, UUID taskId, JsonObject result, String queue, String tenant) {
+        return onContext(() -> writes.complete(token, taskId, result, queue, tenant));
     }
 
     /**
      * Ends the attempt failed with {@code error}. With {@code retry} and attempts left the task runs
      * again after {@code retryAfterMs} (null: the queue's backoff); else it fails for good.
      */
-    public Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs) {
-        return onContext(() -> writes.fail(token, taskId, error, retry, retryAfterMs));
+    public Future<Outcome> fail(
+            String token, UUID taskId, String error, boolean retry, Long retryAfterMs, String tenant) {
+        return onContext(() -> writes.fail(token, taskId, error, retry, retryAfterMs, tenant));
     }
 
     /** The remote workers this node has heard from, with the leases they hold through it. */

@@ -31,18 +31,19 @@ class AuthTest {
     /** Every key's secret, by the name the tests use. */
     private static final Map<String, String> SECRETS = new LinkedHashMap<>();
 
-    private static final Map<String, JsonObject> KEYS = Map.of(
-            "admin", key(null, "admin"),
-            "acme", key("acme", "submit", "read"),
-            "globex", key("globex", "submit", "read"),
-            "acme-worker", key("acme", "work"),
-            "any-worker", key(null, "work"),
-            "other-queue-worker", key(null, "work").put("queues", new JsonArray().add("elsewhere")),
+    private static final Map<String, JsonObject> KEYS = Map.ofEntries(
+            Map.entry("admin", key(null, "admin")),
+            Map.entry("acme", key("acme", "submit", "read")),
+            Map.entry("globex", key("globex", "submit", "read")),
+            Map.entry("acme-worker", key("acme", "work")),
+            Map.entry("globex-worker", key("globex", "work")),
+            Map.entry("any-worker", key(null, "work")),
+            Map.entry("other-queue-worker", key(null, "work").put("queues", new JsonArray().add("elsewhere"))),
             // Each lacks one scope and has the others, for the matrix.
-            "no-submit", key(null, "read", "work"),
-            "no-read", key(null, "submit", "work"),
-            "no-work", key(null, "submit", "read"),
-            "no-admin", key(null, "submit", "read", "work"));
+            Map.entry("no-submit", key(null, "read", "work")),
+            Map.entry("no-read", key(null, "submit", "work")),
+            Map.entry("no-work", key(null, "submit", "read")),
+            Map.entry("no-admin", key(null, "submit", "read", "work")));
 
     /** The scope each route needs; a route missing here fails the matrix, so none can be forgotten. */
     private static final Map<String, String> SCOPE_OF = Map.ofEntries(
@@ -343,6 +344,76 @@ class AuthTest {
                 as("globex", HttpMethod.GET, "/api/tasks/" + forGlobex, null)
                         .bodyAsJsonObject()
                         .getString("tenant"));
+    }
+
+    @Test
+    void a_lease_taken_by_a_tenants_worker_is_refused_to_another_tenants_key() throws Exception {
+        String id = as(
+                        "acme",
+                        HttpMethod.POST,
+                        "/api/tasks",
+                        new JsonObject().put("type", "render").put("queue", "remote"))
+                .bodyAsJsonObject()
+                .getString("id");
+        JsonObject claimed = null;
+        // Other tasks of the test may wait in the queue too: acme's worker takes acme's only.
+        for (int i = 0; i < 20 && claimed == null; i++) {
+            for (Object t : as(
+                            "acme-worker",
+                            HttpMethod.POST,
+                            "/api/queues/remote/claim",
+                            new JsonObject().put("worker", "acme-1").put("max", 10))
+                    .bodyAsJsonObject()
+                    .getJsonArray("tasks")) {
+                if (((JsonObject) t).getString("id").equals(id)) {
+                    claimed = (JsonObject) t;
+                }
+            }
+        }
+        assertNotNull(claimed, "acme's worker claimed acme's task");
+        String lease = claimed.getJsonObject("lease").getString("token");
+        JsonObject heartbeat = new JsonObject().put("lease", lease);
+        assertEquals(
+                403,
+                as("globex-worker", HttpMethod.POST, "/api/tasks/" + id + "/heartbeat", heartbeat)
+                        .statusCode());
+        assertEquals(
+                403,
+                as(
+                                "globex-worker",
+                                HttpMethod.POST,
+                                "/api/tasks/" + id + "/fail",
+                                new JsonObject().put("lease", lease).put("error", "taken"))
+                        .statusCode());
+        JsonObject batch = as(
+                        "globex-worker",
+                        HttpMethod.POST,
+                        "/api/queues/remote/complete",
+                        new JsonObject()
+                                .put(
+                                        "tasks",
+                                        new JsonArray()
+                                                .add(new JsonObject()
+                                                        .put("id", id)
+                                                        .put("lease", lease)
+                                                        .put("result", new JsonObject()))))
+                .bodyAsJsonObject();
+        assertEquals(403, batch.getJsonArray("tasks").getJsonObject(0).getInteger("status"), batch.encode());
+        assertEquals(
+                "running",
+                as("admin", HttpMethod.GET, "/api/tasks/" + id, null)
+                        .bodyAsJsonObject()
+                        .getString("state"),
+                "nothing was written");
+        assertEquals(
+                200,
+                as(
+                                "acme-worker",
+                                HttpMethod.POST,
+                                "/api/tasks/" + id + "/complete",
+                                new JsonObject().put("lease", lease).put("result", new JsonObject()))
+                        .statusCode(),
+                "its own tenant's worker writes it");
     }
 
     @Test
