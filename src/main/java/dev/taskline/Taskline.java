@@ -200,7 +200,10 @@ public final class Taskline {
                 clock,
                 () -> jitter.getAsDouble(),
                 hub::progress,
-                config.recovery().intervalMs());
+                config.recovery().intervalMs(),
+                config.http().maxWaitingClaims(),
+                TasklineConfig.share(
+                        config.http().maxWaitingClaims(), config.http().tenantShare()));
         JournalSchedules journalSchedules = new JournalSchedules(journal);
         scheduler = new Scheduler(
                 journalSchedules,
@@ -213,7 +216,13 @@ public final class Taskline {
         schedules = new Schedules(journalSchedules, admission, scheduler, clock);
         KeyService keyService = new KeyService(keys, new JournalKeys(pool, clock));
         services = new Services(
-                new TaskService(admission, control, reads, hub, config.http().maxStreams()),
+                new TaskService(
+                        admission,
+                        control,
+                        reads,
+                        hub,
+                        config.http().maxStreams(),
+                        config.http().tenantShare()),
                 new NodeService(admission, reads, queues, metrics, pauses, clock),
                 new ScheduleService(schedules),
                 keyService,

@@ -98,7 +98,17 @@ public final class ConfigLoader {
                 "schedules");
 
         Node http = top.object("http");
-        http.only("host", "port", "bodyLimitBytes", "maxBatchSize", "instances", "maxStreams", "tls");
+        http.only(
+                "host",
+                "port",
+                "bodyLimitBytes",
+                "maxBatchSize",
+                "instances",
+                "maxStreams",
+                "maxWaitingClaims",
+                "tenantShare",
+                "trustedProxies",
+                "tls");
         Node tls = http.object("tls");
         tls.only("certPath", "keyPath");
         TasklineConfig.Http httpConfig = new TasklineConfig.Http(
@@ -108,6 +118,9 @@ public final class ConfigLoader {
                 http.integer("maxBatchSize", 100),
                 http.integer("instances", 1),
                 http.integer("maxStreams", 10_000),
+                http.integer("maxWaitingClaims", 20_000),
+                http.number("tenantShare", 0.25),
+                http.texts("trustedProxies").stream().map(Cidr::parse).toList(),
                 tls.node.isEmpty()
                         ? null
                         : new TasklineConfig.Tls(path(tls.text("certPath", null)), path(tls.text("keyPath", null))));

@@ -58,10 +58,33 @@ public record TasklineConfig(
      * @param maxBatchSize   most tasks in one batch; more get 422
      * @param instances      HTTP verticle instances (event loops serving the API)
      * @param maxStreams     most open event streams on this node; beyond it, 503
+     * @param maxWaitingClaims most claims that may wait at once on one remote queue of this node;
+     *                       beyond it, 429
+     * @param tenantShare    of the node's streams and of a queue's waiting claims, the part one tenant
+     *                       may hold (0.25: a quarter); beyond it, 429
+     * @param trustedProxies the proxies in front of the node: a request from one of them is taken to be
+     *                       from the client its {@code Forwarded} or {@code X-Forwarded-For} names, and
+     *                       over TLS when its {@code X-Forwarded-Proto} says https
      */
     public record Http(
-            String host, int port, long bodyLimitBytes, int maxBatchSize, int instances, int maxStreams, Tls tls) {
+            String host,
+            int port,
+            long bodyLimitBytes,
+            int maxBatchSize,
+            int instances,
+            int maxStreams,
+            int maxWaitingClaims,
+            double tenantShare,
+            java.util.List<Cidr> trustedProxies,
+            Tls tls) {
         public Http {
+            trustedProxies = java.util.List.copyOf(trustedProxies);
+            if (maxWaitingClaims < 1 || maxWaitingClaims > 1_000_000) {
+                throw new ConfigException("http.maxWaitingClaims must be from 1 to 1000000, got " + maxWaitingClaims);
+            }
+            if (!(tenantShare > 0 && tenantShare <= 1)) {
+                throw new ConfigException("http.tenantShare must be above 0 and at most 1, got " + tenantShare);
+            }
             if (maxStreams < 0 || maxStreams > 1_000_000) {
                 throw new ConfigException("http.maxStreams must be from 0 to 1000000, got " + maxStreams);
             }
@@ -105,6 +128,11 @@ public record TasklineConfig(
      * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, new ones
      *                          get 429 at once instead of waiting for more than the next insert
      */
+    /** How many of {@code cap} one tenant may hold at once under {@link Http#tenantShare}: at least one. */
+    public static int share(int cap, double tenantShare) {
+        return Math.max(1, (int) Math.floor(cap * tenantShare));
+    }
+
     public record Journal(String pgUrl, Path dataDir, int poolSize, int maxWaitingInserts) {
         public Journal {
             if (pgUrl != null && pgUrl.isBlank()) {

@@ -2,6 +2,8 @@ package dev.taskline.events;
 
 import dev.taskline.journal.JournalReads;
 import dev.taskline.model.Progress;
+import dev.taskline.model.problem.ShareExceededException;
+import dev.taskline.model.problem.TooManyStreamsException;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -30,6 +32,8 @@ public final class EventHub {
     private final int maxStreams;
     private final Map<UUID, Set<TaskStream>> byTask = new ConcurrentHashMap<>();
     private final AtomicInteger open = new AtomicInteger();
+    /** Open streams per holder that has a share (a tenant, a stream token). */
+    private final Map<String, Integer> byHolder = new ConcurrentHashMap<>();
     // The timer's passes and a test's run on different threads.
     private volatile long lastWatermark;
     private volatile long previousWatermark;
@@ -41,25 +45,59 @@ public final class EventHub {
     }
 
     /**
-     * Opens a stream on the caller's event loop, into the sink {@code sinks} makes once the stream
-     * has its place; null, and no sink made, when this node already serves its maximum.
+     * Who holds a stream, and how many it may hold at once (a tenant its share of the node's, a
+     * stream token one).
      */
-    public TaskStream open(Collection<UUID> tasks, long afterEventId, Supplier<StreamSink> sinks) {
+    public record Holder(String name, int most, String what) {}
+
+    /**
+     * Opens a stream on the caller's event loop, into the sink {@code sinks} makes once the stream
+     * has its place. Refused, and no sink made, when this node already serves its maximum ({@link
+     * TooManyStreamsException}) or {@code holder} (null: one held to no share) holds its most
+     * ({@link ShareExceededException}).
+     */
+    public TaskStream open(Collection<UUID> tasks, long afterEventId, Supplier<StreamSink> sinks, Holder holder) {
+        if (holder != null) {
+            int held = byHolder.merge(holder.name(), 1, Integer::sum);
+            if (held > holder.most()) {
+                release(holder);
+                throw new ShareExceededException(
+                        holder.what() + " holds " + holder.most() + " of this node's streams,"
+                                + " its most at once; close one, or try again later",
+                        holder.most());
+            }
+        }
         if (open.incrementAndGet() > maxStreams) {
             open.decrementAndGet();
-            return null;
+            release(holder);
+            throw new TooManyStreamsException(maxStreams);
         }
-        StreamSink sink = sinks.get();
+        StreamSink sink;
+        try {
+            sink = sinks.get();
+        } catch (RuntimeException e) {
+            open.decrementAndGet();
+            release(holder);
+            throw e;
+        }
         Context context = vertx.getOrCreateContext();
-        TaskStream[] holder = new TaskStream[1];
-        TaskStream stream = new TaskStream(
-                vertx, context, journal, new HashSet<>(tasks), afterEventId, sink, () -> forget(holder[0]));
-        holder[0] = stream;
+        TaskStream[] streamOf = new TaskStream[1];
+        TaskStream stream = new TaskStream(vertx, context, journal, new HashSet<>(tasks), afterEventId, sink, () -> {
+            forget(streamOf[0]);
+            release(holder);
+        });
+        streamOf[0] = stream;
         for (UUID task : stream.tasks()) {
             byTask.computeIfAbsent(task, t -> new CopyOnWriteArraySet<>()).add(stream);
         }
         stream.start();
         return stream;
+    }
+
+    private void release(Holder holder) {
+        if (holder != null) {
+            byHolder.computeIfPresent(holder.name(), (name, n) -> n == 1 ? null : n - 1);
+        }
     }
 
     public int openStreams() {

@@ -150,6 +150,8 @@ public final class Authentication implements Handler<RoutingContext> {
                 || !grant.id().toString().equalsIgnoreCase(stream.group(2))) {
             return null;
         }
-        return new Caller("stream-token", grant.tenant(), Set.of(Scope.READ), Set.of());
+        // The token's own digest names it: one token opens one stream at a time.
+        return Caller.streamToken(
+                ApiKeys.hash(token).substring("sha256:".length(), "sha256:".length() + 32), grant.tenant());
     }
 }

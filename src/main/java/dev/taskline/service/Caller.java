@@ -24,6 +24,22 @@ public record Caller(String keyId, String tenant, Set<Scope> scopes, Set<String>
 
     public static final Caller ANONYMOUS = new Caller(null, null, EnumSet.allOf(Scope.class), Set.of());
 
+    /** What the key id of a stream token's caller starts with; no key's id has a ':' in it. */
+    private static final String STREAM_TOKEN = "stream-token:";
+
+    /**
+     * The caller a stream token makes: it reads the one stream it was signed for, as the tenant the
+     * task belongs to; {@code tokenId} tells this token from others (it opens one stream at a time).
+     */
+    public static Caller streamToken(String tokenId, String tenant) {
+        return new Caller(STREAM_TOKEN + tokenId, tenant, EnumSet.of(Scope.READ), Set.of());
+    }
+
+    /** Whether this caller is a stream token rather than a key. */
+    boolean isStreamToken() {
+        return keyId != null && keyId.startsWith(STREAM_TOKEN);
+    }
+
     public Caller {
         scopes = scopes.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(scopes));
         queues = Set.copyOf(queues);

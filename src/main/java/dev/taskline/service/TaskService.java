@@ -6,6 +6,7 @@ import static dev.taskline.service.Permits.permitted;
 import dev.taskline.admission.Admission;
 import dev.taskline.admission.Admitted;
 import dev.taskline.admission.Submission;
+import dev.taskline.config.TasklineConfig;
 import dev.taskline.control.TaskControl;
 import dev.taskline.events.EventHub;
 import dev.taskline.events.StreamSink;
@@ -17,7 +18,6 @@ import dev.taskline.model.TaskState;
 import dev.taskline.model.TaskView;
 import dev.taskline.model.problem.NotFoundException;
 import dev.taskline.model.problem.TaskStateConflictException;
-import dev.taskline.model.problem.TooManyStreamsException;
 import dev.taskline.service.Views.BatchCancellation;
 import dev.taskline.service.Views.Cancellation;
 import dev.taskline.service.Views.TaskFilter;
@@ -41,8 +41,17 @@ public final class TaskService {
     private final JournalReads reads;
     private final EventHub hub;
     private final int maxStreams;
+    private final double tenantShare;
 
-    public TaskService(Admission admission, TaskControl control, JournalReads reads, EventHub hub, int maxStreams) {
+    /** @param tenantShare the part of {@code maxStreams} one tenant may hold */
+    public TaskService(
+            Admission admission,
+            TaskControl control,
+            JournalReads reads,
+            EventHub hub,
+            int maxStreams,
+            double tenantShare) {
+        this.tenantShare = tenantShare;
         this.admission = admission;
         this.control = control;
         this.reads = reads;
@@ -200,10 +209,24 @@ public final class TaskService {
 
     private Future<TaskStream> open(Caller caller, List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
         Supplier<StreamSink> told = caller.isAdmin() ? sink : () -> new WithoutActors(sink.get());
-        TaskStream stream = hub.open(tasks, afterEventId, told);
-        return stream == null
-                ? Future.failedFuture(new TooManyStreamsException(maxStreams))
-                : Future.succeededFuture(stream);
+        return allowed(() -> Future.succeededFuture(hub.open(tasks, afterEventId, told, holder(caller))));
+    }
+
+    /**
+     * Whose share of the node's streams a new one takes: a stream token holds one at a time, a
+     * tenant its share of them; a key that sees every tenant is held to the node's maximum alone.
+     */
+    private EventHub.Holder holder(Caller caller) {
+        if (caller.isStreamToken()) {
+            return new EventHub.Holder(caller.keyId(), 1, "this stream token");
+        }
+        if (caller.tenant() != null) {
+            return new EventHub.Holder(
+                    "tenant:" + caller.tenant(),
+                    TasklineConfig.share(maxStreams, tenantShare),
+                    "tenant '" + caller.tenant() + "'");
+        }
+        return null;
     }
 
     private static TaskView visible(Caller caller, TaskView task, UUID id) {

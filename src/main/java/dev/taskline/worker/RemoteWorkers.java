@@ -38,8 +38,6 @@ import java.util.function.Supplier;
 public final class RemoteWorkers extends VerticleBase {
 
     public static final String SECRET = "lease-token";
-    /** Claims that may wait at once on one queue of a node; past it, 429. */
-    public static final int MAX_WAITING = 20_000;
 
     private final Map<String, TaskQueue> queues;
     private final Journal journal;
@@ -49,6 +47,10 @@ public final class RemoteWorkers extends VerticleBase {
     private final DoubleSupplier jitter;
     private final ProgressListener progress;
     private final long reconcileMs;
+    /** Claims that may wait at once on one queue of this node, and of those one tenant's. */
+    private final int maxWaiting;
+
+    private final int tenantMost;
     private final WorkerRegistry registry;
     /** The journal's lease-token secret, once read; written on this loop, read from any thread. */
     private volatile LeaseTokens tokens;
@@ -68,7 +70,9 @@ public final class RemoteWorkers extends VerticleBase {
             Clock clock,
             DoubleSupplier jitter,
             ProgressListener progress,
-            long reconcileMs) {
+            long reconcileMs,
+            int maxWaiting,
+            int tenantMost) {
         this.queues = new LinkedHashMap<>();
         remoteQueues.forEach(q -> this.queues.put(q.name(), q));
         this.journal = journal;
@@ -78,6 +82,8 @@ public final class RemoteWorkers extends VerticleBase {
         this.jitter = jitter;
         this.progress = progress;
         this.reconcileMs = reconcileMs;
+        this.maxWaiting = maxWaiting;
+        this.tenantMost = tenantMost;
         this.registry = new WorkerRegistry(clock);
     }
 
@@ -124,7 +130,16 @@ public final class RemoteWorkers extends VerticleBase {
         // is answered (the HTTP API is deployed after this verticle has started).
         custody = new RemoteCustody(journal, reads, metrics, clock, () -> tokens, queue -> claims.serve(queue));
         claims = new WaitingClaims(
-                vertx, context, queues, custody, gatedClaims, metrics, this::handBack, () -> stopping, MAX_WAITING);
+                vertx,
+                context,
+                queues,
+                custody,
+                gatedClaims,
+                metrics,
+                this::handBack,
+                () -> stopping,
+                maxWaiting,
+                tenantMost);
         writes = new LeaseWrites(queues, journal, custody, registry, () -> tokens, clock, jitter, progress);
         for (TaskQueue queue : queues.values()) {
             queue.onAvailable(() -> claims.wake(queue));

@@ -4,6 +4,7 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Task;
+import dev.taskline.model.problem.ShareExceededException;
 import dev.taskline.model.problem.TooManyClaimsException;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.worker.RemoteWorkers.Claimed;
@@ -46,6 +47,10 @@ final class WaitingClaims {
 
     private final BooleanSupplier stopping;
     private final int maxWaiting;
+    /** Of those, the most one tenant's claims may be (see {@link dev.taskline.config.TasklineConfig.Http#tenantShare}). */
+    private final int tenantMost;
+    /** Per queue, the claims of each tenant that wait (or are being handed tasks): what its share bounds. */
+    private final Map<String, Map<String, Integer>> byTenant = new HashMap<>();
 
     private final Map<String, Deque<Waiter>> waiters = new HashMap<>();
     /** Per queue, the waiting claims that take only some tasks: served first, for they can take less. */
@@ -62,7 +67,10 @@ final class WaitingClaims {
 
     private final Set<String> serveAgain = new HashSet<>();
 
-    /** @param maxWaiting claims that may wait at once on one queue; past it, 429 */
+    /**
+     * @param maxWaiting claims that may wait at once on one queue; past it, 429
+     * @param tenantMost of those, the claims of one tenant; past it, 429
+     */
     WaitingClaims(
             Vertx vertx,
             Context context,
@@ -72,7 +80,8 @@ final class WaitingClaims {
             TasklineMetrics metrics,
             Consumer<List<Claimed>> handBack,
             BooleanSupplier stopping,
-            int maxWaiting) {
+            int maxWaiting,
+            int tenantMost) {
         this.vertx = vertx;
         this.context = context;
         this.queues = queues;
@@ -82,7 +91,9 @@ final class WaitingClaims {
         this.handBack = handBack;
         this.stopping = stopping;
         this.maxWaiting = maxWaiting;
+        this.tenantMost = tenantMost;
         for (TaskQueue queue : queues.values()) {
+            byTenant.put(queue.name(), new HashMap<>());
             waiters.put(queue.name(), new ArrayDeque<>());
             picky.put(queue.name(), new ArrayDeque<>());
             prepared.put(queue.name(), new ArrayDeque<>());
@@ -114,8 +125,22 @@ final class WaitingClaims {
         if (tasks.isEmpty() && waiting(queueName) >= maxWaiting) {
             return Future.failedFuture(new TooManyClaimsException(queueName, maxWaiting));
         }
+        Map<String, Integer> tenants = byTenant.get(queueName);
+        if (want.tenant() != null && tasks.isEmpty() && tenants.getOrDefault(want.tenant(), 0) >= tenantMost) {
+            return Future.failedFuture(new ShareExceededException(
+                    "tenant '" + want.tenant() + "' has " + tenantMost + " claims waiting on queue '" + queueName
+                            + "' of this node, its most at once",
+                    tenantMost));
+        }
         Deque<Waiter> line = (want.any() ? waiters : picky).get(queueName);
         Waiter waiter = new Waiter(worker, max, want, line, System.nanoTime() + waitMs * 1_000_000, Promise.promise());
+        if (want.tenant() != null) {
+            // Counted until it is answered, whatever answers it (a task, the time, the client gone).
+            tenants.merge(want.tenant(), 1, Integer::sum);
+            waiter.promise
+                    .future()
+                    .onComplete(done -> tenants.computeIfPresent(want.tenant(), (t, n) -> n == 1 ? null : n - 1));
+        }
         gone.onComplete(v -> context.runOnContext(x -> {
             // The client went away while it waited: its claim must not take tasks for nobody.
             waiter.gone = true;

@@ -32,6 +32,13 @@ public final class SseClient implements AutoCloseable {
 
     /** Opens a stream; fails when the answer is not 200. */
     public static SseClient open(Vertx vertx, int port, String path, Long lastEventId) throws Exception {
+        return open(vertx, port, path, lastEventId, java.util.Map.of());
+    }
+
+    /** As {@link #open(Vertx, int, String, Long)}, with these headers (an Authorization, say). */
+    public static SseClient open(
+            Vertx vertx, int port, String path, Long lastEventId, java.util.Map<String, String> headers)
+            throws Exception {
         HttpClient client = vertx.createHttpClient();
         SseClient sse = new SseClient(client);
         RequestOptions options = new RequestOptions()
@@ -43,6 +50,7 @@ public final class SseClient implements AutoCloseable {
         if (lastEventId != null) {
             options.putHeader("Last-Event-ID", Long.toString(lastEventId));
         }
+        headers.forEach(options::putHeader);
         Promise<Void> opened = Promise.promise();
         client.request(options).compose(request -> request.send()).onComplete(done -> {
             if (done.failed()) {
@@ -68,9 +76,21 @@ public final class SseClient implements AutoCloseable {
      * stream that opens (200) is answered at once and dropped, not waited on: it never ends.
      */
     public static int status(Vertx vertx, int port, String path) throws Exception {
+        return status(vertx, port, path, java.util.Map.of());
+    }
+
+    /** As {@link #status(Vertx, int, String)}, with these headers. */
+    public static int status(Vertx vertx, int port, String path, java.util.Map<String, String> headers)
+            throws Exception {
         HttpClient client = vertx.createHttpClient();
         try {
-            Future<Integer> status = client.request(HttpMethod.GET, port, "127.0.0.1", path)
+            RequestOptions options = new RequestOptions()
+                    .setMethod(HttpMethod.GET)
+                    .setHost("127.0.0.1")
+                    .setPort(port)
+                    .setURI(path);
+            headers.forEach(options::putHeader);
+            Future<Integer> status = client.request(options)
                     .compose(request -> request.send())
                     .compose(response -> response.statusCode() == 200
                             ? Future.succeededFuture(200)

@@ -28,6 +28,7 @@ public abstract sealed class ProblemException extends RuntimeException
                 NotFoundException,
                 QueueFullException,
                 ScheduleExistsException,
+                ShareExceededException,
                 ShuttingDownException,
                 TaskStateConflictException,
                 TenantLimitException,

@@ -1,0 +1,59 @@
+package dev.taskline.config;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+
+/**
+ * A block of addresses, {@code 10.0.0.0/8} or {@code fd00::/8} (an address alone is its own block),
+ * as {@code http.trustedProxies} lists them. Literal addresses only: a name is refused, as a name
+ * can move.
+ */
+public record Cidr(byte[] network, int prefix) {
+
+    public static Cidr parse(String text) {
+        String trimmed = text.trim();
+        int slash = trimmed.indexOf('/');
+        String address = slash < 0 ? trimmed : trimmed.substring(0, slash);
+        if (!address.matches("[0-9a-fA-F:.]+") || address.isEmpty()) {
+            throw new ConfigException(
+                    "http.trustedProxies: " + text + " is not an address or a block such as 10.0.0.0/8");
+        }
+        byte[] bytes;
+        try {
+            bytes = InetAddress.getByName(address).getAddress(); // a literal: no lookup
+        } catch (UnknownHostException e) {
+            throw new ConfigException("http.trustedProxies: " + text + " is not an address");
+        }
+        int prefix;
+        try {
+            prefix = slash < 0 ? bytes.length * 8 : Integer.parseInt(trimmed.substring(slash + 1));
+        } catch (NumberFormatException e) {
+            throw new ConfigException("http.trustedProxies: " + text + " has no prefix length after the /");
+        }
+        if (prefix < 0 || prefix > bytes.length * 8) {
+            throw new ConfigException(
+                    "http.trustedProxies: " + text + " has a prefix of 0 to " + bytes.length * 8 + " bits");
+        }
+        return new Cidr(bytes, prefix);
+    }
+
+    /** Whether {@code address} lies in the block (an IPv4 address never in an IPv6 block, nor the other way). */
+    public boolean contains(InetAddress address) {
+        byte[] bytes = address.getAddress();
+        if (bytes.length != network.length) {
+            return false;
+        }
+        int full = prefix / 8;
+        for (int i = 0; i < full; i++) {
+            if (bytes[i] != network[i]) {
+                return false;
+            }
+        }
+        int rest = prefix % 8;
+        if (rest == 0) {
+            return true;
+        }
+        int mask = 0xff << (8 - rest) & 0xff;
+        return (bytes[full] & mask) == (network[full] & mask);
+    }
+}
