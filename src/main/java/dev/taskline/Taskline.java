@@ -2,6 +2,7 @@ package dev.taskline;
 
 import dev.taskline.admission.Admission;
 import dev.taskline.auth.ApiKeys;
+import dev.taskline.auth.SessionRevocations;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.TasklineConfig;
@@ -92,6 +93,7 @@ public final class Taskline {
     private Schedules schedules;
     private RemoteWorkers remote;
     private final ApiKeys keys;
+    private final SessionRevocations revocations = new SessionRevocations();
     private long keysTimer = -1;
     /** How often streams ask the journal about writes made by other nodes. */
     private static final long CATCH_UP_MS = 2_000;
@@ -214,7 +216,7 @@ public final class Taskline {
                 Duration.ofMillis(config.scheduling().graceMs()),
                 config.scheduling().maxCatchUp());
         schedules = new Schedules(journalSchedules, admission, scheduler, clock);
-        KeyService keyService = new KeyService(keys, new JournalKeys(pool, clock));
+        KeyService keyService = new KeyService(keys, revocations, new JournalKeys(pool, clock));
         services = new Services(
                 new TaskService(
                         admission,
@@ -262,6 +264,8 @@ public final class Taskline {
                             keys,
                             new StreamTokens(streamSecret, clock),
                             new SessionTokens(streamSecret, clock),
+                            revocations,
+                            config.http().trustedProxies(),
                             clock);
                     return track(vertx.deployVerticle(
                             () -> {

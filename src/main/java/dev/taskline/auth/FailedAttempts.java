@@ -5,12 +5,15 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Failed authentications per client address in the current minute, so that a client past the
- * bound is answered 429 before its key is even looked at: guessing a key at line rate is not
- * possible. The window is fixed (a minute from the first failure), which is enough to bound a
- * guesser; addresses are forgotten when their minute is over, and at most {@link #MAX_ADDRESSES}
- * are kept (a flood of new addresses clears the table rather than growing it). Thread-safe: the
- * HTTP instances of a node share one, so that more event loops do not mean more guesses.
+ * Failed authentications in the current minute, per what failed: a client address, a key presented
+ * (by a digest of it). Past the bound, a failing request is answered 429 rather than 401, and is
+ * counted on; a request whose credentials hold is never refused here, whatever others sharing its
+ * address did (behind a proxy, every client may be one address). Keys are 32 random bytes, so this
+ * sheds and flags guessing rather than makes it feasible or not. The window is fixed (a minute from
+ * the first failure); what failed is forgotten when its minute is over, and at most {@link
+ * #MAX_ADDRESSES} are kept (a flood of new ones clears the table rather than growing it).
+ * Thread-safe: the HTTP instances of a node share one, so that more event loops do not mean more
+ * guesses.
  */
 public final class FailedAttempts {
 
@@ -26,7 +29,7 @@ public final class FailedAttempts {
         this.clock = clock;
     }
 
-    /** Seconds until {@code address} may try again, or 0 when it may now. */
+    /** Seconds until {@code address} (a client address, a key's digest) is below the bound again, or 0. */
     public synchronized long blockedForSeconds(String address) {
         long[] window = byAddress.get(address);
         long now = clock.millis();
@@ -36,7 +39,7 @@ public final class FailedAttempts {
         return window[1] >= maxPerMinute ? Math.max(1, (window[0] + WINDOW_MS - now + 999) / 1000) : 0;
     }
 
-    /** Counts a failed attempt of {@code address}. */
+    /** Counts a failed attempt of {@code address} (a client address, a key's digest). */
     public synchronized void failed(String address) {
         long now = clock.millis();
         long[] window = byAddress.get(address);

@@ -1,5 +1,7 @@
 package dev.taskline.auth;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Base64;
@@ -7,7 +9,8 @@ import java.util.Base64;
 /**
  * The dashboard's session: a browser signs in once with a key and then holds a cookie (HttpOnly,
  * SameSite=Strict) naming that key's id, an expiry and a CSRF value, signed with the nodes' shared
- * secret. Nothing of the key itself is in it, and a key removed from the config ends its sessions.
+ * secret. Nothing of the key itself is in it, and a key removed from the config ends its sessions;
+ * signing out ends one (see {@link SessionRevocations}).
  * A request that changes something must also send the CSRF value in a header, which a page of
  * another site cannot read.
  */
@@ -17,8 +20,19 @@ public final class SessionTokens {
     public static final long TTL_SECONDS = 12 * 3600;
     private static final String VERSION = "c1";
 
-    /** A session: the key it was opened with, and the value its changes must echo. */
-    public record Session(String keyId, String csrf) {}
+    /**
+     * A session: the key it was opened with, the value its changes must echo (random, so it is the
+     * session's id too), and when it expires (epoch seconds).
+     */
+    public record Session(String keyId, String csrf, long expiresAt) {
+
+        /** Whether {@code given} is the session's CSRF value, compared in constant time. */
+        public boolean csrfMatches(String given) {
+            return given != null
+                    && MessageDigest.isEqual(
+                            csrf.getBytes(StandardCharsets.US_ASCII), given.getBytes(StandardCharsets.US_ASCII));
+        }
+    }
 
     private final Signer signer;
     private final Clock clock;
@@ -45,7 +59,8 @@ public final class SessionTokens {
             return null;
         }
         try {
-            return Long.parseLong(parts[2]) < clock.instant().getEpochSecond() ? null : new Session(parts[1], parts[3]);
+            long expires = Long.parseLong(parts[2]);
+            return expires < clock.instant().getEpochSecond() ? null : new Session(parts[1], parts[3], expires);
         } catch (NumberFormatException e) {
             return null;
         }

@@ -2,15 +2,18 @@ package dev.taskline.http;
 
 import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.FailedAttempts;
+import dev.taskline.auth.SessionRevocations;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.AuthConfig;
+import dev.taskline.config.Cidr;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.model.problem.ForbiddenException;
 import dev.taskline.service.Caller;
 import dev.taskline.service.Scope;
 import io.vertx.core.Handler;
 import io.vertx.core.http.Cookie;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Clock;
 import java.util.List;
@@ -22,13 +25,14 @@ import java.util.stream.Collectors;
 /**
  * Who is calling: with keys configured, every {@code /api} request (and {@code /metrics}, unless
  * it is open) must carry {@code Authorization: Bearer <key>}; a missing, malformed or unknown one
- * is 401, and a client address past its failures for the minute is 429 before its key is read.
- * A browser's {@code EventSource}, which cannot send that header, opens a stream with the signed
- * {@code token} its {@code eventsUrl} carries: that stream only, as the tenant it names. The
- * dashboard signs in once and then sends its session cookie; a request of it that changes
- * something must echo the session's CSRF value in {@code X-CSRF-Token}, else 403.
- * What the caller may do is the service's to decide; this only says who it is. Shared by the
- * node's HTTP instances.
+ * is 401, or 429 once its client address, or the key it presents, has failed too often this minute
+ * (a key that holds is never refused for others' failures). A browser's {@code EventSource}, which
+ * cannot send that header, opens a stream with the signed {@code token} its {@code eventsUrl}
+ * carries: that stream only, as the tenant it names. The dashboard signs in once and then sends its
+ * session cookie; a request of it that changes something must echo the session's CSRF value in
+ * {@code X-CSRF-Token}, else 403; a session signed out is over on every node. The client's address
+ * is the peer's, or what a trusted proxy says it is ({@link Forwarding}). What the caller may do is
+ * the service's to decide; this only says who it is. Shared by the node's HTTP instances.
  */
 public final class Authentication implements Handler<RoutingContext> {
 
@@ -40,13 +44,24 @@ public final class Authentication implements Handler<RoutingContext> {
     private final FailedAttempts failures;
     private final StreamTokens streams;
     private final SessionTokens sessions;
+    private final SessionRevocations revocations;
+    private final Forwarding forwarding;
 
-    public Authentication(AuthConfig config, ApiKeys keys, StreamTokens streams, SessionTokens sessions, Clock clock) {
+    public Authentication(
+            AuthConfig config,
+            ApiKeys keys,
+            StreamTokens streams,
+            SessionTokens sessions,
+            SessionRevocations revocations,
+            List<Cidr> trustedProxies,
+            Clock clock) {
         this.config = config;
         this.keys = keys;
         this.failures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
         this.streams = streams;
         this.sessions = sessions;
+        this.revocations = revocations;
+        this.forwarding = new Forwarding(trustedProxies);
     }
 
     /**
@@ -66,6 +81,11 @@ public final class Authentication implements Handler<RoutingContext> {
         return streams;
     }
 
+    /** Who the request comes from, and whether over TLS, as the trusted proxies say. */
+    Forwarding.Client client(RoutingContext ctx) {
+        return forwarding.client(ctx.request());
+    }
+
     @Override
     public void handle(RoutingContext ctx) {
         if (!keys.enabled()
@@ -73,16 +93,9 @@ public final class Authentication implements Handler<RoutingContext> {
             ctx.next(); // anonymous
             return;
         }
-        String address = ctx.request().remoteAddress() == null
-                ? "?"
-                : ctx.request().remoteAddress().hostAddress();
-        long blocked = failures.blockedForSeconds(address);
-        if (blocked > 0) {
-            ctx.fail(ApiException.tooManyFailures(blocked));
-            return;
-        }
         List<String> given = ctx.request().headers().getAll("Authorization");
-        String refusal = null;
+        String refusal;
+        String presented = null;
         AuthConfig.Key key = null;
         // The one reading of a query parameter every route shares: two tokens, or a NUL, are a 400.
         String token = Requests.query(ctx, "token");
@@ -97,13 +110,16 @@ public final class Authentication implements Handler<RoutingContext> {
             refusal = "the token is expired, forged, or for another stream";
         } else if (given.isEmpty() && cookie != null) {
             SessionTokens.Session session = sessions.verify(cookie.getValue());
-            key = session == null ? null : keys.byId(session.keyId());
+            key = session == null || revocations.revoked(session.csrf()) ? null : keys.byId(session.keyId());
             if (key == null) {
-                refusal = "the session is over (expired, or its key was removed); sign in again";
-            } else if (changes(ctx) && !session.csrf().equals(ctx.request().getHeader("X-CSRF-Token"))) {
+                refusal = "the session is over (signed out, expired, or its key was removed); sign in again";
+            } else if (changes(ctx) && !session.csrfMatches(ctx.request().getHeader("X-CSRF-Token"))) {
                 // A page of another site may make the browser send the cookie, but cannot read the value.
                 ctx.fail(new ForbiddenException("send the session's CSRF value in X-CSRF-Token"));
                 return;
+            } else {
+                Requests.session(ctx, session);
+                refusal = null;
             }
         } else if (given.isEmpty()) {
             refusal = "send Authorization: Bearer <key>";
@@ -112,14 +128,12 @@ public final class Authentication implements Handler<RoutingContext> {
         } else if (!given.get(0).regionMatches(true, 0, SCHEME, 0, SCHEME.length())) {
             refusal = "Authorization must use the Bearer scheme";
         } else {
-            key = keys.find(given.get(0).substring(SCHEME.length()).trim());
-            if (key == null) {
-                refusal = "the key is not known here (revoked, mistyped, or another node's)";
-            }
+            presented = given.get(0).substring(SCHEME.length()).trim();
+            key = keys.find(presented);
+            refusal = key == null ? "the key is not known here (revoked, mistyped, or another node's)" : null;
         }
         if (refusal != null) {
-            failures.failed(address);
-            ctx.fail(ApiException.unauthorized(refusal));
+            refuse(ctx, refusal, presented);
             return;
         }
         Requests.caller(
@@ -132,15 +146,32 @@ public final class Authentication implements Handler<RoutingContext> {
         ctx.next();
     }
 
+    /**
+     * A failed authentication: counted for the client's address and for the key it presented (if
+     * any); answered 401, or 429 once either has failed too often this minute.
+     */
+    private void refuse(RoutingContext ctx, String refusal, String presented) {
+        String address = "address:" + client(ctx).address();
+        String keyDigest = presented == null || presented.isEmpty() ? null : "key:" + ApiKeys.hash(presented);
+        // Whether it was over the bound before this one: the bound is the number of 401s a minute.
+        long blocked = Math.max(
+                failures.blockedForSeconds(address), keyDigest == null ? 0 : failures.blockedForSeconds(keyDigest));
+        failures.failed(address);
+        if (keyDigest != null) {
+            failures.failed(keyDigest);
+        }
+        ctx.fail(blocked > 0 ? ApiException.tooManyFailures(blocked) : ApiException.unauthorized(refusal));
+    }
+
     private static boolean changes(RoutingContext ctx) {
-        io.vertx.core.http.HttpMethod method = ctx.request().method();
-        return method != io.vertx.core.http.HttpMethod.GET && method != io.vertx.core.http.HttpMethod.HEAD;
+        HttpMethod method = ctx.request().method();
+        return method != HttpMethod.GET && method != HttpMethod.HEAD;
     }
 
     /** The caller a stream token makes on the stream it was signed for, or null. */
     private Caller streamer(RoutingContext ctx, String token) {
         Matcher stream = STREAM.matcher(ctx.request().path());
-        if (!stream.matches() || ctx.request().method() != io.vertx.core.http.HttpMethod.GET) {
+        if (!stream.matches() || ctx.request().method() != HttpMethod.GET) {
             return null;
         }
         StreamTokens.Grant grant = streams.verify(token);

@@ -65,7 +65,7 @@ public final class HttpVerticle extends VerticleBase {
                 new WorkerRoutes(services.work(), body),
                 new HealthRoutes(services.node(), scrapes),
                 new ContractRoutes(),
-                new SessionRoutes(authentication, config.http().tls() != null),
+                new SessionRoutes(authentication, services.keys()),
                 new KeyRoutes(services.keys(), body, config.auth().keys()));
         routes.forEach(r -> r.mount(router));
         this.router = router;
@@ -118,8 +118,8 @@ public final class HttpVerticle extends VerticleBase {
 
     /**
      * On every answer, the dashboard's as the API's: scripts, styles, images and connections from
-     * this origin only, never inline, never in a frame; no guessing at a content type; over TLS,
-     * HTTPS only from now on.
+     * this origin only, never inline, never in a frame; no guessing at a content type; over TLS (to
+     * the node, or to a trusted proxy that says so), HTTPS only from now on.
      */
     private void securityHeaders(RoutingContext ctx) {
         ctx.response()
@@ -127,7 +127,7 @@ public final class HttpVerticle extends VerticleBase {
                 .putHeader("X-Content-Type-Options", "nosniff")
                 .putHeader("X-Frame-Options", "DENY")
                 .putHeader("Referrer-Policy", "no-referrer");
-        if (ctx.request().isSSL()) {
+        if (authentication.client(ctx).secure()) {
             ctx.response().putHeader("Strict-Transport-Security", "max-age=31536000");
         }
         ctx.next();

@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import dev.taskline.admission.SubmissionJson;
+import dev.taskline.auth.SessionTokens;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.NotFoundException;
@@ -29,6 +30,18 @@ final class Requests {
     static Caller caller(RoutingContext ctx) {
         Caller caller = ctx.get(CALLER);
         return caller == null ? Caller.ANONYMOUS : caller;
+    }
+
+    /** Where the authentication handler leaves the session a cookie named, for signing it out. */
+    private static final String SESSION = "taskline.session";
+
+    /** The session the request was made in, or null (a key, a token, no auth). */
+    static SessionTokens.Session session(RoutingContext ctx) {
+        return ctx.get(SESSION);
+    }
+
+    static void session(RoutingContext ctx, SessionTokens.Session session) {
+        ctx.put(SESSION, session);
     }
 
     /** Says who is asking, for {@link #caller} on the routes after this handler. */

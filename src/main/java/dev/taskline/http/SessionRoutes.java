@@ -3,6 +3,8 @@ package dev.taskline.http;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.service.Caller;
+import dev.taskline.service.KeyService;
+import io.vertx.core.Future;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;
 import io.vertx.core.json.JsonArray;
@@ -13,17 +15,18 @@ import io.vertx.ext.web.RoutingContext;
 /**
  * {@code /api/session}: the dashboard signs in with a key (Bearer, once) and gets a session
  * cookie it cannot read (HttpOnly, SameSite=Strict) and the CSRF value its changes must echo;
- * {@code DELETE} signs out.
+ * {@code DELETE} signs out: the session is over on every node, not only in this browser. The
+ * cookie is {@code Secure} whenever the request came over TLS, to the node or to a trusted proxy
+ * that says so.
  */
 final class SessionRoutes implements Routes {
 
     private final Authentication authentication;
-    private final boolean secure;
+    private final KeyService keys;
 
-    /** @param secure the node serves HTTPS: the cookie then goes over HTTPS only */
-    SessionRoutes(Authentication authentication, boolean secure) {
+    SessionRoutes(Authentication authentication, KeyService keys) {
         this.authentication = authentication;
-        this.secure = secure;
+        this.keys = keys;
     }
 
     @Override
@@ -41,7 +44,7 @@ final class SessionRoutes implements Routes {
                             ? "sign in with a key: Authorization: Bearer <key>"
                             : "no key is configured: the API is open, no session needed");
         }
-        ctx.response().addCookie(cookie(session[0], SessionTokens.TTL_SECONDS));
+        ctx.response().addCookie(cookie(ctx, session[0], SessionTokens.TTL_SECONDS));
         JsonArray scopes = new JsonArray();
         caller.scopes().stream().map(s -> s.label()).sorted().forEach(scopes::add);
         Requests.json(
@@ -55,14 +58,22 @@ final class SessionRoutes implements Routes {
     }
 
     private void close(RoutingContext ctx) {
-        ctx.response().addCookie(cookie("", 0)).setStatusCode(204).end();
+        SessionTokens.Session session = Requests.session(ctx);
+        Future<Void> signedOut =
+                session == null ? Future.succeededFuture() : keys.signOut(Requests.caller(ctx), session);
+        signedOut
+                .onSuccess(v -> ctx.response()
+                        .addCookie(cookie(ctx, "", 0))
+                        .setStatusCode(204)
+                        .end())
+                .onFailure(ctx::fail);
     }
 
-    private Cookie cookie(String value, long maxAgeSeconds) {
+    private Cookie cookie(RoutingContext ctx, String value, long maxAgeSeconds) {
         return Cookie.cookie(SessionTokens.COOKIE, value)
                 .setPath("/")
                 .setHttpOnly(true)
-                .setSecure(secure)
+                .setSecure(authentication.client(ctx).secure())
                 .setSameSite(CookieSameSite.STRICT)
                 .setMaxAge(maxAgeSeconds);
     }

@@ -363,7 +363,7 @@ public final class Journal {
     }
 
     /**
-     * Deletes finished tasks older than {@code ttl}, expired idempotency keys, rate-limit entries no
+     * Deletes finished tasks older than {@code ttl}, expired idempotency keys and session revocations, rate-limit entries no
      * window can count any more and schedules' ticks decided before {@code ttl} (but each one's
      * newest), a batch at a time.
      */
@@ -375,8 +375,11 @@ public final class Journal {
         Sql.Statement rateStarts = sql.statement("delete_old_rate_starts");
         Sql.Statement ticks = sql.statement("delete_old_ticks");
         Sql.Statement finished = sql.statement("delete_finished");
+        Sql.Statement sessions = sql.statement("delete_expired_session_revocations");
         return guard(pool.preparedQuery(keys.text())
                         .execute(keys.bind("now", now, "most", limit))
+                        .compose(v ->
+                                pool.preparedQuery(sessions.text()).execute(sessions.bind("now", now, "most", limit)))
                         .compose(v -> pool.preparedQuery(rateStarts.text())
                                 .execute(rateStarts.bind("cutoff", rateCutoff, "most", limit)))
                         .compose(v ->

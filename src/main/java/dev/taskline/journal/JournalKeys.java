@@ -6,11 +6,14 @@ import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import java.time.Clock;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /** The API keys issued through the API (migration 000007): stored by hash, revoked by time. */
 public final class JournalKeys {
@@ -83,6 +86,26 @@ public final class JournalKeys {
         return JournalFailures.guard(pool.preparedQuery(sql.get("key_revoke"))
                         .execute(sql.statement("key_revoke").bind("id", id, "now", now(), "revoked_by", by)))
                 .map(rows -> rows.size() == 1);
+    }
+
+    /** Signs a dashboard session out on every node: its id's digest, until it would have expired. */
+    public Future<Void> revokeSession(String digest, Instant expiresAt, String by) {
+        Sql.Statement revoke = sql.statement("session_revoke");
+        return JournalFailures.guard(pool.preparedQuery(revoke.text())
+                        .execute(revoke.bind(
+                                "digest", digest, "expires_at", Times.utc(expiresAt), "now", now(), "revoked_by", by)))
+                .mapEmpty();
+    }
+
+    /** The digests of the sessions signed out that have not expired yet. */
+    public Future<Set<String>> revokedSessions() {
+        Sql.Statement live = sql.statement("session_revocations_live");
+        return JournalFailures.guard(pool.preparedQuery(live.text()).execute(live.bind("now", now())))
+                .map(rows -> {
+                    Set<String> digests = new HashSet<>();
+                    rows.forEach(row -> digests.add(row.getString("session_digest")));
+                    return digests;
+                });
     }
 
     private OffsetDateTime now() {

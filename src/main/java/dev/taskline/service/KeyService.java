@@ -3,6 +3,8 @@ package dev.taskline.service;
 import static dev.taskline.service.Permits.permitted;
 
 import dev.taskline.auth.ApiKeys;
+import dev.taskline.auth.SessionRevocations;
+import dev.taskline.auth.SessionTokens;
 import dev.taskline.config.AuthConfig;
 import dev.taskline.config.ConfigException;
 import dev.taskline.journal.JournalKeys;
@@ -12,6 +14,8 @@ import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.KeyConflictException;
 import dev.taskline.model.problem.NotFoundException;
 import io.vertx.core.Future;
+import java.security.SecureRandom;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -20,12 +24,25 @@ import java.util.Set;
 public final class KeyService {
 
     private final ApiKeys keys;
+    private final SessionRevocations revocations;
     private final JournalKeys journalKeys;
-    private final java.security.SecureRandom random = new java.security.SecureRandom();
+    private final SecureRandom random = new SecureRandom();
 
-    public KeyService(ApiKeys keys, JournalKeys journalKeys) {
+    public KeyService(ApiKeys keys, SessionRevocations revocations, JournalKeys journalKeys) {
         this.keys = keys;
+        this.revocations = revocations;
         this.journalKeys = journalKeys;
+    }
+
+    /**
+     * Signs {@code session} out: refused on this node at once and on the others at their next read
+     * (within a second), though its cookie's signature still holds until it expires.
+     */
+    public Future<Void> signOut(Caller caller, SessionTokens.Session session) {
+        String digest = SessionRevocations.digest(session.csrf());
+        return journalKeys
+                .revokeSession(digest, Instant.ofEpochSecond(session.expiresAt()), caller.keyId())
+                .onSuccess(v -> revocations.add(digest));
     }
 
     /**
@@ -108,16 +125,23 @@ public final class KeyService {
         });
     }
 
-    /** Reads the live issued keys from the journal: what every node does every second. */
+    /** Reads the live issued keys and the signed-out sessions from the journal: what every node does every second. */
     public Future<Void> refresh() {
-        return journalKeys.live().map(live -> {
-            List<AuthConfig.Key> issued = new ArrayList<>(live.size());
-            for (StoredKey k : live) {
-                issued.add(new AuthConfig.Key(
-                        k.id(), k.hash(), k.tenant(), Set.copyOf(k.scopes()), Set.copyOf(k.queues())));
-            }
-            keys.replaceIssued(issued);
-            return null;
-        });
+        return journalKeys
+                .revokedSessions()
+                .map(revoked -> {
+                    revocations.replace(revoked);
+                    return null;
+                })
+                .compose(v -> journalKeys.live())
+                .map(live -> {
+                    List<AuthConfig.Key> issued = new ArrayList<>(live.size());
+                    for (StoredKey k : live) {
+                        issued.add(new AuthConfig.Key(
+                                k.id(), k.hash(), k.tenant(), Set.copyOf(k.scopes()), Set.copyOf(k.queues())));
+                    }
+                    keys.replaceIssued(issued);
+                    return null;
+                });
     }
 }

@@ -698,6 +698,13 @@ class AuthTest {
                 send(HttpMethod.DELETE, "/api/session", null, "Cookie", cookie, "X-CSRF-Token", csrf);
         assertEquals(204, closed.statusCode());
         assertTrue(closed.getHeader("Set-Cookie").contains("Max-Age=0"), closed.getHeader("Set-Cookie"));
+        // Signed out on the node, not only forgotten by the browser: the same cookie, kept, opens nothing.
+        assertEquals(
+                401,
+                send(HttpMethod.GET, "/api/tasks/" + acmes, null, "Cookie", cookie)
+                        .statusCode(),
+                "a signed-out session is over");
+        assertFalse(setCookie.contains("Secure"), "plain HTTP from no trusted proxy: " + setCookie);
     }
 
     /**

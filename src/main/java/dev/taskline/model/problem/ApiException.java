@@ -33,13 +33,13 @@ public final class ApiException extends ProblemException {
         return new ApiException(401, "unauthorized", "Unauthorized", detail, null);
     }
 
-    /** A client address failed to authenticate too often this minute. */
+    /** A client address, or the key it presented, failed to authenticate too often this minute. */
     public static ApiException tooManyFailures(long retryAfterSeconds) {
         return new ApiException(
                 429,
                 "too-many-failures",
                 "Too many failed authentications",
-                "this address failed to authenticate too often; try again later",
+                "this address, or this key, failed to authenticate too often; try again later",
                 new JsonObject().put("retryAfterSeconds", retryAfterSeconds));
     }
 
