@@ -22,6 +22,10 @@ public final class TestPostgres {
     public static final String ENV_URL = "TASKLINE_TEST_PG_URL";
 
     private static String adminUrl;
+    /** The URL tests connect with, but for its database; the admin's, for an external server. */
+    private static String appUrl;
+    /** The role that owns the databases made here; null: the admin's own. */
+    private static String owner;
 
     private TestPostgres() {}
 
@@ -30,6 +34,7 @@ public final class TestPostgres {
             String external = System.getenv(ENV_URL);
             if (external != null && !external.isBlank()) {
                 adminUrl = external.trim();
+                appUrl = adminUrl;
             } else {
                 Path dir = Files.createTempDirectory("taskline-test-pg");
                 EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dir, false);
@@ -43,7 +48,11 @@ public final class TestPostgres {
                         // the JVM is going away; PostgreSQL's own shutdown is best effort here
                     }
                 }));
-                adminUrl = server.url();
+                // Databases are made as the superuser, for the node's role, which the tests connect as: the
+                // journal's migrations and statements run with no more rights than a node has.
+                adminUrl = server.adminUrl();
+                appUrl = server.url();
+                owner = server.role();
             }
         }
         return adminUrl;
@@ -105,11 +114,11 @@ public final class TestPostgres {
 
     /** Creates an empty database and returns its URL. */
     public static String newDatabase() throws Exception {
-        String admin = adminUrl();
+        adminUrl();
         String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        adminQuery("CREATE DATABASE " + name);
-        int slash = admin.lastIndexOf('/');
-        int query = admin.indexOf('?', slash);
-        return admin.substring(0, slash + 1) + name + (query < 0 ? "" : admin.substring(query));
+        adminQuery("CREATE DATABASE " + name + (owner == null ? "" : " OWNER " + owner));
+        int slash = appUrl.lastIndexOf('/');
+        int query = appUrl.indexOf('?', slash);
+        return appUrl.substring(0, slash + 1) + name + (query < 0 ? "" : appUrl.substring(query));
     }
 }
