@@ -133,6 +133,11 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         } catch (UncheckedIOException e) {
             throw e.getCause();
         }
+        if (EmbeddedPasswords.posix()) {
+            // The library makes its working directory writable by all at every start; under the
+            // node's own directory that harms nobody, but it need not stay so.
+            Files.setPosixFilePermissions(binaries.workingDir(), OWNER_ONLY);
+        }
         LOG.info("embedded PostgreSQL on localhost:" + postgres.getPort() + ", data in " + pgData + ", passwords in "
                 + home.resolve(EmbeddedPasswords.FILE) + " (for psql: PGPASSFILE)");
         return new EmbeddedPostgresServer(postgres, passwords);

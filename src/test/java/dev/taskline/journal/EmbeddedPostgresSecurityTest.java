@@ -67,6 +67,9 @@ class EmbeddedPostgresSecurityTest {
         try {
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
             assertEquals(
+                    "rwx------",
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("postgres-binaries"))));
+            assertEquals(
                     "rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("pgpass"))));
 
             for (String role : List.of("postgres", "taskline")) {
