@@ -3,11 +3,11 @@ package dev.taskline.journal;
 import io.zonky.test.db.postgres.embedded.DefaultPostgresBinaryResolver;
 import io.zonky.test.db.postgres.embedded.PgBinaryResolver;
 import io.zonky.test.db.postgres.util.LinuxUtils;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -25,7 +25,8 @@ import java.util.List;
 final class PrivateBinaries implements PgBinaryResolver {
 
     private final Path workingDir;
-    private volatile String digest;
+    private MessageDigest md5;
+    private String digest;
 
     PrivateBinaries(Path workingDir) {
         this.workingDir = workingDir;
@@ -36,30 +37,30 @@ final class PrivateBinaries implements PgBinaryResolver {
     }
 
     @Override
-    public InputStream getPgBinary(String system, String machineHardware) throws IOException {
+    public synchronized InputStream getPgBinary(String system, String machineHardware) throws IOException {
         InputStream archive = DefaultPostgresBinaryResolver.INSTANCE.getPgBinary(system, machineHardware);
         if (archive == null) {
             return null;
         }
-        byte[] bytes;
-        try (archive) {
-            bytes = archive.readAllBytes();
-        }
         try {
-            digest = HexFormat.of().formatHex(MessageDigest.getInstance("MD5").digest(bytes));
+            // The library reads the whole archive before it unpacks it: by then this holds its digest.
+            md5 = MessageDigest.getInstance("MD5");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM has MD5", e);
         }
-        return new ByteArrayInputStream(bytes);
+        return new DigestInputStream(archive, md5);
     }
 
     /**
      * The command line that runs {@code binary} (postgres, pg_ctl) with {@code args} as the library
      * runs its own: through {@code unshare -U} where the node is root, whom PostgreSQL refuses.
      */
-    List<String> command(String binary, List<String> args) throws IOException {
-        if (digest == null) {
+    synchronized List<String> command(String binary, List<String> args) throws IOException {
+        if (md5 == null) {
             throw new IllegalStateException("the binaries are not unpacked yet");
+        }
+        if (digest == null) {
+            digest = HexFormat.of().formatHex(md5.digest()); // which also resets it: once
         }
         // The library's layout: PG-<md5 of the archive>/bin.
         Path path = workingDir.resolve("PG-" + digest).resolve("bin").resolve(binary);
