@@ -25,7 +25,7 @@ ON CONFLICT (session_digest) DO NOTHING;
 
 -- name: session_revocations_live
 -- :now: the revocations of sessions that have not expired yet, which every node holds in memory.
-SELECT session_digest FROM session_revocations WHERE expires_at > :now;
+SELECT session_digest, expires_at FROM session_revocations WHERE expires_at > :now;
 
 -- name: delete_expired_session_revocations
 -- :now, :most rows: those whose session would have expired by now.

@@ -93,7 +93,7 @@ public final class Taskline {
     private Schedules schedules;
     private RemoteWorkers remote;
     private final ApiKeys keys;
-    private final SessionRevocations revocations = new SessionRevocations();
+    private final SessionRevocations revocations;
     private long keysTimer = -1;
     /** How often streams ask the journal about writes made by other nodes. */
     private static final long CATCH_UP_MS = 2_000;
@@ -151,6 +151,7 @@ public final class Taskline {
         this.deadlines =
                 new DeadlineSweep(journal, queues, metrics, config.recovery().batchSize());
         this.clock = clock;
+        this.revocations = new SessionRevocations(clock);
         this.config = config;
     }
 
@@ -265,7 +266,7 @@ public final class Taskline {
                             new StreamTokens(streamSecret, clock),
                             new SessionTokens(streamSecret, clock),
                             revocations,
-                            config.http().trustedProxies(),
+                            config.http().proxies(),
                             clock);
                     return track(vertx.deployVerticle(
                             () -> {

@@ -12,8 +12,10 @@ import java.util.regex.Pattern;
  * @param keys                the API keys, each stored as the SHA-256 of its secret
  * @param allowAnonymous      start without keys on a non-loopback address, on purpose
  * @param openMetrics         {@code /metrics} without a key (for a scraper on a trusted network)
- * @param maxFailuresPerMinute failed authentications one client address may make in a minute
- *                            before it is answered 429 (no key guessing at line rate)
+ * @param maxFailuresPerMinute failed authentications one client address, or one key presented,
+ *                            may make in a minute before its failures are answered 429; a key
+ *                            that holds still gets in, so this sheds and flags guessing, which
+ *                            only a key's randomness makes hopeless
  */
 public record AuthConfig(List<Key> keys, boolean allowAnonymous, boolean openMetrics, int maxFailuresPerMinute) {
 

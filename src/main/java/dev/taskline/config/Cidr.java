@@ -1,7 +1,6 @@
 package dev.taskline.config;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import io.netty.util.NetUtil;
 
 /**
  * A block of addresses, {@code 10.0.0.0/8} or {@code fd00::/8} (an address alone is its own block),
@@ -13,16 +12,10 @@ public record Cidr(byte[] network, int prefix) {
     public static Cidr parse(String text) {
         String trimmed = text.trim();
         int slash = trimmed.indexOf('/');
-        String address = slash < 0 ? trimmed : trimmed.substring(0, slash);
-        if (!address.matches("[0-9a-fA-F:.]+") || address.isEmpty()) {
+        byte[] bytes = literal(slash < 0 ? trimmed : trimmed.substring(0, slash));
+        if (bytes == null) {
             throw new ConfigException(
                     "http.trustedProxies: " + text + " is not an address or a block such as 10.0.0.0/8");
-        }
-        byte[] bytes;
-        try {
-            bytes = InetAddress.getByName(address).getAddress(); // a literal: no lookup
-        } catch (UnknownHostException e) {
-            throw new ConfigException("http.trustedProxies: " + text + " is not an address");
         }
         int prefix;
         try {
@@ -37,9 +30,17 @@ public record Cidr(byte[] network, int prefix) {
         return new Cidr(bytes, prefix);
     }
 
-    /** Whether {@code address} lies in the block (an IPv4 address never in an IPv6 block, nor the other way). */
-    public boolean contains(InetAddress address) {
-        byte[] bytes = address.getAddress();
+    /**
+     * The bytes of an address literal, IPv4 in its four dotted parts or IPv6, or null: never looked
+     * up (a text like {@code dead.beef} is a name, and a name is not asked of DNS), never a short
+     * form such as {@code 10.1}.
+     */
+    public static byte[] literal(String text) {
+        return NetUtil.createByteArrayFromIpAddressString(text);
+    }
+
+    /** Whether {@code bytes} (an address's, as {@link #literal} gives them) lie in the block. */
+    public boolean contains(byte[] bytes) {
         if (bytes.length != network.length) {
             return false;
         }

@@ -108,6 +108,7 @@ public final class ConfigLoader {
                 "maxWaitingClaims",
                 "tenantShare",
                 "trustedProxies",
+                "forwardedHeader",
                 "tls");
         Node tls = http.object("tls");
         tls.only("certPath", "keyPath");
@@ -120,7 +121,8 @@ public final class ConfigLoader {
                 http.integer("maxStreams", 10_000),
                 http.integer("maxWaitingClaims", 20_000),
                 http.number("tenantShare", 0.25),
-                http.texts("trustedProxies").stream().map(Cidr::parse).toList(),
+                TasklineConfig.Proxies.parse(
+                        http.texts("trustedProxies"), http.text("forwardedHeader", "X-Forwarded-For")),
                 tls.node.isEmpty()
                         ? null
                         : new TasklineConfig.Tls(path(tls.text("certPath", null)), path(tls.text("keyPath", null))));

@@ -62,9 +62,7 @@ public record TasklineConfig(
      *                       beyond it, 429
      * @param tenantShare    of the node's streams and of a queue's waiting claims, the part one tenant
      *                       may hold (0.25: a quarter); beyond it, 429
-     * @param trustedProxies the proxies in front of the node: a request from one of them is taken to be
-     *                       from the client its {@code Forwarded} or {@code X-Forwarded-For} names, and
-     *                       over TLS when its {@code X-Forwarded-Proto} says https
+     * @param proxies      the proxies in front of the node, whose word on the client is taken
      */
     public record Http(
             String host,
@@ -75,10 +73,9 @@ public record TasklineConfig(
             int maxStreams,
             int maxWaitingClaims,
             double tenantShare,
-            java.util.List<Cidr> trustedProxies,
+            Proxies proxies,
             Tls tls) {
         public Http {
-            trustedProxies = java.util.List.copyOf(trustedProxies);
             if (maxWaitingClaims < 1 || maxWaitingClaims > 1_000_000) {
                 throw new ConfigException("http.maxWaitingClaims must be from 1 to 1000000, got " + maxWaitingClaims);
             }
@@ -103,6 +100,37 @@ public record TasklineConfig(
             if (instances < 1 || instances > 64) {
                 throw new ConfigException("http.instances must be from 1 to 64, got " + instances);
             }
+        }
+    }
+
+    /**
+     * The proxies in front of the node. A request from one of them is taken to be from the client
+     * that {@code header} names, and over TLS when the proxy says https; from any other peer the
+     * forwarding headers are the client's own words. One header only: a proxy that appends to
+     * {@code X-Forwarded-For} passes a client's own {@code Forwarded} through untouched, and the
+     * other way round.
+     *
+     * @param trusted  their addresses or blocks ({@code http.trustedProxies}; none by default)
+     * @param standard whether they say it in {@code Forwarded} (RFC 7239: {@code for} and
+     *                 {@code proto}) rather than {@code X-Forwarded-For} and {@code X-Forwarded-Proto}
+     *                 ({@code http.forwardedHeader}, {@code "X-Forwarded-For"} by default)
+     */
+    public record Proxies(java.util.List<Cidr> trusted, boolean standard) {
+        public Proxies {
+            trusted = java.util.List.copyOf(trusted);
+        }
+
+        static Proxies parse(java.util.List<String> trusted, String header) {
+            boolean standard;
+            if (header.equalsIgnoreCase("X-Forwarded-For")) {
+                standard = false;
+            } else if (header.equalsIgnoreCase("Forwarded")) {
+                standard = true;
+            } else {
+                throw new ConfigException(
+                        "http.forwardedHeader must be \"X-Forwarded-For\" or \"Forwarded\", got \"" + header + "\"");
+            }
+            return new Proxies(trusted.stream().map(Cidr::parse).toList(), standard);
         }
     }
 

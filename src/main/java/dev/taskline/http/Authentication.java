@@ -6,7 +6,7 @@ import dev.taskline.auth.SessionRevocations;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
 import dev.taskline.config.AuthConfig;
-import dev.taskline.config.Cidr;
+import dev.taskline.config.TasklineConfig;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.model.problem.ForbiddenException;
 import dev.taskline.service.Caller;
@@ -41,7 +41,8 @@ public final class Authentication implements Handler<RoutingContext> {
 
     private final AuthConfig config;
     private final ApiKeys keys;
-    private final FailedAttempts failures;
+    private final FailedAttempts addressFailures;
+    private final FailedAttempts keyFailures;
     private final StreamTokens streams;
     private final SessionTokens sessions;
     private final SessionRevocations revocations;
@@ -53,15 +54,16 @@ public final class Authentication implements Handler<RoutingContext> {
             StreamTokens streams,
             SessionTokens sessions,
             SessionRevocations revocations,
-            List<Cidr> trustedProxies,
+            TasklineConfig.Proxies proxies,
             Clock clock) {
         this.config = config;
         this.keys = keys;
-        this.failures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
+        this.addressFailures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
+        this.keyFailures = new FailedAttempts(config.maxFailuresPerMinute(), clock);
         this.streams = streams;
         this.sessions = sessions;
         this.revocations = revocations;
-        this.forwarding = new Forwarding(trustedProxies);
+        this.forwarding = new Forwarding(proxies);
     }
 
     /**
@@ -69,7 +71,8 @@ public final class Authentication implements Handler<RoutingContext> {
      * null when the caller is not a configured key (auth off, a stream token).
      */
     String[] openSession(Caller caller) {
-        return caller.keyId() == null || keys.byId(caller.keyId()) == null ? null : sessions.open(caller.keyId());
+        AuthConfig.Key key = caller.keyId() == null ? null : keys.byId(caller.keyId());
+        return key == null ? null : sessions.open(key.id(), key.hash());
     }
 
     /** Whether requests must say who they are. */
@@ -111,8 +114,12 @@ public final class Authentication implements Handler<RoutingContext> {
         } else if (given.isEmpty() && cookie != null) {
             SessionTokens.Session session = sessions.verify(cookie.getValue());
             key = session == null || revocations.revoked(session.csrf()) ? null : keys.byId(session.keyId());
+            if (key != null && !session.openedWith(key.hash())) {
+                key = null; // the key has a new secret since: whoever held the old one is out
+            }
             if (key == null) {
-                refusal = "the session is over (signed out, expired, or its key was removed); sign in again";
+                refusal = "the session is over (signed out, expired, or its key was removed or given a new secret); "
+                        + "sign in again";
             } else if (changes(ctx) && !session.csrfMatches(ctx.request().getHeader("X-CSRF-Token"))) {
                 // A page of another site may make the browser send the cookie, but cannot read the value.
                 ctx.fail(new ForbiddenException("send the session's CSRF value in X-CSRF-Token"));
@@ -151,14 +158,15 @@ public final class Authentication implements Handler<RoutingContext> {
      * any); answered 401, or 429 once either has failed too often this minute.
      */
     private void refuse(RoutingContext ctx, String refusal, String presented) {
-        String address = "address:" + client(ctx).address();
-        String keyDigest = presented == null || presented.isEmpty() ? null : "key:" + ApiKeys.hash(presented);
+        String address = client(ctx).address();
+        String keyDigest = presented == null || presented.isEmpty() ? null : ApiKeys.hash(presented);
         // Whether it was over the bound before this one: the bound is the number of 401s a minute.
         long blocked = Math.max(
-                failures.blockedForSeconds(address), keyDigest == null ? 0 : failures.blockedForSeconds(keyDigest));
-        failures.failed(address);
+                addressFailures.blockedForSeconds(address),
+                keyDigest == null ? 0 : keyFailures.blockedForSeconds(keyDigest));
+        addressFailures.failed(address);
         if (keyDigest != null) {
-            failures.failed(keyDigest);
+            keyFailures.failed(keyDigest);
         }
         ctx.fail(blocked > 0 ? ApiException.tooManyFailures(blocked) : ApiException.unauthorized(refusal));
     }

@@ -1,20 +1,22 @@
 package dev.taskline.http;
 
 import dev.taskline.config.Cidr;
+import dev.taskline.config.TasklineConfig;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.net.SocketAddress;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
 /**
  * Who a request comes from, and whether over TLS, through the proxies the node trusts
- * ({@code http.trustedProxies}). From a trusted proxy, the client is what its {@code Forwarded}
- * header (RFC 7239) or else {@code X-Forwarded-For} names: the nearest address in the chain that is
- * not itself a trusted proxy; and the request came over TLS when the proxy says {@code https}. From
- * any other peer those headers are a client's own words and count for nothing.
+ * ({@code http.trustedProxies}). From a trusted proxy, the client is what the one header they use
+ * ({@code http.forwardedHeader}: {@code X-Forwarded-For}, or {@code Forwarded} of RFC 7239) names:
+ * the nearest address in the chain, all its lines read as one, that is not itself a trusted proxy;
+ * and the request came over TLS when the nearest proxy says {@code https}. Anything before the
+ * nearest untrusted hop was written by the client and is passed over. From any other peer those
+ * headers are a client's own words and count for nothing. Nothing here is looked up: an address
+ * is a literal or it is not one.
  */
 final class Forwarding {
 
@@ -22,9 +24,11 @@ final class Forwarding {
     record Client(String address, boolean secure) {}
 
     private final List<Cidr> trusted;
+    private final boolean standard;
 
-    Forwarding(List<Cidr> trusted) {
-        this.trusted = List.copyOf(trusted);
+    Forwarding(TasklineConfig.Proxies proxies) {
+        this.trusted = proxies.trusted();
+        this.standard = proxies.standard();
     }
 
     Client client(HttpServerRequest request) {
@@ -34,10 +38,13 @@ final class Forwarding {
             return new Client(peerAddress, request.isSSL());
         }
         List<String> chain = new ArrayList<>();
-        String proto = null;
-        String forwarded = request.getHeader("Forwarded");
-        if (forwarded != null) {
-            for (String element : forwarded.split(",")) {
+        String proto;
+        if (standard) {
+            String nearestProto = null;
+            for (String element :
+                    String.join(",", request.headers().getAll("Forwarded")).split(",")) {
+                String forHop = null;
+                String protoHere = null;
                 for (String pair : element.split(";")) {
                     int eq = pair.indexOf('=');
                     if (eq < 0) {
@@ -46,20 +53,23 @@ final class Forwarding {
                     String name = pair.substring(0, eq).trim().toLowerCase(Locale.ROOT);
                     String value = unquote(pair.substring(eq + 1).trim());
                     if (name.equals("for")) {
-                        chain.add(value);
+                        forHop = value;
                     } else if (name.equals("proto")) {
-                        proto = value; // the nearest proxy's word is the last
+                        protoHere = value;
                     }
                 }
+                chain.add(forHop == null ? "" : forHop);
+                nearestProto = protoHere; // the last element is the nearest proxy's, whatever came before
             }
+            proto = nearestProto;
         } else {
-            String xff = request.getHeader("X-Forwarded-For");
-            if (xff != null) {
-                for (String hop : xff.split(",")) {
-                    chain.add(hop.trim());
-                }
+            for (String hop : String.join(",", request.headers().getAll("X-Forwarded-For"))
+                    .split(",")) {
+                chain.add(hop.trim());
             }
-            proto = request.getHeader("X-Forwarded-Proto");
+            String[] protos = String.join(",", request.headers().getAll("X-Forwarded-Proto"))
+                    .split(",");
+            proto = protos[protos.length - 1].trim(); // the nearest proxy's
         }
         // From the nearest hop back, past the trusted proxies: the first other address is the client.
         String client = peerAddress;
@@ -74,17 +84,17 @@ final class Forwarding {
             }
         }
         boolean secure = request.isSSL()
-                || (proto != null && proto.trim().toLowerCase(Locale.ROOT).startsWith("https"));
+                || (proto != null && proto.toLowerCase(Locale.ROOT).equals("https"));
         return new Client(client, secure);
     }
 
     private boolean trusted(String address) {
-        InetAddress parsed = literal(address);
-        if (parsed == null) {
+        byte[] bytes = Cidr.literal(address);
+        if (bytes == null) {
             return false;
         }
         for (Cidr block : trusted) {
-            if (block.contains(parsed)) {
+            if (block.contains(bytes)) {
                 return true;
             }
         }
@@ -106,18 +116,6 @@ final class Forwarding {
         } else if (text.indexOf(':') == text.lastIndexOf(':') && text.indexOf(':') > 0) {
             text = text.substring(0, text.indexOf(':')); // IPv4 with a port
         }
-        return literal(text) == null ? null : text;
-    }
-
-    /** {@code text} as an address, when it is an address literal (never a name: nothing is looked up). */
-    private static InetAddress literal(String text) {
-        if (text.isEmpty() || !text.matches("[0-9a-fA-F:.]+") || !(text.contains(".") || text.contains(":"))) {
-            return null;
-        }
-        try {
-            return InetAddress.getByName(text);
-        } catch (UnknownHostException e) {
-            return null;
-        }
+        return Cidr.literal(text) == null ? null : text;
     }
 }

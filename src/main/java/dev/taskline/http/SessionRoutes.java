@@ -36,6 +36,12 @@ final class SessionRoutes implements Routes {
     }
 
     private void open(RoutingContext ctx) {
+        if (Requests.session(ctx) != null) {
+            // Else whoever holds a cookie and its CSRF value could go on making sessions that outlive
+            // the one they took, and its sign-out.
+            throw ApiException.badRequest(
+                    "a session does not open another: sign in with the key (Authorization: Bearer)");
+        }
         Caller caller = Requests.caller(ctx);
         String[] session = authentication.openSession(caller);
         if (session == null) {

@@ -172,7 +172,10 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         postgres.close();
     }
 
-    /** Makes {@code dir} (and so the passwords and binaries in it) the node's user's alone. */
+    /**
+     * Makes {@code dir} (and so the passwords and binaries in it) the node's user's alone. One that
+     * others could write to is refused rather than mended: what is in it may be theirs.
+     */
     private static void ownerOnly(Path dir) throws IOException {
         if (!EmbeddedPasswords.posix()) {
             Files.createDirectories(dir);
@@ -182,6 +185,11 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
         }
         Set<PosixFilePermission> now = Files.getPosixFilePermissions(dir);
+        if (now.contains(PosixFilePermission.GROUP_WRITE) || now.contains(PosixFilePermission.OTHERS_WRITE)) {
+            throw new IOException(
+                    dir + " is " + PosixFilePermissions.toString(now) + ": others may write to it, and so "
+                            + "may have put binaries or passwords of theirs in it; use a directory only the node's user can write");
+        }
         if (!now.equals(OWNER_ONLY)) {
             LOG.warning(dir + " was " + PosixFilePermissions.toString(now) + "; it holds the journal's passwords, "
                     + "so it is made the node's user's alone (rwx------)");
@@ -206,24 +214,32 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                 .collect(Collectors.joining("\n", "", "\n\n"))
                 .replace(":superuser_password", literal(passwords.superuser()))
                 .replace(":app_password", literal(passwords.app()));
+        // Its output goes to a file (in the node's own directory: a failed statement is echoed with
+        // its text), so that waiting on the process, not on its output, bounds the wait.
+        Path log = pgData.resolveSibling("setup.log");
+        Files.deleteIfExists(log);
         Process process = new ProcessBuilder(
                         binaries.command("postgres", List.of("--single", "-j", "-D", pgData.toString(), "postgres")))
                 .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
                 .start();
-        try (OutputStream stdin = process.getOutputStream()) {
-            stdin.write(text.getBytes(StandardCharsets.UTF_8));
-        }
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String output;
         try {
+            try (OutputStream stdin = process.getOutputStream()) {
+                stdin.write(text.getBytes(StandardCharsets.UTF_8));
+            }
             if (!process.waitFor(SETUP_WAIT.toSeconds(), TimeUnit.SECONDS)) {
                 process.destroyForcibly();
                 throw new IOException(
                         "setting up the embedded PostgreSQL's roles took over " + SETUP_WAIT.toSeconds() + " s");
             }
+            output = Files.readString(log);
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while setting up the embedded PostgreSQL's roles", e);
+        } finally {
+            Files.deleteIfExists(log);
         }
         // Single-user mode goes on past a failed statement; its exit code only tells a fatal one.
         if (process.exitValue() != 0 || output.contains("ERROR:") || output.contains("FATAL:")) {

@@ -11,9 +11,9 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 
 /** The API keys issued through the API (migration 000007): stored by hash, revoked by time. */
 public final class JournalKeys {
@@ -97,13 +97,13 @@ public final class JournalKeys {
                 .mapEmpty();
     }
 
-    /** The digests of the sessions signed out that have not expired yet. */
-    public Future<Set<String>> revokedSessions() {
+    /** The sessions signed out that have not expired yet: their digests, and when each expires. */
+    public Future<Map<String, Instant>> revokedSessions() {
         Sql.Statement live = sql.statement("session_revocations_live");
         return JournalFailures.guard(pool.preparedQuery(live.text()).execute(live.bind("now", now())))
                 .map(rows -> {
-                    Set<String> digests = new HashSet<>();
-                    rows.forEach(row -> digests.add(row.getString("session_digest")));
+                    Map<String, Instant> digests = new HashMap<>();
+                    rows.forEach(row -> digests.put(row.getString("session_digest"), Rows.instant(row, "expires_at")));
                     return digests;
                 });
     }

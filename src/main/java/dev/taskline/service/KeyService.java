@@ -40,9 +40,10 @@ public final class KeyService {
      */
     public Future<Void> signOut(Caller caller, SessionTokens.Session session) {
         String digest = SessionRevocations.digest(session.csrf());
+        Instant expires = Instant.ofEpochSecond(session.expiresAt());
         return journalKeys
-                .revokeSession(digest, Instant.ofEpochSecond(session.expiresAt()), caller.keyId())
-                .onSuccess(v -> revocations.add(digest));
+                .revokeSession(digest, expires, caller.keyId())
+                .onSuccess(v -> revocations.add(digest, expires));
     }
 
     /**
@@ -125,23 +126,24 @@ public final class KeyService {
         });
     }
 
-    /** Reads the live issued keys and the signed-out sessions from the journal: what every node does every second. */
+    /**
+     * Reads the live issued keys and the signed-out sessions from the journal: what every node does
+     * every second. The two reads are apart: one failing leaves the other's news in.
+     */
     public Future<Void> refresh() {
-        return journalKeys
-                .revokedSessions()
-                .map(revoked -> {
-                    revocations.replace(revoked);
-                    return null;
-                })
-                .compose(v -> journalKeys.live())
-                .map(live -> {
-                    List<AuthConfig.Key> issued = new ArrayList<>(live.size());
-                    for (StoredKey k : live) {
-                        issued.add(new AuthConfig.Key(
-                                k.id(), k.hash(), k.tenant(), Set.copyOf(k.scopes()), Set.copyOf(k.queues())));
-                    }
-                    keys.replaceIssued(issued);
-                    return null;
-                });
+        Future<Void> sessions = journalKeys.revokedSessions().map(revoked -> {
+            revocations.merge(revoked);
+            return null;
+        });
+        Future<Void> issued = journalKeys.live().map(live -> {
+            List<AuthConfig.Key> next = new ArrayList<>(live.size());
+            for (StoredKey k : live) {
+                next.add(new AuthConfig.Key(
+                        k.id(), k.hash(), k.tenant(), Set.copyOf(k.scopes()), Set.copyOf(k.queues())));
+            }
+            keys.replaceIssued(next);
+            return null;
+        });
+        return Future.join(sessions, issued).mapEmpty();
     }
 }

@@ -27,8 +27,14 @@ class FailedAuthenticationTest {
     private static final String SECRET = ApiKeys.newSecret(new SecureRandom());
 
     private static TestNode start(JsonArray trustedProxies) throws Exception {
+        return start(trustedProxies, "X-Forwarded-For");
+    }
+
+    private static TestNode start(JsonArray trustedProxies, String forwardedHeader) throws Exception {
         JsonObject config = new JsonObject()
-                .put("http", new JsonObject().put("trustedProxies", trustedProxies))
+                .put(
+                        "http",
+                        new JsonObject().put("trustedProxies", trustedProxies).put("forwardedHeader", forwardedHeader))
                 .put(
                         "auth",
                         new JsonObject()
@@ -46,7 +52,7 @@ class FailedAuthenticationTest {
     private static HttpResponse<Buffer> get(TestNode node, String key, String... headers) throws Exception {
         HttpRequest<Buffer> request = node.http.get("/api/stats").putHeader("Authorization", "Bearer " + key);
         for (int i = 0; i + 1 < headers.length; i += 2) {
-            request.putHeader(headers[i], headers[i + 1]);
+            request.headers().add(headers[i], headers[i + 1]); // a name twice is two lines
         }
         return await(request.send());
     }
@@ -102,16 +108,80 @@ class FailedAuthenticationTest {
             }
             assertEquals(
                     429, get(node, "tl_a3", "X-Forwarded-For", "198.51.100.7").statusCode());
+            for (int i = 0; i < 3; i++) {
+                assertEquals(
+                        401,
+                        get(node, "tl_b" + i, "X-Forwarded-For", "198.51.100.8, 127.0.0.5")
+                                .statusCode(),
+                        "another client through two proxies is not held for the first one's failures");
+            }
+            assertEquals(
+                    429,
+                    get(node, "tl_b3", "X-Forwarded-For", "198.51.100.8").statusCode(),
+                    "the client behind two proxies was counted as itself, not as the nearer proxy");
+            assertEquals(
+                    401, get(node, "tl_c", "X-Forwarded-For", "198.51.100.9").statusCode(), "nor as the peer");
+        }
+    }
+
+    @Test
+    void what_the_proxy_did_not_write_is_the_clients_own_word() throws Exception {
+        try (TestNode node = start(new JsonArray().add("127.0.0.1"))) {
+            // The proxy appends to X-Forwarded-For: a Forwarded header, the lines before its own and
+            // a name are the client's, and it is counted as the proxy's last line says.
+            for (int i = 0; i < 3; i++) {
+                assertEquals(
+                        401,
+                        get(
+                                        node,
+                                        "tl_d" + i,
+                                        "Forwarded",
+                                        "for=203.0.113." + i,
+                                        "X-Forwarded-For",
+                                        "203.0.113." + (50 + i),
+                                        "X-Forwarded-For",
+                                        "198.51.100.20")
+                                .statusCode());
+            }
+            assertEquals(
+                    429,
+                    get(node, "tl_d3", "X-Forwarded-For", "198.51.100.20").statusCode(),
+                    "three failures of one client, whatever it wrote before the proxy");
+            for (int i = 0; i < 3; i++) {
+                assertEquals(
+                        401,
+                        get(node, "tl_e" + i, "X-Forwarded-For", "dead.beef").statusCode(),
+                        "a name is no address (nor is it looked up)");
+            }
+            assertEquals(
+                    429,
+                    get(node, "tl_e3", "X-Forwarded-For", "face.cafe").statusCode(),
+                    "those were counted as the peer's");
+        }
+    }
+
+    @Test
+    void proxies_that_speak_forwarded_name_the_client_there() throws Exception {
+        try (TestNode node = start(new JsonArray().add("127.0.0.1"), "Forwarded")) {
+            for (int i = 0; i < 3; i++) {
+                assertEquals(
+                        401,
+                        get(
+                                        node,
+                                        "tl_f" + i,
+                                        "X-Forwarded-For",
+                                        "203.0.113." + i,
+                                        "Forwarded",
+                                        "for=\"[2001:db8::17]:4711\";proto=https")
+                                .statusCode());
+            }
+            assertEquals(
+                    429,
+                    get(node, "tl_f3", "Forwarded", "for=192.0.2.1, for=\"[2001:db8::17]\"")
+                            .statusCode());
             assertEquals(
                     401,
-                    get(node, "tl_b", "X-Forwarded-For", "198.51.100.8, 127.0.0.5")
-                            .statusCode(),
-                    "another client through two proxies is not held for the first one's failures");
-            assertEquals(
-                    401,
-                    get(node, "tl_c", "Forwarded", "for=\"[2001:db8::17]:4711\";proto=https")
-                            .statusCode(),
-                    "nor is one the standard header names");
+                    get(node, "tl_g", "Forwarded", "for=\"[2001:db8::18]\"").statusCode());
         }
     }
 
@@ -151,13 +221,67 @@ class FailedAuthenticationTest {
                     assertEquals(null, opened.getHeader("Strict-Transport-Security"));
                 }
             }
+            HttpResponse<Buffer> forged = await(trusting.http
+                    .post("/api/session")
+                    .putHeader("Authorization", "Bearer " + SECRET)
+                    .putHeader("X-Forwarded-Proto", "https, http")
+                    .send());
+            assertFalse(forged.getHeader("Set-Cookie").contains("Secure"), "the nearest proxy said http");
         }
     }
 
     @Test
-    void a_session_signed_out_on_one_node_is_over_on_another() throws Exception {
+    void a_session_opens_no_other_session() throws Exception {
+        try (TestNode node = start(new JsonArray())) {
+            HttpResponse<Buffer> opened = await(node.http
+                    .post("/api/session")
+                    .putHeader("Authorization", "Bearer " + SECRET)
+                    .send());
+            String cookie = opened.getHeader("Set-Cookie").split(";")[0];
+            HttpResponse<Buffer> again = await(node.http
+                    .post("/api/session")
+                    .putHeader("Cookie", cookie)
+                    .putHeader("X-CSRF-Token", opened.bodyAsJsonObject().getString("csrf"))
+                    .send());
+            assertEquals(400, again.statusCode(), again.bodyAsString());
+            assertEquals(null, again.getHeader("Set-Cookie"));
+        }
+    }
+
+    @Test
+    void a_key_given_a_new_secret_ends_the_sessions_of_the_old_one() throws Exception {
         String db = TestPostgres.newDatabase();
-        JsonObject config = new JsonObject()
+        String cookie;
+        try (TestNode before = TestNode.start(db, keyConfig(SECRET))) {
+            cookie = await(before.http
+                            .post("/api/session")
+                            .putHeader("Authorization", "Bearer " + SECRET)
+                            .send())
+                    .getHeader("Set-Cookie")
+                    .split(";")[0];
+            assertEquals(
+                    200,
+                    await(before.http
+                                    .get("/api/stats")
+                                    .putHeader("Cookie", cookie)
+                                    .send())
+                            .statusCode());
+        }
+        // The operator rotates the key: the same id, a new secret's hash; the node secret is the journal's.
+        try (TestNode after = TestNode.start(db, keyConfig(ApiKeys.newSecret(new SecureRandom())))) {
+            assertEquals(
+                    401,
+                    await(after.http
+                                    .get("/api/stats")
+                                    .putHeader("Cookie", cookie)
+                                    .send())
+                            .statusCode(),
+                    "whoever held the old secret is out");
+        }
+    }
+
+    private static String keyConfig(String secret) {
+        return new JsonObject()
                 .put(
                         "auth",
                         new JsonObject()
@@ -166,10 +290,16 @@ class FailedAuthenticationTest {
                                         new JsonArray()
                                                 .add(new JsonObject()
                                                         .put("id", "reader")
-                                                        .put("hash", ApiKeys.hash(SECRET))
-                                                        .put("scopes", new JsonArray().add("read")))));
-        try (TestNode one = TestNode.start(db, config.encode());
-                TestNode two = TestNode.start(db, config.encode())) {
+                                                        .put("hash", ApiKeys.hash(secret))
+                                                        .put("scopes", new JsonArray().add("read")))))
+                .encode();
+    }
+
+    @Test
+    void a_session_signed_out_on_one_node_is_over_on_another() throws Exception {
+        String db = TestPostgres.newDatabase();
+        try (TestNode one = TestNode.start(db, keyConfig(SECRET));
+                TestNode two = TestNode.start(db, keyConfig(SECRET))) {
             HttpResponse<Buffer> opened = await(one.http
                     .post("/api/session")
                     .putHeader("Authorization", "Bearer " + SECRET)

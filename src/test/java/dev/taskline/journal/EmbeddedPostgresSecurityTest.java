@@ -63,6 +63,7 @@ class EmbeddedPostgresSecurityTest {
     @Test
     void a_new_cluster_takes_only_its_owner_and_its_role_is_no_superuser() throws Exception {
         Path dir = newDir();
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // as a umask makes it
         EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dir, false);
         try {
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
@@ -125,6 +126,9 @@ class EmbeddedPostgresSecurityTest {
             }
             try (Connection c = legacy.getPostgresDatabase().getConnection();
                     Statement s = c.createStatement()) {
+                // As it stood before this version's migration, which the node's role must then apply.
+                s.execute("DROP TABLE session_revocations");
+                s.execute("DELETE FROM taskline_migrations WHERE version = 16");
                 s.execute("CREATE TABLE probe (id bigserial PRIMARY KEY, note text)");
                 s.execute("INSERT INTO probe (note) VALUES ('kept')");
             }
@@ -149,10 +153,13 @@ class EmbeddedPostgresSecurityTest {
                             "WITH i AS (INSERT INTO probe (note) VALUES ('new') RETURNING id) SELECT id FROM i"));
             Pool pool = pool(PgUrl.parse(server.url()));
             try {
-                await(Migrator.migrate(vertx, pool)); // the migrations go on as the node's role
+                assertEquals(1, await(Migrator.migrate(vertx, pool)), "the migrations go on as the node's role");
             } finally {
                 await(pool.close());
             }
+            assertEquals(
+                    "taskline",
+                    first(server.url(), "SELECT tableowner FROM pg_tables WHERE tablename = 'session_revocations'"));
         } finally {
             server.close();
         }
@@ -166,6 +173,15 @@ class EmbeddedPostgresSecurityTest {
         Files.setPosixFilePermissions(pgpass, PosixFilePermissions.fromString("rw-r--r--"));
         IOException refused = assertThrows(IOException.class, () -> EmbeddedPostgresServer.start(dir, false));
         assertTrue(refused.getMessage().contains("chmod 600"), refused.getMessage());
+        assertFalse(Files.exists(dir.resolve("pg")), "no cluster was made");
+    }
+
+    @Test
+    void a_data_directory_others_may_write_to_is_refused() throws Exception {
+        Path dir = newDir();
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+        IOException refused = assertThrows(IOException.class, () -> EmbeddedPostgresServer.start(dir, false));
+        assertTrue(refused.getMessage().contains("others may write to it"), refused.getMessage());
         assertFalse(Files.exists(dir.resolve("pg")), "no cluster was made");
     }
 

@@ -28,10 +28,11 @@ class JournalSessionRevocationsTest {
             await(keys.revokeSession("soon", clock.instant().plus(Duration.ofHours(1)), "reader"));
             await(keys.revokeSession("soon", clock.instant().plus(Duration.ofHours(1)), "reader"));
             await(keys.revokeSession("later", clock.instant().plus(Duration.ofHours(12)), null));
-            assertEquals(Set.of("soon", "later"), await(keys.revokedSessions()));
+            assertEquals(Set.of("soon", "later"), await(keys.revokedSessions()).keySet());
 
             clock.advance(Duration.ofHours(2));
-            assertEquals(Set.of("later"), await(keys.revokedSessions()), "the first session has expired anyway");
+            assertEquals(
+                    Set.of("later"), await(keys.revokedSessions()).keySet(), "the first session has expired anyway");
             await(journal.deleteOld(Duration.ofDays(7), 1000));
             assertEquals(
                     1L,
