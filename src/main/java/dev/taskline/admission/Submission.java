@@ -23,7 +23,7 @@ public record Submission(
         Long startWithinMs) {
 
     /** The submission as canonical JSON (keys sorted), for comparing idempotent requests. */
-    JsonObject canonical() {
+    public JsonObject canonical() {
         JsonObject json = new JsonObject()
                 .put("type", type)
                 .put("payload", payload)

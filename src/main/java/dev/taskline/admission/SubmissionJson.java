@@ -32,6 +32,11 @@ public final class SubmissionJson {
 
     private SubmissionJson() {}
 
+    /** The fields of one task, for readers that accept them among fields of their own (a flow's task). */
+    public static Set<String> taskFields() {
+        return TASK_FIELDS;
+    }
+
     public static Submission task(JsonObject body) {
         return task(body, "");
     }
