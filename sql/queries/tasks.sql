@@ -218,6 +218,9 @@ SELECT c.id, NULL, NULL, CASE WHEN k.id IS NULL THEN 'key_full' ELSE 'rate_full'
 -- worker and version match and the lease is live, checked in the statement that writes. A stale
 -- worker's row is not returned and the caller counts it. A task asked to cancel never goes back to
 -- pending: it ends cancelled; nor, where :cancel_wins says so, does it end succeeded or failed.
+-- A flow task's end settles its children in the same statement (flow_settle, migration 000017):
+-- rows of kind ready are children that became pending, cancelled children cancelled with it, flow
+-- flows that ended; the attempts' own rows have no kind.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'running'::text AS held_state, :now::timestamptz AS at
     FROM unnest(:ids::uuid[], :lease_versions::bigint[], :worker_ids::text[], :to_states::text[], :results::text[],
@@ -248,15 +251,24 @@ WITH req AS MATERIALIZED (
   RETURNING t.id, t.state, t.lease_version, t.attempt, req.worker_id,
             CASE WHEN t.state = 'cancelled' AND (req.to_state = 'pending' OR req.cancel_wins) THEN 'cancelled'
                  ELSE req.reason END AS final_reason,
-            req.error, req.run_at
+            req.error, req.run_at, t.flow_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
   SELECT id, 'running', state, final_reason, worker_id, lease_version, attempt, :now,
          CASE WHEN run_at IS NULL THEN error::jsonb
               ELSE COALESCE(error::jsonb, '{}'::jsonb) || jsonb_build_object('runAt', run_at) END
     FROM done
+), flow_ends AS (
+  SELECT array_agg(id) AS ids, array_agg(flow_id) AS flows, array_agg(state) AS states
+    FROM done WHERE flow_id IS NOT NULL AND state <> 'pending'
 )
-SELECT id, state FROM done;
+SELECT NULL::text AS kind, id, state, NULL::text AS queue, NULL::text AS type, NULL::text AS payload,
+       NULL::int AS priority, NULL::bigint AS lease_version, NULL::int AS attempt, NULL::int AS max_attempts,
+       NULL::bigint AS timeout_ms, NULL::timestamptz AS run_at, NULL::text AS tenant, NULL::text AS concurrency_key,
+       NULL::timestamptz AS start_by, NULL::text AS schedule, NULL::timestamptz AS scheduled_for, flow_id
+  FROM done
+UNION ALL
+SELECT s.* FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: heartbeat
 -- :ids, :lease_versions, :worker_ids, :lease_expires_at new deadlines, :now. Also tells the holder
@@ -317,7 +329,8 @@ SELECT id, queue FROM released;
 -- (000014), whose predicate the search repeats word for word and which names no state, so that no
 -- other index can serve it; the state is checked where each is updated, by id, as the statements
 -- above check theirs. The version bump fails any claim still in flight for them (claim refuses them
--- anyway). Returns each with its queue, for the node to drop what it holds and count.
+-- anyway). Returns each with its queue, for the node to drop what it holds and count (no kind);
+-- then, as finish does, what the ends settled in their flows.
 WITH req AS MATERIALIZED (
   SELECT 'pending'::text AS held_state, :now::timestamptz AS at
 ), overdue AS (
@@ -331,14 +344,19 @@ WITH req AS MATERIALIZED (
      SET state = 'expired', lease_version = t.lease_version + 1, finished_at = req.at, updated_at = req.at
     FROM overdue o, req
    WHERE t.id = o.id AND t.state = req.held_state
-  RETURNING t.id, t.queue, t.lease_version, t.attempt, t.start_by
+  RETURNING t.id, t.queue, t.lease_version, t.attempt, t.start_by, t.flow_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
   SELECT id, 'pending', 'expired', 'expired', NULL, lease_version, attempt, :now,
          jsonb_build_object('startBy', start_by)
     FROM gone
+), flow_ends AS (
+  SELECT array_agg(id) AS ids, array_agg(flow_id) AS flows, array_agg('expired'::text) AS states
+    FROM gone WHERE flow_id IS NOT NULL
 )
-SELECT id, queue FROM gone;
+SELECT NULL::text AS kind, id, queue FROM gone
+UNION ALL
+SELECT s.kind, s.id, s.queue FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: pending_count
 -- :queue, :now. How many tasks of the queue are due and waiting in the journal: page-in runs
@@ -354,7 +372,7 @@ SELECT count(*) AS pending FROM tasks
 -- queue: effective priority = priority + rate * seconds waited, which ranks like priority - rate *
 -- run_at. A task past its first start's deadline is not read: no claim would take it (see claim).
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for
+       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id
   FROM tasks
  WHERE state = 'pending' AND queue = :queue AND run_at <= :now AND NOT (id = ANY (:held_ids::uuid[]))
    AND (start_by IS NULL OR start_by >= :now OR attempt > 0)
@@ -369,7 +387,7 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
 -- business, once the tasks are in memory.) The window needs a level of its own: FOR UPDATE is not
 -- allowed beside one.
 SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt, t.max_attempts,
-       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule, t.scheduled_for
+       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule, t.scheduled_for, t.flow_id
   FROM tasks t
   JOIN (SELECT id, row_number() OVER (PARTITION BY tenant
                                       ORDER BY priority - :aging_per_second * extract(epoch FROM run_at) DESC, id) AS turn,
@@ -385,21 +403,24 @@ SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_ve
 
 -- name: cancel
 -- :ids task ids, :batch_id batch id (or null), :now, :detail the events' detail: {"by": the key
--- that asked} (or null: auth off). A pending task is cancelled at once (and its version bumped, so
--- that any queued copy fails its claim); a running one is asked to stop. Answers one row per task
--- found: its state before, and after.
+-- that asked} (or null: auth off). A pending or blocked task is cancelled at once (and its version
+-- bumped, so that any queued copy fails its claim); a running one is asked to stop. Answers one row
+-- per task found: its state before, and after (no kind); then, as finish does, what its cancel
+-- settled in flows (from flow_settle: a child that joins settled may run now). Rows are locked in id order, as flow_settle locks children, so that a cancel and a parent's
+-- end never deadlock.
 WITH target AS (
   SELECT id, state FROM tasks
    WHERE id = ANY (:ids::uuid[])
       OR (batch_id = :batch_id AND id BETWEEN (SELECT first_task_id FROM batches WHERE id = :batch_id)
                                    AND (SELECT last_task_id FROM batches WHERE id = :batch_id))
+   ORDER BY id
    FOR UPDATE
 ), pend AS (
   UPDATE tasks t
      SET state = 'cancelled', lease_version = t.lease_version + 1, finished_at = :now, updated_at = :now
     FROM target
-   WHERE t.id = target.id AND target.state = 'pending'
-  RETURNING t.id, t.lease_version, t.attempt
+   WHERE t.id = target.id AND target.state IN ('pending', 'blocked')
+  RETURNING t.id, t.lease_version, t.attempt, target.state AS before, t.flow_id
 ), run AS (
   UPDATE tasks t SET cancel_requested = true, updated_at = :now
     FROM target
@@ -407,15 +428,20 @@ WITH target AS (
   RETURNING t.id, t.worker_id, t.lease_version, t.attempt
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
-  SELECT id, 'pending', 'cancelled', 'cancelled', NULL, lease_version, attempt, :now,
+  SELECT id, before, 'cancelled', 'cancelled', NULL, lease_version, attempt, :now,
          :detail::jsonb FROM pend
   UNION ALL
   SELECT id, 'running', 'running', 'cancel_requested', worker_id, lease_version, attempt, :now,
          :detail::jsonb FROM run
+), flow_ends AS (
+  SELECT array_agg(id) AS ids, array_agg(flow_id) AS flows, array_agg('cancelled'::text) AS states
+    FROM pend WHERE flow_id IS NOT NULL
 )
-SELECT target.id, target.state AS before,
-       CASE WHEN target.state = 'pending' THEN 'cancelled' ELSE target.state END AS after
-  FROM target;
+SELECT NULL::text AS kind, target.id, target.state AS before,
+       CASE WHEN target.state IN ('pending', 'blocked') THEN 'cancelled' ELSE target.state END AS after
+  FROM target
+UNION ALL
+SELECT s.kind, s.id, NULL, s.state FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: retry
 -- :ids task ids, :now, :detail the event's detail: {"by": the key that asked} (or null). Failed,
@@ -432,7 +458,7 @@ WITH target AS (
    WHERE t.id = target.id
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
             t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule,
-            t.scheduled_for
+            t.scheduled_for, t.flow_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
   SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, :now, :detail::jsonb

@@ -6,6 +6,7 @@ import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Insert;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Reason;
+import dev.taskline.model.Settled;
 import dev.taskline.model.TaskState;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -43,6 +44,7 @@ final class GroupedWrites {
     private final Pool insertPool;
     private final Clock clock;
     private final Consumer<Collection<UUID>> changed;
+    private final Consumer<Settled> settled;
     private final ObjLongConsumer<String> writeTimes;
     private final AtomicLong fencedWrites = new AtomicLong();
     private final Sql.Bound<Params.InsertTasks> insertTasks;
@@ -62,6 +64,7 @@ final class GroupedWrites {
 
     /**
      * @param changed           told the tasks that got new events, after their statement committed
+     * @param settled           told what ended flow tasks settled in their flows, after the commit
      * @param writeTimes        told how long each grouped statement took, by statement name
      * @param maxWaitingInserts submissions that may wait for the insert in progress
      */
@@ -71,12 +74,14 @@ final class GroupedWrites {
             Clock clock,
             Sql sql,
             Consumer<Collection<UUID>> changed,
+            Consumer<Settled> settled,
             ObjLongConsumer<String> writeTimes,
             int maxWaitingInserts) {
         this.pool = pool;
         this.insertPool = insertPool;
         this.clock = clock;
         this.changed = changed;
+        this.settled = settled;
         this.writeTimes = writeTimes;
         this.insertTasks = sql.bound("insert_tasks", Params.InsertTasks.class);
         this.claim = sql.bound("claim", Params.Claim.class);
@@ -357,9 +362,18 @@ final class GroupedWrites {
                 .map(rows -> {
                     Map<UUID, TaskState> landed = new HashMap<>();
                     for (Row row : rows) {
-                        landed.put(row.getUUID("id"), TaskState.parse(row.getString("state")));
+                        if (Rows.kind(row) == null) {
+                            landed.put(row.getUUID("id"), TaskState.parse(row.getString("state")));
+                        }
                     }
-                    changed.accept(new ArrayList<>(landed.keySet()));
+                    List<UUID> moved = new ArrayList<>(landed.keySet());
+                    Settled settlement = Rows.settled(rows, null);
+                    if (!settlement.empty()) {
+                        settlement.ready().forEach(task -> moved.add(task.id()));
+                        moved.addAll(settlement.cancelled());
+                        settled.accept(settlement);
+                    }
+                    changed.accept(moved);
                     return perRequest(requests, FinishRequest::lease, landed);
                 });
     }

@@ -16,6 +16,7 @@ import dev.taskline.model.Insert;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Reason;
 import dev.taskline.model.Released;
+import dev.taskline.model.Settled;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskIds;
 import dev.taskline.model.TaskState;
@@ -58,6 +59,7 @@ public final class Journal {
     private final Sql.Bound<Params.PageIn> pageIn;
     private final Sql.Bound<Params.PageIn> pageInFair;
     private volatile Consumer<Collection<UUID>> changes = ids -> {};
+    private volatile Consumer<Settled> settlements = settled -> {};
 
     public Journal(Pool pool, Clock clock) {
         this(pool, pool, clock, (statement, nanos) -> {}, Integer.MAX_VALUE);
@@ -73,7 +75,8 @@ public final class Journal {
         this.pool = pool;
         this.clock = clock;
         this.sql = Sql.queries();
-        this.grouped = new GroupedWrites(pool, insertPool, clock, sql, this::changed, writeTimes, maxWaitingInserts);
+        this.grouped = new GroupedWrites(
+                pool, insertPool, clock, sql, this::changed, this::settled, writeTimes, maxWaitingInserts);
         this.insertTasks = sql.bound("insert_tasks", Params.InsertTasks.class);
         this.idempotencyClaim = sql.bound("idempotency_claim", Params.IdempotencyClaim.class);
         this.pageIn = sql.bound("page_in", Params.PageIn.class);
@@ -94,6 +97,22 @@ public final class Journal {
      */
     public void onChange(Consumer<Collection<UUID>> listener) {
         this.changes = listener;
+    }
+
+    /**
+     * Tells {@code listener} what each write that ended flow tasks settled in their flows (children
+     * made pending or cancelled, flows ended), after it committed; on whatever thread completed the
+     * write, and it must not block.
+     */
+    public void onSettled(Consumer<Settled> listener) {
+        this.settlements = listener;
+    }
+
+    /** What a write that committed settled in flows. */
+    void settled(Settled settled) {
+        if (!settled.empty()) {
+            settlements.accept(settled);
+        }
     }
 
     /** The tasks that got new events in a write that committed. */
@@ -327,10 +346,13 @@ public final class Journal {
                                 now(),
                                 "detail",
                                 askedBy(by))))
-                .map(rows -> {
+                .compose(rows -> {
                     List<Cancelled> answers = new ArrayList<>(rows.size());
                     List<UUID> moved = new ArrayList<>();
                     for (Row row : rows) {
+                        if (Rows.kind(row) != null) {
+                            continue;
+                        }
                         Cancelled task = new Cancelled(
                                 row.getUUID("id"),
                                 TaskState.parse(row.getString("before")),
@@ -340,20 +362,24 @@ public final class Journal {
                             moved.add(task.id());
                         }
                     }
-                    changed(moved);
-                    return answers;
+                    return settleRows(rows, moved).map(answers);
                 });
     }
 
     /**
      * Puts failed, cancelled or expired tasks back to pending with fresh attempts and no deadline;
-     * returns those it moved.
+     * returns those it moved. The tasks of a flow that a retried task's failure cancelled wait again,
+     * blocked (see {@link JournalFlows}).
      */
     public Future<List<Task>> retry(List<UUID> ids, String by) {
         Sql.Statement retry = sql.statement("retry");
-        return guard(pool.preparedQuery(retry.text())
-                        .execute(retry.bind("ids", ids.toArray(new UUID[0]), "now", now(), "detail", askedBy(by))))
-                .map(Journal::tasks)
+        OffsetDateTime now = now();
+        // A flow task's retry puts back to blocked what its failure cancelled, in the same transaction.
+        return guard(pool.withTransaction(conn -> conn.preparedQuery(retry.text())
+                        .execute(retry.bind("ids", ids.toArray(new UUID[0]), "now", now, "detail", askedBy(by)))
+                        .map(Journal::tasks)
+                        .compose(moved ->
+                                JournalFlows.reblock(conn, sql, moved, now).map(moved))))
                 .onSuccess(moved -> changed(moved.stream().map(Task::id).toList()));
     }
 
@@ -412,17 +438,45 @@ public final class Journal {
     private <T> Future<List<T>> changedTasks(String name, int limit, BiFunction<UUID, String, T> of) {
         Sql.Statement statement = sql.statement(name);
         return guard(pool.preparedQuery(statement.text()).execute(statement.bind("now", now(), "most", limit)))
-                .map(rows -> {
+                .compose(rows -> {
                     List<T> found = new ArrayList<>(rows.size());
                     List<UUID> ids = new ArrayList<>(rows.size());
                     for (Row row : rows) {
+                        if (Rows.kind(row) != null) {
+                            continue;
+                        }
                         UUID id = row.getUUID("id");
                         found.add(of.apply(id, row.getString("queue")));
                         ids.add(id);
                     }
-                    changed(ids);
-                    return found;
+                    return settleRows(rows, ids).map(found);
                 });
+    }
+
+    /**
+     * Passes on what a statement's rows of kind 'ready', 'cancelled' and 'flow' settled (see
+     * flow_settle), and the tasks that got events, {@code moved} among them. Those rows name the
+     * ready children by id only; they are read back whole here, which is rare (a cancel or a deadline
+     * that lets a child joining 'settled' run).
+     */
+    private Future<Void> settleRows(RowSet<Row> rows, List<UUID> moved) {
+        List<UUID> readyIds = new ArrayList<>();
+        Settled settlement = Rows.settled(rows, readyIds);
+        moved.addAll(readyIds);
+        moved.addAll(settlement.cancelled());
+        changed(moved);
+        if (readyIds.isEmpty()) {
+            settled(settlement);
+            return Future.succeededFuture();
+        }
+        Sql.Statement read = sql.statement("tasks_by_ids");
+        return guard(pool.preparedQuery(read.text()).execute(read.bind("ids", readyIds.toArray(new UUID[0]))))
+                .map(found -> {
+                    settled(new Settled(tasks(found), settlement.cancelled(), settlement.flowsEnded()));
+                    return (Void) null;
+                })
+                // The children are pending in the journal whatever happens here: a page-in finds them.
+                .otherwise((Void) null);
     }
 
     /** How many tasks of the queue wait in the journal, due now. */
@@ -449,18 +503,7 @@ public final class Journal {
     private static List<Task> tasks(RowSet<Row> rows) {
         List<Task> found = new ArrayList<>(rows.size());
         for (Row row : rows) {
-            found.add(Task.builder(row.getUUID("id"), row.getString("queue"), row.getString("type"))
-                    .payloadJson(row.getString("payload"))
-                    .priority(row.getInteger("priority"))
-                    .maxAttempts(row.getInteger("max_attempts"))
-                    .timeoutMs(row.getLong("timeout_ms"))
-                    .tenant(row.getString("tenant"))
-                    .concurrencyKey(row.getString("concurrency_key"))
-                    .startBy(Rows.instant(row, "start_by"))
-                    .scheduled(row.getString("schedule"), Rows.instant(row, "scheduled_for"))
-                    .runAt(row.getOffsetDateTime("run_at").toInstant())
-                    .leased(row.getLong("lease_version"), row.getInteger("attempt"))
-                    .build());
+            found.add(Rows.task(row));
         }
         return found;
     }

@@ -31,7 +31,9 @@ final class Params {
             Map.entry("list_tenant_tasks", ListTenantTasks.class),
             Map.entry("key_insert", KeyInsert.class),
             Map.entry("schedule_create", ScheduleCreate.class),
-            Map.entry("ticks_decide", TicksDecide.class));
+            Map.entry("ticks_decide", TicksDecide.class),
+            Map.entry("insert_flow", InsertFlow.class),
+            Map.entry("list_tenant_flows", ListTenantFlows.class));
 
     /** New tasks, and the batches they make ({@code newBatches}, one element each), in one insert. */
     record InsertTasks(
@@ -138,4 +140,33 @@ final class Params {
             Boolean[] skipIfRunning,
             OffsetDateTime now,
             String nodeId) {}
+
+    /** A whole flow: its row, its tasks (roots pending or claimed, the others blocked) and its edges. */
+    record InsertFlow(
+            UUID flowId,
+            String name,
+            String tenant,
+            OffsetDateTime now,
+            UUID firstId,
+            UUID lastId,
+            UUID[] ids,
+            String[] keys,
+            String[] queues,
+            String[] types,
+            String[] payloads,
+            Integer[] priorities,
+            OffsetDateTime[] runAt,
+            Integer[] maxAttempts,
+            Long[] timeoutMs,
+            String[] workerIds,
+            OffsetDateTime[] leaseExpiresAt,
+            String[] concurrencyKeys,
+            OffsetDateTime[] startBy,
+            Long[] startWithinMs,
+            String[] joins,
+            Integer[] parentsLeft,
+            UUID[] edgeParents,
+            UUID[] edgeChildren) {}
+
+    record ListTenantFlows(String state, String name, UUID after, int most, String tenant) {}
 }

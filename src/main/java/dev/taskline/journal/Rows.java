@@ -1,8 +1,13 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.Settled;
+import dev.taskline.model.Task;
 import io.vertx.sqlclient.Row;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
 
 /** Reading the journal's rows the same way in every class of the package. */
 final class Rows {
@@ -13,5 +18,58 @@ final class Rows {
     static Instant instant(Row row, String column) {
         OffsetDateTime time = row.getOffsetDateTime(column);
         return time == null ? null : time.toInstant();
+    }
+
+    /**
+     * What a row of a statement that may settle flows is: null for the statement's own rows, else
+     * 'ready', 'cancelled' or 'flow' (see flow_settle); null too for a statement that settles none.
+     */
+    static String kind(Row row) {
+        return row.getColumnIndex("kind") < 0 ? null : row.getString("kind");
+    }
+
+    /** A task read back to be held again, as page_in, retry and flow_settle return them. */
+    static Task task(Row row) {
+        return Task.builder(row.getUUID("id"), row.getString("queue"), row.getString("type"))
+                .payloadJson(row.getString("payload"))
+                .priority(row.getInteger("priority"))
+                .maxAttempts(row.getInteger("max_attempts"))
+                .timeoutMs(row.getLong("timeout_ms"))
+                .tenant(row.getString("tenant"))
+                .concurrencyKey(row.getString("concurrency_key"))
+                .startBy(instant(row, "start_by"))
+                .scheduled(row.getString("schedule"), instant(row, "scheduled_for"))
+                .flow(row.getUUID("flow_id"))
+                .runAt(row.getOffsetDateTime("run_at").toInstant())
+                .leased(row.getLong("lease_version"), row.getInteger("attempt"))
+                .build();
+    }
+
+    /**
+     * The rows of kind 'ready' and 'flow' that a statement ending flow tasks returns beside its own
+     * (whose kind is null): what flow_settle settled. {@code readyIds} gets the ids of the ready
+     * ones when the rows carry only ids (cancel, expire_overdue); null when they carry whole tasks.
+     */
+    static Settled settled(Iterable<Row> rows, List<UUID> readyIds) {
+        List<Task> ready = new ArrayList<>();
+        List<UUID> cancelled = new ArrayList<>();
+        List<Settled.FlowEnd> ended = new ArrayList<>();
+        for (Row row : rows) {
+            String kind = kind(row);
+            if ("ready".equals(kind)) {
+                if (readyIds == null) {
+                    ready.add(task(row));
+                } else {
+                    readyIds.add(row.getUUID("id"));
+                }
+            } else if ("cancelled".equals(kind)) {
+                cancelled.add(row.getUUID("id"));
+            } else if ("flow".equals(kind)) {
+                ended.add(new Settled.FlowEnd(row.getUUID("id"), row.getString("state")));
+            }
+        }
+        return ready.isEmpty() && cancelled.isEmpty() && ended.isEmpty()
+                ? Settled.NOTHING
+                : new Settled(ready, cancelled, ended);
     }
 }

@@ -47,6 +47,7 @@ final class Sql {
                 "/sql/queries/keys.sql",
                 "/sql/queries/controls.sql",
                 "/sql/queries/schedules.sql",
+                "/sql/queries/flows.sql",
                 "/sql/queries/migrations.sql");
     }
 

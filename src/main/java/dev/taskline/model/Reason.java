@@ -20,7 +20,11 @@ public enum Reason {
     RELEASED,
     LEASE_EXPIRED,
     RETRIED,
-    EXPIRED;
+    EXPIRED,
+    /** A flow task's parents did what its join waits for: blocked to pending. */
+    UNBLOCKED,
+    /** A flow task's join can no longer be met (a parent failed, or all did): blocked to cancelled. */
+    PARENT_FAILED;
 
     // Made once: every attempt's end and every event shown names its reason.
     private final String sql = name().toLowerCase(Locale.ROOT);

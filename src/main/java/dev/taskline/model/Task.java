@@ -20,7 +20,7 @@ import java.util.UUID;
  * the deadline of its first start, 0 for none (the journal enforces it; a queue only keeps such a
  * task from being claimed ahead of a slot, see {@link #deadlineHolds}); {@code schedule} and {@code
  * scheduledForMillis} name the schedule and the tick a scheduled task was made for (null and 0 for
- * any other task).
+ * any other task); {@code flowId} the flow it is a task of (null for none).
  */
 public record Task(
         UUID id,
@@ -38,7 +38,8 @@ public record Task(
         String concurrencyKey,
         long startByMillis,
         String schedule,
-        long scheduledForMillis) {
+        long scheduledForMillis,
+        UUID flowId) {
 
     /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
     public static Builder builder(UUID id, String queue, String type) {
@@ -72,7 +73,8 @@ public record Task(
                 concurrencyKey,
                 startByMillis,
                 schedule,
-                scheduledForMillis);
+                scheduledForMillis,
+                flowId);
     }
 
     /** The tick a scheduled task was made for; null for a task no schedule made. */
@@ -100,7 +102,8 @@ public record Task(
                         concurrencyKey,
                         0,
                         schedule,
-                        scheduledForMillis);
+                        scheduledForMillis,
+                        flowId);
     }
 
     /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
@@ -121,6 +124,7 @@ public record Task(
         private long startByMillis;
         private String schedule;
         private long scheduledForMillis;
+        private UUID flowId;
 
         private Builder(UUID id, String queue, String type) {
             this.id = id;
@@ -178,6 +182,12 @@ public record Task(
             return this;
         }
 
+        /** A task of flow {@code flowId} (null: none): its handler may read its parents' results. */
+        public Builder flow(UUID flowId) {
+            this.flowId = flowId;
+            return this;
+        }
+
         public Builder runAt(Instant runAt) {
             this.dueAtMillis = runAt.toEpochMilli();
             return this;
@@ -212,7 +222,8 @@ public record Task(
                     concurrencyKey,
                     startByMillis,
                     schedule,
-                    scheduledForMillis);
+                    scheduledForMillis,
+                    flowId);
         }
     }
 }

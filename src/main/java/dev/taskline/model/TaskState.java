@@ -4,9 +4,11 @@ import java.util.Locale;
 
 /**
  * The states of the task lifecycle, as stored. {@code EXPIRED}: the task had to start by a deadline
- * and had not by then; it never ran.
+ * and had not by then; it never ran. {@code BLOCKED}: a task of a flow whose parents have not yet
+ * done what its join waits for; it is in no queue.
  */
 public enum TaskState {
+    BLOCKED,
     PENDING,
     RUNNING,
     SUCCEEDED,

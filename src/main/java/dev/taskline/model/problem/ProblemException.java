@@ -33,6 +33,7 @@ public abstract sealed class ProblemException extends RuntimeException
                 TaskStateConflictException,
                 TenantLimitException,
                 TooManyClaimsException,
+                TooManyBlockedException,
                 TooManyStreamsException {
 
     private final int status;

@@ -1,0 +1,171 @@
+-- Named queries on flows: graphs of tasks (migration 000017). A flow's tasks are rows of tasks like
+-- any other; what makes them a flow is their flow_id, their key in it, and the edges between them.
+-- The statements that end tasks (finish, cancel, expire_overdue in tasks.sql) settle the children
+-- of the flow tasks they end through flow_settle, in the same statement.
+
+-- name: insert_flow
+-- :flow_id, :name (or null), :tenant (or null), :now, :first_id and :last_id its smallest and
+-- largest task id; per task: :ids, :keys, :queues, :types, :payloads (JSON text), :priorities,
+-- :run_at, :max_attempts, :timeout_ms, :worker_ids and :lease_expires_at (a root dispatched at
+-- once, as insert_tasks does; null for the others), :concurrency_keys, :start_by, :start_within_ms
+-- (a blocked task's deadline, counted from when it becomes pending), :joins and :parents_left (null
+-- for a root); per edge: :edge_parents, :edge_children. The whole flow in one statement: the flow,
+-- its roots pending (or claimed), the others blocked, the edges, and each task's first event.
+WITH flow AS (
+  INSERT INTO flows (id, name, tenant, size, unfinished, state, first_task_id, last_task_id, created_at)
+  VALUES (:flow_id, :name, :tenant, cardinality(:ids::uuid[]), cardinality(:ids::uuid[]), 'running',
+          :first_id, :last_id, :now)
+), ins AS (
+  INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
+                     created_at, updated_at, worker_id, lease_version, attempt, lease_expires_at, started_at,
+                     tenant, concurrency_key, start_by, flow_id, flow_key, join_mode, parents_left, start_within_ms)
+  SELECT r.id, r.queue, r.type,
+         CASE WHEN r.parents_left IS NOT NULL THEN 'blocked' WHEN r.worker_id IS NULL THEN 'pending' ELSE 'running' END,
+         r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, :now, :now,
+         r.worker_id, CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END,
+         CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END, r.lease_expires_at,
+         CASE WHEN r.worker_id IS NULL THEN NULL ELSE :now END, :tenant, r.concurrency_key, r.start_by,
+         :flow_id, r.key, r.join_mode, r.parents_left, r.start_within_ms
+    FROM unnest(:ids::uuid[], :keys::text[], :queues::text[], :types::text[], :payloads::text[], :priorities::int[],
+                :run_at::timestamptz[], :max_attempts::int[], :timeout_ms::bigint[], :worker_ids::text[],
+                :lease_expires_at::timestamptz[], :concurrency_keys::text[], :start_by::timestamptz[],
+                :start_within_ms::bigint[], :joins::text[], :parents_left::int[])
+         AS r(id, key, queue, type, payload, priority, run_at, max_attempts, timeout_ms, worker_id, lease_expires_at,
+              concurrency_key, start_by, start_within_ms, join_mode, parents_left)
+  RETURNING id, state, worker_id
+), edges AS (
+  INSERT INTO task_edges (parent_id, child_id)
+  SELECT * FROM unnest(:edge_parents::uuid[], :edge_children::uuid[])
+)
+INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
+SELECT id, NULL, CASE WHEN state = 'blocked' THEN 'blocked' ELSE 'pending' END, 'submitted', NULL, 0, 0, :now FROM ins
+UNION ALL
+SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, :now FROM ins WHERE worker_id IS NOT NULL;
+
+-- name: flow_parents
+-- :id a task. Its parents in its flow, with what each ended with, for its handler to read when it
+-- starts; the size of each result and error as stored text, so that the reader can refuse a fan-in
+-- too large to pass on before it decodes any of it.
+SELECT p.flow_key AS key, p.state, p.result::text AS result, p.error::text AS error,
+       COALESCE(octet_length(p.result::text), 0) + COALESCE(octet_length(p.error::text), 0) AS bytes
+  FROM task_edges e JOIN tasks p ON p.id = e.parent_id
+ WHERE e.child_id = :id
+ ORDER BY p.id;
+
+-- name: flow_parent_bytes
+-- :id a task. How much its parents' results and errors weigh, read before reading them.
+SELECT COALESCE(sum(COALESCE(octet_length(p.result::text), 0) + COALESCE(octet_length(p.error::text), 0)), 0)::bigint
+       AS bytes, count(*)::int AS parents
+  FROM task_edges e JOIN tasks p ON p.id = e.parent_id
+ WHERE e.child_id = :id;
+
+-- name: get_flow
+SELECT * FROM flows WHERE id = :id;
+
+-- name: flow_tasks
+-- :id a flow. Its tasks (in its id range, see 000017), each with the keys it depends on.
+SELECT t.*,
+       ARRAY(SELECT p.flow_key FROM task_edges e JOIN tasks p ON p.id = e.parent_id
+              WHERE e.child_id = t.id ORDER BY p.id) AS depends_on
+  FROM flows f JOIN tasks t ON t.id BETWEEN f.first_task_id AND f.last_task_id
+ WHERE f.id = :id AND t.flow_id = :id
+ ORDER BY t.id;
+
+-- name: list_flows
+-- :state, :name, :after after (exclusive; pages go newest first), :most limit
+SELECT * FROM flows
+ WHERE (:state::text IS NULL OR state = :state)
+   AND (:name::text IS NULL OR name = :name)
+   AND (:after::uuid IS NULL OR id < :after)
+ ORDER BY id DESC
+ LIMIT :most;
+
+-- name: list_tenant_flows
+-- As list_flows, of one tenant (:tenant), through flows_by_tenant.
+SELECT * FROM flows
+ WHERE tenant = :tenant
+   AND (:state::text IS NULL OR state = :state)
+   AND (:name::text IS NULL OR name = :name)
+   AND (:after::uuid IS NULL OR id < :after)
+ ORDER BY tenant, id DESC
+ LIMIT :most;
+
+-- name: flow_task_ids
+-- :id a flow, :states the states wanted. Its tasks in those states, for a cancel or retry of the
+-- whole flow.
+SELECT t.id FROM flows f JOIN tasks t ON t.id BETWEEN f.first_task_id AND f.last_task_id
+ WHERE f.id = :id AND t.flow_id = :id AND t.state = ANY (:states::text[])
+ ORDER BY t.id;
+
+-- name: flow_reblock
+-- :ids tasks a retry just put back to pending, :now. Their flows' tasks that were cancelled
+-- because of them (parent_failed, transitively) go back to blocked, waiting again for what their
+-- join waits for, so that a flow resumes from the step that failed rather than from its start;
+-- then the counters of each flow touched are counted anew from its tasks (a retry is rare, and
+-- counting spares keeping a tally of which ends it undid). Answers the tasks put back.
+WITH RECURSIVE down AS (
+  SELECT e.child_id AS id FROM task_edges e WHERE e.parent_id = ANY (:ids::uuid[])
+  UNION
+  SELECT e.child_id FROM down JOIN task_edges e ON e.parent_id = down.id
+    JOIN tasks c ON c.id = down.id
+   WHERE c.state = 'cancelled'
+), victims AS (
+  SELECT c.id FROM down JOIN tasks c ON c.id = down.id
+   WHERE c.state = 'cancelled'
+     AND (SELECT ev.reason FROM task_events ev WHERE ev.task_id = c.id ORDER BY ev.event_id DESC LIMIT 1)
+         = 'parent_failed'
+   ORDER BY c.id
+     FOR UPDATE OF c
+), back AS (
+  UPDATE tasks t
+     SET state = 'blocked', finished_at = NULL, lease_version = t.lease_version + 1, updated_at = :now,
+         parents_left = (SELECT count(*) FROM task_edges e JOIN tasks p ON p.id = e.parent_id
+                          WHERE e.child_id = t.id
+                            AND CASE t.join_mode
+                                  WHEN 'settled' THEN p.finished_at IS NULL
+                                  WHEN 'any' THEN p.state NOT IN ('failed', 'cancelled', 'expired')
+                                  ELSE p.state <> 'succeeded' END)
+    FROM victims v
+   WHERE t.id = v.id
+  RETURNING t.id, t.flow_id, t.lease_version, t.attempt
+), ev AS (
+  INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at)
+  SELECT id, 'cancelled', 'blocked', 'retried', lease_version, attempt, :now FROM back
+)
+SELECT id, flow_id FROM back;
+
+-- name: flow_recount
+-- :ids flows. Their counters and state counted anew from their tasks, after a retry.
+WITH counts AS (
+  SELECT f.id,
+         count(*) FILTER (WHERE t.finished_at IS NULL)::int AS unfinished,
+         count(*) FILTER (WHERE t.state IN ('failed', 'expired'))::int AS failed,
+         count(*) FILTER (WHERE t.state = 'cancelled')::int AS cancelled
+    FROM flows f JOIN tasks t ON t.id BETWEEN f.first_task_id AND f.last_task_id AND t.flow_id = f.id
+   WHERE f.id = ANY (:ids::uuid[])
+   GROUP BY f.id
+)
+UPDATE flows f
+   SET unfinished = c.unfinished, failed = c.failed, cancelled = c.cancelled,
+       state = CASE WHEN c.unfinished > 0 THEN 'running' WHEN c.failed > 0 THEN 'failed'
+                    WHEN c.cancelled > 0 THEN 'cancelled' ELSE 'succeeded' END,
+       finished_at = CASE WHEN c.unfinished > 0 THEN NULL ELSE f.finished_at END
+  FROM counts c
+ WHERE f.id = c.id
+RETURNING f.id, f.state;
+
+-- name: tasks_by_ids
+-- :ids. Tasks read back to be held, as page_in reads them: children a cancel or a sweep made
+-- pending.
+SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
+       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id
+  FROM tasks
+ WHERE id = ANY (:ids::uuid[]) AND state = 'pending';
+
+-- name: flow_lock
+-- :ids flows, locked in id order (as flow_settle locks them) before flow_recount counts them.
+SELECT id FROM flows WHERE id = ANY (:ids::uuid[]) ORDER BY id FOR UPDATE;
+
+-- name: blocked_count
+-- How many tasks wait blocked, in the whole journal (through tasks_blocked, 000017).
+SELECT count(*) AS blocked FROM tasks WHERE state = 'blocked';

@@ -1,0 +1,334 @@
+package dev.taskline.journal;
+
+import dev.taskline.model.FlowInsert;
+import dev.taskline.model.FlowRecord;
+import dev.taskline.model.FlowTaskView;
+import dev.taskline.model.Insert;
+import dev.taskline.model.ParentResult;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.problem.InvalidTaskException;
+import io.vertx.core.Future;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Flows (migration 000017): a graph of tasks journaled in one statement, read back as a whole, and
+ * cancelled or retried as a whole. The settling of children as their parents end is not here: it
+ * happens in the statements that end tasks (see flow_settle), so that no end can commit without
+ * it.
+ */
+public final class JournalFlows {
+
+    private final Journal journal;
+    private final Pool pool;
+    private final Sql sql;
+    private final Clock clock;
+    private final Sql.Bound<Params.InsertFlow> insertFlow;
+    private final Sql.Bound<Params.IdempotencyClaim> idempotencyClaim;
+    private final Sql.Bound<Params.ListTenantFlows> listTenantFlows;
+
+    public JournalFlows(Journal journal) {
+        this.journal = journal;
+        this.pool = journal.pool();
+        this.sql = Sql.queries();
+        this.clock = journal.clock();
+        this.insertFlow = sql.bound("insert_flow", Params.InsertFlow.class);
+        this.idempotencyClaim = sql.bound("idempotency_claim", Params.IdempotencyClaim.class);
+        this.listTenantFlows = sql.bound("list_tenant_flows", Params.ListTenantFlows.class);
+    }
+
+    /** Journals a whole flow, all or nothing. */
+    public Future<Void> insert(FlowInsert flow) {
+        OffsetDateTime now = now();
+        return guard(pool.preparedQuery(insertFlow.text()).execute(insertFlow.bind(params(flow, now))))
+                .onSuccess(rows -> journal.changed(ids(flow)))
+                .mapEmpty();
+    }
+
+    /**
+     * Journals a whole flow under an Idempotency-Key, in one transaction with the key and {@code
+     * answer}; when another request holds the key, journals nothing and returns what that request
+     * stored.
+     *
+     * @return null when this request took the key and its flow is journaled
+     */
+    public Future<JsonObject> insertIdempotent(
+            String key, String requestHash, FlowInsert flow, JsonObject answer, Duration keepFor) {
+        OffsetDateTime now = now();
+        return guard(pool.withTransaction(conn -> conn.preparedQuery(idempotencyClaim.text())
+                        .execute(idempotencyClaim.bind(
+                                new Params.IdempotencyClaim(key, requestHash, answer, now, now.plus(keepFor))))
+                        .compose(claimed -> claimed.size() == 0
+                                ? Future.succeededFuture(false)
+                                : conn.preparedQuery(insertFlow.text())
+                                        .execute(insertFlow.bind(params(flow, now)))
+                                        .map(true))))
+                .compose(inserted -> {
+                    if (inserted) {
+                        journal.changed(ids(flow));
+                        return Future.succeededFuture((JsonObject) null);
+                    }
+                    return storedAnswer(key);
+                });
+    }
+
+    /** What was stored under a live Idempotency-Key: the request's hash and its answer; null when none. */
+    public Future<JsonObject> storedAnswer(String key) {
+        Sql.Statement lookup = sql.statement("idempotency_lookup");
+        return guard(pool.preparedQuery(lookup.text()).execute(lookup.bind("key", key, "now", now())))
+                .map(rows -> {
+                    if (rows.size() == 0) {
+                        return new JsonObject();
+                    }
+                    Row row = rows.iterator().next();
+                    return new JsonObject()
+                            .put("requestHash", row.getString("request_hash"))
+                            .put("answer", row.getValue("response"));
+                });
+    }
+
+    /** How many tasks wait blocked in the whole journal. */
+    public Future<Long> blockedCount() {
+        Sql.Statement count = sql.statement("blocked_count");
+        return guard(pool.preparedQuery(count.text()).execute())
+                .map(rows -> rows.iterator().next().getLong("blocked"));
+    }
+
+    public Future<FlowRecord> get(UUID id) {
+        Sql.Statement get = sql.statement("get_flow");
+        return guard(pool.preparedQuery(get.text()).execute(get.bind("id", id)))
+                .map(rows -> rows.size() == 0 ? null : flow(rows.iterator().next()));
+    }
+
+    /** The flow's tasks, in the order they were given, each with the keys it depends on. */
+    public Future<List<FlowTaskView>> tasks(UUID id) {
+        Sql.Statement tasks = sql.statement("flow_tasks");
+        return guard(pool.preparedQuery(tasks.text()).execute(tasks.bind("id", id)))
+                .map(rows -> {
+                    List<FlowTaskView> found = new ArrayList<>(rows.size());
+                    for (Row row : rows) {
+                        String[] dependsOn = row.getArrayOfStrings("depends_on");
+                        found.add(new FlowTaskView(
+                                row.getString("flow_key"),
+                                row.getUUID("id"),
+                                row.getString("queue"),
+                                row.getString("type"),
+                                TaskState.parse(row.getString("state")),
+                                row.getString("join_mode"),
+                                dependsOn == null ? List.of() : Arrays.asList(dependsOn),
+                                row.getInteger("attempt"),
+                                row.getValue("result"),
+                                row.getValue("error"),
+                                row.getString("tenant")));
+                    }
+                    return found;
+                });
+    }
+
+    /** A page of flows, newest first, after {@code after} (exclusive); of one tenant unless it is null. */
+    public Future<List<FlowRecord>> list(String state, String name, UUID after, int limit, String tenant) {
+        Future<RowSet<Row>> rows;
+        if (tenant == null) {
+            Sql.Statement list = sql.statement("list_flows");
+            rows = pool.preparedQuery(list.text())
+                    .execute(list.bind("state", state, "name", name, "after", after, "most", limit));
+        } else {
+            rows = pool.preparedQuery(listTenantFlows.text())
+                    .execute(listTenantFlows.bind(new Params.ListTenantFlows(state, name, after, limit, tenant)));
+        }
+        return guard(rows).map(found -> {
+            List<FlowRecord> flows = new ArrayList<>(found.size());
+            found.forEach(row -> flows.add(flow(row)));
+            return flows;
+        });
+    }
+
+    /** The flow's tasks in one of {@code states}, in id order: what a cancel or retry of the whole flow acts on. */
+    public Future<List<UUID>> taskIds(UUID flow, String... states) {
+        Sql.Statement read = sql.statement("flow_task_ids");
+        return guard(pool.preparedQuery(read.text()).execute(read.bind("id", flow, "states", states)))
+                .map(rows -> {
+                    List<UUID> ids = new ArrayList<>(rows.size());
+                    rows.forEach(row -> ids.add(row.getUUID("id")));
+                    return ids;
+                });
+    }
+
+    /**
+     * What the parents of {@code taskId} ended with, for it to read as it starts; refused (an {@link
+     * InvalidTaskException}, which the caller turns into a permanent failure) when their results and
+     * errors weigh more than {@code maxBytes} together, before any of them is read.
+     */
+    public Future<List<ParentResult>> parents(UUID taskId, long maxBytes) {
+        Sql.Statement weigh = sql.statement("flow_parent_bytes");
+        Sql.Statement read = sql.statement("flow_parents");
+        return guard(pool.preparedQuery(weigh.text()).execute(weigh.bind("id", taskId)))
+                .compose(rows -> {
+                    Row row = rows.iterator().next();
+                    long bytes = row.getLong("bytes");
+                    if (row.getInteger("parents") == 0) {
+                        return Future.succeededFuture(List.of());
+                    }
+                    if (bytes > maxBytes) {
+                        return Future.failedFuture(new InvalidTaskException("the results of its parents weigh "
+                                + bytes + " bytes together, more than the " + maxBytes
+                                + " a task may be passed (flows.maxParentBytes)"));
+                    }
+                    return guard(pool.preparedQuery(read.text()).execute(read.bind("id", taskId)))
+                            .map(found -> {
+                                List<ParentResult> parents = new ArrayList<>(found.size());
+                                for (Row parent : found) {
+                                    parents.add(new ParentResult(
+                                            parent.getString("key"),
+                                            TaskState.parse(parent.getString("state")),
+                                            decode(parent.getString("result")),
+                                            decode(parent.getString("error"))));
+                                }
+                                return parents;
+                            });
+                });
+    }
+
+    /** Puts back to blocked what the retried tasks' failures cancelled, and counts their flows anew. */
+    static Future<Void> reblock(SqlConnection conn, Sql sql, List<Task> retried, OffsetDateTime now) {
+        List<UUID> ids = new ArrayList<>();
+        List<UUID> flows = new ArrayList<>();
+        for (Task task : retried) {
+            if (task.flowId() != null) {
+                ids.add(task.id());
+                if (!flows.contains(task.flowId())) {
+                    flows.add(task.flowId());
+                }
+            }
+        }
+        if (ids.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        Sql.Statement reblock = sql.statement("flow_reblock");
+        Sql.Statement lock = sql.statement("flow_lock");
+        Sql.Statement recount = sql.statement("flow_recount");
+        UUID[] flowIds = flows.toArray(new UUID[0]);
+        return conn.preparedQuery(reblock.text())
+                .execute(reblock.bind("ids", ids.toArray(new UUID[0]), "now", now))
+                // Locked before they are counted, so that the count sees every end committed before it.
+                .compose(v -> conn.preparedQuery(lock.text()).execute(lock.bind("ids", flowIds)))
+                .compose(v -> conn.preparedQuery(recount.text()).execute(recount.bind("ids", flowIds)))
+                .mapEmpty();
+    }
+
+    private static Object decode(String json) {
+        return json == null ? null : Json.decodeValue(json);
+    }
+
+    private static FlowRecord flow(Row row) {
+        return new FlowRecord(
+                row.getUUID("id"),
+                row.getString("name"),
+                row.getString("tenant"),
+                row.getInteger("size"),
+                row.getInteger("unfinished"),
+                row.getInteger("failed"),
+                row.getInteger("cancelled"),
+                row.getString("state"),
+                Rows.instant(row, "created_at"),
+                Rows.instant(row, "finished_at"));
+    }
+
+    private static List<UUID> ids(FlowInsert flow) {
+        List<UUID> ids = new ArrayList<>(flow.tasks().size());
+        flow.tasks().forEach(node -> ids.add(node.insert().task().id()));
+        return ids;
+    }
+
+    private static Params.InsertFlow params(FlowInsert flow, OffsetDateTime now) {
+        int n = flow.tasks().size();
+        UUID[] ids = new UUID[n];
+        String[] keys = new String[n];
+        String[] queues = new String[n];
+        String[] types = new String[n];
+        String[] payloads = new String[n];
+        Integer[] priorities = new Integer[n];
+        OffsetDateTime[] runAt = new OffsetDateTime[n];
+        Integer[] maxAttempts = new Integer[n];
+        Long[] timeoutMs = new Long[n];
+        String[] workerIds = new String[n];
+        OffsetDateTime[] leaseExpiresAt = new OffsetDateTime[n];
+        String[] concurrencyKeys = new String[n];
+        OffsetDateTime[] startBy = new OffsetDateTime[n];
+        Long[] startWithinMs = new Long[n];
+        String[] joins = new String[n];
+        Integer[] parentsLeft = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            FlowInsert.Node node = flow.tasks().get(i);
+            Insert insert = node.insert();
+            Task task = insert.task();
+            ids[i] = task.id();
+            keys[i] = node.key();
+            queues[i] = task.queue();
+            types[i] = task.type();
+            payloads[i] = task.payloadJson();
+            priorities[i] = task.priority();
+            runAt[i] = Times.utc(insert.runAt());
+            maxAttempts[i] = task.maxAttempts();
+            timeoutMs[i] = task.timeoutMs();
+            workerIds[i] = insert.workerId();
+            leaseExpiresAt[i] = insert.leaseUntil() == null ? null : Times.utc(insert.leaseUntil());
+            concurrencyKeys[i] = task.concurrencyKey();
+            startBy[i] = node.root() && insert.startBy() != null ? Times.utc(insert.startBy()) : null;
+            startWithinMs[i] = node.root() ? null : node.startWithinMs();
+            joins[i] = node.join();
+            parentsLeft[i] = node.root() ? null : node.parents();
+        }
+        UUID[] edgeParents = new UUID[flow.edges().size()];
+        UUID[] edgeChildren = new UUID[flow.edges().size()];
+        for (int i = 0; i < edgeParents.length; i++) {
+            edgeParents[i] = flow.edges().get(i).parent();
+            edgeChildren[i] = flow.edges().get(i).child();
+        }
+        return new Params.InsertFlow(
+                flow.id(),
+                flow.name(),
+                flow.tenant(),
+                now,
+                ids[0],
+                ids[n - 1],
+                ids,
+                keys,
+                queues,
+                types,
+                payloads,
+                priorities,
+                runAt,
+                maxAttempts,
+                timeoutMs,
+                workerIds,
+                leaseExpiresAt,
+                concurrencyKeys,
+                startBy,
+                startWithinMs,
+                joins,
+                parentsLeft,
+                edgeParents,
+                edgeChildren);
+    }
+
+    private static <T> Future<T> guard(Future<T> future) {
+        return JournalFailures.guard(future);
+    }
+
+    private OffsetDateTime now() {
+        return Times.utc(clock.instant());
+    }
+}
