@@ -17,6 +17,7 @@ import dev.taskline.journal.EmbeddedPostgresServer;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalConnections;
 import dev.taskline.journal.JournalControls;
+import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.JournalSchedules;
@@ -29,6 +30,7 @@ import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.schedule.Schedules;
+import dev.taskline.service.FlowService;
 import dev.taskline.service.KeyService;
 import dev.taskline.service.NodeService;
 import dev.taskline.service.ScheduleService;
@@ -38,6 +40,9 @@ import dev.taskline.service.WorkService;
 import dev.taskline.support.Periodic;
 import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.worker.WorkerVerticle;
+import dev.taskline.workflow.BlockedCount;
+import dev.taskline.workflow.FlowSettlements;
+import dev.taskline.workflow.Flows;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -73,6 +78,8 @@ public final class Taskline {
     private final Pool insertPool;
 
     private final Journal journal;
+    private JournalFlows flows;
+    private BlockedCount blocked;
     private final JournalReads reads;
     private final QueueRegistry queues;
     private final TasklineMetrics metrics;
@@ -97,6 +104,8 @@ public final class Taskline {
     private long keysTimer = -1;
     /** How often streams ask the journal about writes made by other nodes. */
     private static final long CATCH_UP_MS = 2_000;
+    /** How often the journal's blocked flow tasks are counted, for flows.maxBlocked. */
+    private static final long BLOCKED_COUNT_MS = 2_000;
     /** How often a node reads the keys issued through the API: a revocation reaches it within this. */
     private static final long KEYS_REFRESH_MS = 1_000;
     /** How often a node reads the queues' switches: a pause made through another node holds here within this. */
@@ -190,9 +199,11 @@ public final class Taskline {
     }
 
     private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
+        flows = new JournalFlows(journal);
         admission = new Admission(config, queues, handlers, journal, metrics, clock);
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
         journal.onChange(hub::changed);
+        journal.onSettled(new FlowSettlements(queues, metrics.flows(), clock));
         this.hub = hub;
         TaskControl control = new TaskControl(journal, reads, queues, vertx.eventBus(), metrics);
         remote = new RemoteWorkers(
@@ -206,7 +217,9 @@ public final class Taskline {
                 config.recovery().intervalMs(),
                 config.http().maxWaitingClaims(),
                 TasklineConfig.share(
-                        config.http().maxWaitingClaims(), config.http().tenantShare()));
+                        config.http().maxWaitingClaims(), config.http().tenantShare()),
+                flows,
+                config.flows().maxParentBytes());
         JournalSchedules journalSchedules = new JournalSchedules(journal);
         scheduler = new Scheduler(
                 journalSchedules,
@@ -218,14 +231,25 @@ public final class Taskline {
                 config.scheduling().maxCatchUp());
         schedules = new Schedules(journalSchedules, admission, scheduler, clock);
         KeyService keyService = new KeyService(keys, revocations, new JournalKeys(pool, clock));
+        TaskService taskService = new TaskService(
+                admission,
+                control,
+                reads,
+                hub,
+                config.http().maxStreams(),
+                config.http().tenantShare());
+        blocked = new BlockedCount(flows, config.flows().maxBlocked());
+        Flows flowAdmission = new Flows(
+                admission,
+                flows,
+                blocked,
+                config.flows(),
+                metrics.flows(),
+                clock,
+                Duration.ofMillis(config.retention().idempotencyKeyTtlMs()));
         services = new Services(
-                new TaskService(
-                        admission,
-                        control,
-                        reads,
-                        hub,
-                        config.http().maxStreams(),
-                        config.http().tenantShare()),
+                taskService,
+                new FlowService(flowAdmission, flows, control, taskService),
                 new NodeService(admission, reads, queues, metrics, pauses, clock),
                 new ScheduleService(schedules),
                 keyService,
@@ -241,6 +265,9 @@ public final class Taskline {
                         new Periodic("reading the queue switches", CONTROLS_REFRESH_MS, pauses::runOnce))))
                 .compose(v -> track(vertx.deployVerticle(
                         new Periodic("expiring tasks past their deadlines", DEADLINE_SWEEP_MS, deadlines::runOnce))))
+                .compose(v -> blocked.runOnce())
+                .compose(v -> track(vertx.deployVerticle(
+                        new Periodic("counting blocked flow tasks", BLOCKED_COUNT_MS, blocked::runOnce))))
                 .compose(v -> track(vertx.deployVerticle(promoter)))
                 .compose(v -> track(vertx.deployVerticle(
                         new Periodic("catching streams up with other nodes' writes", CATCH_UP_MS, hub::catchUp))))
@@ -304,7 +331,9 @@ public final class Taskline {
                     () -> jitter.getAsDouble(),
                     hub::progress,
                     nodeId,
-                    config.worker().progressIntervalMs());
+                    config.worker().progressIntervalMs(),
+                    flows,
+                    config.flows().maxParentBytes());
             workers.add(worker);
             chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
         }

@@ -14,6 +14,7 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalReads;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -79,7 +80,8 @@ class ArchitectureTest {
                         "dev.taskline.schedule..",
                         "dev.taskline.auth..",
                         "dev.taskline.metrics..",
-                        "dev.taskline.handler.."));
+                        "dev.taskline.handler..",
+                        "dev.taskline.workflow.."));
     }
 
     @Test
@@ -99,7 +101,8 @@ class ArchitectureTest {
                         "dev.taskline.events..",
                         "dev.taskline.control..",
                         "dev.taskline.schedule..",
-                        "dev.taskline.handler.."));
+                        "dev.taskline.handler..",
+                        "dev.taskline.workflow.."));
     }
 
     @Test
@@ -110,6 +113,22 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("dev.taskline.journal.."));
+    }
+
+    @Test
+    void flows_are_reached_through_the_services_and_reach_no_route_or_worker() {
+        holds(noClasses()
+                .that()
+                .resideInAnyPackage("dev.taskline.http..", "dev.taskline.worker..", "dev.taskline.queue..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("dev.taskline.workflow.."));
+        holds(noClasses()
+                .that()
+                .resideInAPackage("dev.taskline.workflow..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("dev.taskline.http..", "dev.taskline.service..", "dev.taskline.worker.."));
     }
 
     @Test
@@ -127,7 +146,8 @@ class ArchitectureTest {
         DescribedPredicate<JavaClass> journalBeyondItsFace = resideInAPackage("dev.taskline.journal..")
                 .and(not(type(Journal.class)))
                 .and(not(type(JournalReads.class)))
-                .as("journal classes other than Journal and JournalReads");
+                .and(not(type(JournalFlows.class)))
+                .as("journal classes other than Journal, JournalReads and JournalFlows");
         holds(noClasses()
                 .that()
                 .resideInAPackage("dev.taskline.worker..")

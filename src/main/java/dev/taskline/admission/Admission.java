@@ -37,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import java.util.regex.Pattern;
 
 /**
@@ -61,6 +62,7 @@ public final class Admission {
     private final Journal journal;
     private final TasklineMetrics metrics;
     private final Clock clock;
+    private final StartsInTime startsInTime;
     private volatile boolean draining;
 
     public Admission(
@@ -76,6 +78,7 @@ public final class Admission {
         this.journal = journal;
         this.metrics = metrics;
         this.clock = clock;
+        this.startsInTime = new StartsInTime(queues, metrics);
     }
 
     /** From now on every submission is refused with {@link ShuttingDownException}. */
@@ -174,6 +177,54 @@ public final class Admission {
     }
 
     /**
+     * Admits a flow's tasks, all or nothing, each checked as any task is ({@code where} names task
+     * {@code i} in a refusal). The roots ({@code root[i]}) take room in their queues as a batch does,
+     * and may be dispatched at once; the others take none: they wait blocked in the journal, in no
+     * queue, until their parents let them go. {@code insert} journals them all, in order, the roots
+     * as reserved; the future holds them so.
+     */
+    public Future<List<Insert>> admitFlow(
+            List<Submission> submissions,
+            boolean[] root,
+            UUID flowId,
+            String tenant,
+            IntFunction<String> where,
+            Function<List<Insert>, Future<Boolean>> insert) {
+        if (draining) {
+            return Future.failedFuture(new ShuttingDownException());
+        }
+        List<Insert> all = new ArrayList<>(submissions.size());
+        List<Insert> roots = new ArrayList<>();
+        try {
+            if (tenant != null && !TENANT.matcher(tenant).matches()) {
+                throw new InvalidTaskException(
+                        "Taskline-Tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
+            }
+            Instant now = clock.instant();
+            for (int i = 0; i < submissions.size(); i++) {
+                Insert task = insert(submissions.get(i), where.apply(i), null, tenant, now, null, null, flowId);
+                all.add(task);
+                if (root[i]) {
+                    roots.add(task);
+                }
+            }
+            if (tenant != null) {
+                withinTenantLimits(roots);
+            }
+        } catch (InvalidTaskException e) {
+            return Future.failedFuture(e);
+        }
+        List<Insert> journaled = new ArrayList<>(all);
+        return reserveAndInsert(roots, tenant, reserved -> {
+                    Map<UUID, Insert> byId = new HashMap<>();
+                    reserved.forEach(r -> byId.put(r.task().id(), r));
+                    journaled.replaceAll(task -> byId.getOrDefault(task.task().id(), task));
+                    return insert.apply(journaled);
+                })
+                .map(reserved -> journaled);
+    }
+
+    /**
      * Checks the tasks' deadlines, reserves room for the tasks in their queues, runs {@code insert}
      * with the tasks as they will be journaled, then commits the reservations (when the insert says
      * it journaled them) or aborts them (when it failed or inserted nothing). The future holds the
@@ -184,7 +235,7 @@ public final class Admission {
         Instant now = clock.instant();
         try {
             deadlinesAhead(tasks, now);
-            startsInTime(tasks, now);
+            startsInTime.check(tasks, now);
         } catch (InvalidTaskException | DeadlineUnmeetableException e) {
             return Future.failedFuture(e);
         }
@@ -310,14 +361,21 @@ public final class Admission {
         Instant now = clock.instant();
         for (int i = 0; i < submissions.size(); i++) {
             String where = batchId == null ? "" : "tasks[" + i + "].";
-            tasks.add(insert(submissions.get(i), where, batchId, tenant, now, null, null));
+            tasks.add(insert(submissions.get(i), where, batchId, tenant, now, null, null, null));
         }
         return tasks;
     }
 
     /** One task as it will be journaled, if it breaks no rule; {@code schedule} and {@code tick} are null unless a schedule made it. */
     private Insert insert(
-            Submission s, String where, UUID batchId, String tenant, Instant now, String schedule, Instant tick) {
+            Submission s,
+            String where,
+            UUID batchId,
+            String tenant,
+            Instant now,
+            String schedule,
+            Instant tick,
+            UUID flowId) {
         String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
         TaskQueue queue = queues.get(queueName);
         if (queue == null) {
@@ -371,6 +429,7 @@ public final class Admission {
                         .concurrencyKey(s.concurrencyKey())
                         .startBy(startBy)
                         .scheduled(schedule, tick)
+                        .flow(flowId)
                         .build(),
                 runAt,
                 startBy);
@@ -385,7 +444,7 @@ public final class Admission {
      * @throws InvalidTaskException naming the field, with {@code where} before it
      */
     public void check(Submission task, String where) {
-        insert(task, where, null, null, clock.instant(), null, null);
+        insert(task, where, null, null, clock.instant(), null, null, null);
     }
 
     /**
@@ -419,10 +478,10 @@ public final class Admission {
         Map<TickWrite, Reservation> held = new IdentityHashMap<>();
         for (DueTick tick : due) {
             try {
-                List<Insert> one =
-                        List.of(insert(tick.submission(), "task.", null, null, now, tick.schedule(), tick.tick()));
+                List<Insert> one = List.of(
+                        insert(tick.submission(), "task.", null, null, now, tick.schedule(), tick.tick(), null));
                 deadlinesAhead(one, now);
-                startsInTime(one, now);
+                startsInTime.check(one, now);
                 Reservation reservation = queues.get(one.get(0).task().queue()).reserve(one, null, now);
                 if (reservation.refusal() != null) {
                     writes.add(TickWrite.skip(
@@ -508,124 +567,6 @@ public final class Admission {
 
     private static String where(List<Insert> tasks, int i) {
         return tasks.get(0).task().batchId() == null ? "" : "tasks[" + i + "].";
-    }
-
-    /**
-     * Refuses, before any room is taken, a submission with a task due now that its queue on this
-     * node would not start by its deadline, by {@link StartEstimate}, or would not start at all (it is
-     * paused). Its tasks ahead of one another count: a batch is refused whole when any one of them
-     * would miss, and the answer names the one that misses by most. A task due later is not
-     * estimated: the backlog it will meet is not this one.
-     */
-    private void startsInTime(List<Insert> tasks, Instant now) {
-        if (!anyDueWithDeadline(tasks, now)) {
-            return; // as a rule: and then nothing is allocated for it
-        }
-        Map<String, List<Integer>> dueByQueue = new LinkedHashMap<>();
-        for (int i = 0; i < tasks.size(); i++) {
-            Insert task = tasks.get(i);
-            if (!task.runAt().isAfter(now)) {
-                dueByQueue
-                        .computeIfAbsent(task.task().queue(), q -> new ArrayList<>())
-                        .add(i);
-            }
-        }
-        boolean batch = tasks.get(0).task().batchId() != null;
-        DeadlineUnmeetableException worst = null;
-        for (Map.Entry<String, List<Integer>> due : dueByQueue.entrySet()) {
-            TaskQueue queue = queues.get(due.getKey());
-            QueueMeters meters = metrics.queue(queue.name());
-            // One reading of the queue per priority: the tasks of one priority differ only in how many of
-            // their own submission go before them.
-            Map<Integer, List<Integer>> byPriority = new LinkedHashMap<>();
-            for (int i : due.getValue()) {
-                if (tasks.get(i).startBy() != null) {
-                    byPriority
-                            .computeIfAbsent(tasks.get(i).task().priority(), p -> new ArrayList<>())
-                            .add(i);
-                }
-            }
-            for (List<Integer> same : byPriority.values()) {
-                int[] peers = new int[same.size()];
-                for (int k = 0; k < peers.length; k++) {
-                    peers[k] = peersBefore(tasks, due.getValue(), same.get(k));
-                }
-                TaskQueue.Outlook outlook = queue.outlook(tasks.get(same.get(0)).task(), peers);
-                for (int k = 0; k < peers.length; k++) {
-                    int i = same.get(k);
-                    Instant startBy = tasks.get(i).startBy();
-                    DeadlineUnmeetableException refusal;
-                    if (outlook.paused()) {
-                        refusal = new DeadlineUnmeetableException(
-                                queue.name(),
-                                batch ? i : -1,
-                                startBy,
-                                null,
-                                null,
-                                true,
-                                RetryAfter.UNKNOWN_RATE_SECONDS);
-                    } else {
-                        StartEstimate estimate = StartEstimate.of(
-                                outlook.startsBefore()[k],
-                                outlook.freeSlots(),
-                                queue.config().slots(),
-                                meters.completionRate(),
-                                meters.meanRunMillis(),
-                                sharedRateLimit(queue));
-                        if (estimate.meets(now, startBy)) {
-                            continue;
-                        }
-                        refusal = new DeadlineUnmeetableException(
-                                queue.name(),
-                                batch ? i : -1,
-                                startBy,
-                                estimate.startAt(now),
-                                estimate.untilStart().toMillis(),
-                                false,
-                                estimate.retryAfterSeconds(now, startBy));
-                    }
-                    if (worst == null || refusal.retryAfterSeconds() > worst.retryAfterSeconds()) {
-                        worst = refusal;
-                    }
-                }
-            }
-        }
-        if (worst != null) {
-            metrics.queue(worst.queue()).rejectedDeadline(tasks.size());
-            throw worst;
-        }
-    }
-
-    private static boolean anyDueWithDeadline(List<Insert> tasks, Instant now) {
-        for (Insert task : tasks) {
-            if (task.startBy() != null && !task.runAt().isAfter(now)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Tasks of the submission, due now in the same queue, that go before task {@code i}: higher priority, or earlier. */
-    private static int peersBefore(List<Insert> tasks, List<Integer> sameQueue, int i) {
-        int priority = tasks.get(i).task().priority();
-        int n = 0;
-        for (int j : sameQueue) {
-            int other = tasks.get(j).task().priority();
-            if (other > priority || (other == priority && j < i)) {
-                n++;
-            }
-        }
-        return n;
-    }
-
-    /**
-     * The rate limit that paces the tasks before a new one, as the deadline estimate reads it: the
-     * queue's own budget, which every task of the queue spends. A per-key budget is left out: the
-     * tasks ahead of other keys do not spend it, and the estimate does not count a key's own.
-     */
-    private static QueueConfig.RateLimit sharedRateLimit(TaskQueue queue) {
-        QueueConfig.RateLimit limit = queue.config().rateLimit();
-        return limit == null || limit.perKey() ? null : limit;
     }
 
     private static Instant runAt(Submission s, Instant now, String where) {

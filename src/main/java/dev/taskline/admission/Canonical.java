@@ -9,7 +9,7 @@ import java.util.HexFormat;
 import java.util.TreeSet;
 
 /** JSON with its keys sorted, so that two bodies that mean the same hash the same. */
-final class Canonical {
+public final class Canonical {
 
     private Canonical() {}
 
@@ -38,7 +38,7 @@ final class Canonical {
         return value;
     }
 
-    static String sha256(String text) {
+    public static String sha256(String text) {
         try {
             return HexFormat.of()
                     .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));

@@ -6,7 +6,7 @@ import java.util.UUID;
 /**
  * Short-lived tokens that open one event stream, for browsers: {@code EventSource} cannot send an
  * {@code Authorization} header, so the answers that name a stream carry its URL with a token in
- * the query. A token is bound to the stream's kind (task or batch), its id, the tenant it may see
+ * the query. A token is bound to the stream's kind (task, batch or flow), its id, the tenant it may see
  * and an expiry, signed with a secret the nodes of one journal share; it opens that stream and
  * nothing else, and only until it expires.
  */
@@ -29,7 +29,7 @@ public final class StreamTokens {
         this.clock = clock;
     }
 
-    /** A token for the stream of {@code kind} ("task" or "batch") {@code id}, seeing as {@code tenant}. */
+    /** A token for the stream of {@code kind} ("task", "batch" or "flow") {@code id}, seeing as {@code tenant}. */
     public String sign(String kind, UUID id, String tenant) {
         long expires = clock.instant().getEpochSecond() + TTL_SECONDS;
         return signer.signFields(VERSION, kind, id.toString(), tenant == null ? "" : tenant, Long.toString(expires));

@@ -95,7 +95,8 @@ public final class ConfigLoader {
                 "handlers",
                 "auth",
                 "scheduler",
-                "schedules");
+                "schedules",
+                "flows");
 
         Node http = top.object("http");
         http.only(
@@ -201,6 +202,8 @@ public final class ConfigLoader {
         handlers.only("dir");
         Node scheduler = top.object("scheduler");
         scheduler.only("graceMs", "maxCatchUp");
+        Node flows = top.object("flows");
+        flows.only("maxTasks", "maxBlocked", "maxParentBytes");
         // Each definition is checked as the API checks one (its task against the queues and handlers),
         // when the node starts: here only its shape.
         Node schedules = top.object("schedules");
@@ -224,7 +227,11 @@ public final class ConfigLoader {
                 new TasklineConfig.Handlers(Path.of(envOr(env, ENV_HANDLERS_DIR, handlers.text("dir", "./handlers")))),
                 auth(top.object("auth")),
                 new TasklineConfig.Scheduling(
-                        scheduler.longValue("graceMs", 1000), scheduler.integer("maxCatchUp", 1000), declared));
+                        scheduler.longValue("graceMs", 1000), scheduler.integer("maxCatchUp", 1000), declared),
+                new TasklineConfig.Flows(
+                        flows.integer("maxTasks", TasklineConfig.Flows.DEFAULTS.maxTasks()),
+                        flows.integer("maxBlocked", TasklineConfig.Flows.DEFAULTS.maxBlocked()),
+                        flows.longValue("maxParentBytes", TasklineConfig.Flows.DEFAULTS.maxParentBytes())));
     }
 
     private static AuthConfig auth(Node auth) {

@@ -16,7 +16,8 @@ public record TasklineConfig(
         Shutdown shutdown,
         Handlers handlers,
         AuthConfig auth,
-        Scheduling scheduling) {
+        Scheduling scheduling,
+        Flows flows) {
 
     public static final String DEFAULT_QUEUE = "default";
 
@@ -254,6 +255,28 @@ public record TasklineConfig(
                 throw new ConfigException("scheduler.maxCatchUp must be from 1 to 100000, got " + maxCatchUp);
             }
             declared = Map.copyOf(declared);
+        }
+    }
+
+    /**
+     * @param maxTasks       most tasks in one flow; more get 422
+     * @param maxBlocked     most tasks waiting blocked in the whole journal; a flow past it gets 429
+     * @param maxParentBytes most bytes of parents' results and errors passed to one task; a task
+     *                       whose parents' weigh more fails permanently, saying so
+     */
+    public record Flows(int maxTasks, int maxBlocked, long maxParentBytes) {
+        public static final Flows DEFAULTS = new Flows(10_000, 1_000_000, 16L * 1024 * 1024);
+
+        public Flows {
+            if (maxTasks < 1 || maxTasks > 100_000) {
+                throw new ConfigException("flows.maxTasks must be from 1 to 100000, got " + maxTasks);
+            }
+            if (maxBlocked < 0) {
+                throw new ConfigException("flows.maxBlocked must be at least 0, got " + maxBlocked);
+            }
+            if (maxParentBytes < 1 || maxParentBytes > 1024L * 1024 * 1024) {
+                throw new ConfigException("flows.maxParentBytes must be from 1 to 1073741824, got " + maxParentBytes);
+            }
         }
     }
 

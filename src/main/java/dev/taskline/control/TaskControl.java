@@ -50,6 +50,11 @@ public final class TaskControl {
         return cancel(List.of(), batchId, by);
     }
 
+    /** Cancels these tasks (a flow's unfinished ones); answers for each task found. */
+    public Future<List<Cancelled>> cancelTasks(List<UUID> ids, String by) {
+        return ids.isEmpty() ? Future.succeededFuture(List.of()) : cancel(ids, null, by);
+    }
+
     private Future<List<Cancelled>> cancel(List<UUID> ids, UUID batchId, String by) {
         return journal.cancel(ids, batchId, by).map(found -> {
             JsonArray running = new JsonArray();

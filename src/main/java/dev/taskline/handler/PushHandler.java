@@ -66,6 +66,10 @@ public final class PushHandler implements TaskHandler {
                 .put("type", context.type())
                 .put("payload", context.payload())
                 .put("attempt", context.attempt());
+        if (!context.parents().isEmpty()) {
+            body.put("parents", new JsonObject(new java.util.LinkedHashMap<>(context.parents())))
+                    .put("parentStates", new JsonObject(new java.util.LinkedHashMap<>(context.parentStates())));
+        }
         HttpRequest<Buffer> request = client.post(port, host, requestUri)
                 .ssl(tls)
                 .timeout(target.timeoutMs())

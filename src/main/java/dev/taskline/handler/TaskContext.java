@@ -26,6 +26,20 @@ public interface TaskContext {
         return null;
     }
 
+    /**
+     * A flow task's parents, by key: each one's result, or, for a parent that did not succeed (a
+     * task that joins {@code settled} or {@code any} runs after such a parent), its error; empty for
+     * a task with no parents. Read from the journal as the attempt starts.
+     */
+    default java.util.Map<String, Object> parents() {
+        return java.util.Map.of();
+    }
+
+    /** How each of {@link #parents()} ended, by key: {@code succeeded}, {@code failed}, {@code cancelled} or {@code expired}. */
+    default java.util.Map<String, String> parentStates() {
+        return java.util.Map.of();
+    }
+
     /** The task's payload: a copy of its own for this attempt, so changes to it are not kept. */
     JsonObject payload();
 

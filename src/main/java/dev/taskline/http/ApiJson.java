@@ -325,6 +325,18 @@ final class ApiJson {
                         .append(IsoTime.format(task.scheduledFor()))
                         .append('"');
             }
+            if (!c.parents().isEmpty()) {
+                JsonObject parents = new JsonObject();
+                JsonObject states = new JsonObject();
+                c.parents().forEach(parent -> {
+                    parents.put(parent.key(), parent.value());
+                    states.put(parent.key(), parent.state().sql());
+                });
+                out.append(",\"parents\":")
+                        .append(parents.encode())
+                        .append(",\"parentStates\":")
+                        .append(states.encode());
+            }
             out.append(",\"lease\":{\"token\":\"")
                     .append(quote.quoteAsString(c.token()))
                     .append('"')

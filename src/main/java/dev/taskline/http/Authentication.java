@@ -37,7 +37,7 @@ import java.util.stream.Collectors;
 public final class Authentication implements Handler<RoutingContext> {
 
     private static final String SCHEME = "Bearer ";
-    private static final Pattern STREAM = Pattern.compile("/api/(tasks|batches)/([0-9a-fA-F-]{36})/events");
+    private static final Pattern STREAM = Pattern.compile("/api/(tasks|batches|flows)/([0-9a-fA-F-]{36})/events");
 
     private final AuthConfig config;
     private final ApiKeys keys;
@@ -183,7 +183,11 @@ public final class Authentication implements Handler<RoutingContext> {
             return null;
         }
         StreamTokens.Grant grant = streams.verify(token);
-        String kind = stream.group(1).equals("tasks") ? "task" : "batch";
+        String kind = switch (stream.group(1)) {
+            case "tasks" -> "task";
+            case "flows" -> "flow";
+            default -> "batch";
+        };
         if (grant == null
                 || !grant.kind().equals(kind)
                 || !grant.id().toString().equalsIgnoreCase(stream.group(2))) {

@@ -3,7 +3,7 @@ package dev.taskline.http;
 import java.util.UUID;
 
 /**
- * The {@code eventsUrl} of a task or batch. With keys configured it carries a short-lived token
+ * The {@code eventsUrl} of a task, batch or flow. With keys configured it carries a short-lived token
  * for that stream (see {@link Authentication}), so that a browser's {@code EventSource} can open
  * it; without keys, the plain path.
  */
@@ -21,6 +21,10 @@ final class EventLinks {
 
     String batch(UUID id, String tenant) {
         return link("batch", "/api/batches/", id, tenant);
+    }
+
+    String flow(UUID id, String tenant) {
+        return link("flow", "/api/flows/", id, tenant);
     }
 
     private String link(String kind, String prefix, UUID id, String tenant) {

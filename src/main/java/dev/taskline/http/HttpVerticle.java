@@ -59,7 +59,8 @@ public final class HttpVerticle extends VerticleBase {
         List<Routes> routes = List.of(
                 new TaskRoutes(services.tasks(), body, submissions, links),
                 new BatchRoutes(services.tasks(), body, submissions, links),
-                new StreamRoutes(services.tasks(), vertx),
+                new FlowRoutes(services.flows(), body, submissions, links),
+                new StreamRoutes(services.tasks(), services.flows(), vertx),
                 new QueueRoutes(services.node()),
                 new ScheduleRoutes(services.schedules(), body),
                 new WorkerRoutes(services.work(), body),

@@ -3,6 +3,7 @@ package dev.taskline.http;
 import dev.taskline.events.StreamSink;
 import dev.taskline.events.TaskStream;
 import dev.taskline.model.problem.ApiException;
+import dev.taskline.service.FlowService;
 import dev.taskline.service.TaskService;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -13,14 +14,16 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-/** {@code .../events}: a task's or a batch's transitions as Server-Sent Events, resumable by {@code Last-Event-ID}. */
+/** {@code .../events}: a task's, a batch's or a flow's transitions as Server-Sent Events, resumable by {@code Last-Event-ID}. */
 final class StreamRoutes implements Routes {
 
     private final TaskService service;
+    private final FlowService flows;
     private final Vertx vertx;
 
-    StreamRoutes(TaskService service, Vertx vertx) {
+    StreamRoutes(TaskService service, FlowService flows, Vertx vertx) {
         this.service = service;
+        this.flows = flows;
         this.vertx = vertx;
     }
 
@@ -28,6 +31,13 @@ final class StreamRoutes implements Routes {
     public void mount(Router router) {
         router.get("/api/tasks/:id/events").handler(this::task);
         router.get("/api/batches/:id/events").handler(this::batch);
+        router.get("/api/flows/:id/events").handler(this::flow);
+    }
+
+    private void flow(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        long after = lastEventId(ctx);
+        follow(ctx, sink -> flows.stream(Requests.caller(ctx), id, after, sink));
     }
 
     private void task(RoutingContext ctx) {

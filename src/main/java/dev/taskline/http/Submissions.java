@@ -35,10 +35,21 @@ final class Submissions {
             Future<Admitted> admitted,
             Function<Admitted, String> location,
             Function<Admitted, String> body) {
+        answer(ctx, arrivedNanos, admitted, location, body, Admitted::replayed);
+    }
+
+    /** As above, for any answer that may be a replay ({@code replayed} says whether it is). */
+    <T> void answer(
+            RoutingContext ctx,
+            long arrivedNanos,
+            Future<T> admitted,
+            Function<T, String> location,
+            Function<T, String> body,
+            java.util.function.Predicate<T> replayed) {
         admitted.onSuccess(done -> {
                     metrics.accepted(System.nanoTime() - arrivedNanos);
                     ctx.response().putHeader("Location", location.apply(done));
-                    if (done.replayed()) {
+                    if (replayed.test(done)) {
                         // The same answer as the first time; the header only tells a curious client it is a replay.
                         ctx.response().putHeader("Idempotent-Replayed", "true");
                     }

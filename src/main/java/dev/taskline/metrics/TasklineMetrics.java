@@ -21,6 +21,7 @@ public final class TasklineMetrics {
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final ScheduleMeters schedules = new ScheduleMeters(registry);
+    private final FlowMeters flows = new FlowMeters(registry);
     private final Map<String, QueueMeters> queues = new ConcurrentHashMap<>();
     private final Map<String, Timer> journalWrites = new ConcurrentHashMap<>();
     private final Clock clock;
@@ -78,6 +79,10 @@ public final class TasklineMetrics {
     }
 
     /** The schedules' tick counters. */
+    public FlowMeters flows() {
+        return flows;
+    }
+
     public ScheduleMeters schedules() {
         return schedules;
     }

@@ -5,4 +5,9 @@ package dev.taskline.service;
  * else.
  */
 public record Services(
-        TaskService tasks, NodeService node, ScheduleService schedules, KeyService keys, WorkService work) {}
+        TaskService tasks,
+        FlowService flows,
+        NodeService node,
+        ScheduleService schedules,
+        KeyService keys,
+        WorkService work) {}

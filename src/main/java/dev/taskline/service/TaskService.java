@@ -207,7 +207,8 @@ public final class TaskService {
                 .compose(ids -> open(caller, ids, afterEventId, sink));
     }
 
-    private Future<TaskStream> open(Caller caller, List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
+    /** Opens a stream of these tasks' transitions (a flow's), once the caller was found to see them. */
+    Future<TaskStream> open(Caller caller, List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
         Supplier<StreamSink> told = caller.isAdmin() ? sink : () -> new WithoutActors(sink.get());
         return allowed(() -> Future.succeededFuture(hub.open(tasks, afterEventId, told, holder(caller))));
     }

@@ -4,6 +4,7 @@ import dev.taskline.handler.TaskContext;
 import dev.taskline.journal.Journal;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
+import dev.taskline.model.ParentResult;
 import dev.taskline.model.Task;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -12,7 +13,10 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -42,6 +46,8 @@ final class Attempt implements TaskContext {
     private final long timeoutMs;
     private long timeoutTimer = -1;
 
+    private Map<String, Object> parents = Map.of();
+    private Map<String, String> parentStates = Map.of();
     private volatile boolean stopRequested;
     private volatile boolean cancelRequested;
     private final List<Runnable> cancelActions = new ArrayList<>();
@@ -74,6 +80,28 @@ final class Attempt implements TaskContext {
         // injected test clock that stands still must not stop progress from being written.
         this.progressIntervalNanos = Duration.ofMillis(progressIntervalMs).toNanos();
         this.lastWriteNanos = System.nanoTime() - progressIntervalNanos;
+    }
+
+    /** What a flow task's parents ended with, read before its handler runs. */
+    void parents(List<ParentResult> read) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        Map<String, String> states = new LinkedHashMap<>();
+        for (ParentResult parent : read) {
+            values.put(parent.key(), parent.value());
+            states.put(parent.key(), parent.state().sql());
+        }
+        this.parents = Collections.unmodifiableMap(values);
+        this.parentStates = Collections.unmodifiableMap(states);
+    }
+
+    @Override
+    public Map<String, Object> parents() {
+        return parents;
+    }
+
+    @Override
+    public Map<String, String> parentStates() {
+        return parentStates;
     }
 
     /** Settles once with whatever ended the attempt first. */

@@ -89,7 +89,8 @@ final class RemoteCustody {
                 task,
                 lease,
                 tokens.get().sign(lease, queue.name(), task.maxAttempts(), task.tenant()),
-                clock.instant().plusMillis(leaseMs));
+                clock.instant().plusMillis(leaseMs),
+                List.of());
         held.put(task.id(), new Held(queue, task, lease, now + leaseMs, now + timeoutMs(queue, task)));
         return claimed;
     }

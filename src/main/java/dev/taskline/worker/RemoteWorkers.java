@@ -1,12 +1,15 @@
 package dev.taskline.worker;
 
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Lease;
+import dev.taskline.model.ParentResult;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
+import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.ShuttingDownException;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Context;
@@ -17,6 +20,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,6 +55,8 @@ public final class RemoteWorkers extends VerticleBase {
     private final int maxWaiting;
 
     private final int tenantMost;
+    private final JournalFlows flows;
+    private final long maxParentBytes;
     private final WorkerRegistry registry;
     /** The journal's lease-token secret, once read; written on this loop, read from any thread. */
     private volatile LeaseTokens tokens;
@@ -72,7 +78,11 @@ public final class RemoteWorkers extends VerticleBase {
             ProgressListener progress,
             long reconcileMs,
             int maxWaiting,
-            int tenantMost) {
+            int tenantMost,
+            JournalFlows flows,
+            long maxParentBytes) {
+        this.flows = flows;
+        this.maxParentBytes = maxParentBytes;
         this.queues = new LinkedHashMap<>();
         remoteQueues.forEach(q -> this.queues.put(q.name(), q));
         this.journal = journal;
@@ -87,8 +97,16 @@ public final class RemoteWorkers extends VerticleBase {
         this.registry = new WorkerRegistry(clock);
     }
 
-    /** A task handed to a remote worker, with its lease and the token that names it. */
-    public record Claimed(Task task, Lease lease, String token, Instant expiresAt) {}
+    /**
+     * A task handed to a remote worker, with its lease and the token that names it, and for a flow
+     * task what its parents ended with (empty for any other).
+     */
+    public record Claimed(Task task, Lease lease, String token, Instant expiresAt, List<ParentResult> parents) {
+
+        Claimed withParents(List<ParentResult> read) {
+            return new Claimed(task, lease, token, expiresAt, read);
+        }
+    }
 
     /** What a heartbeat learned: the lease's new end, and whether someone asked to cancel the task. */
     public record Beat(Instant expiresAt, boolean cancelRequested) {}
@@ -199,7 +217,44 @@ public final class RemoteWorkers extends VerticleBase {
                 return Future.failedFuture(new ShuttingDownException());
             }
             registry.saw(worker, queueName);
-            return claims.claim(queues.get(queueName), worker, max, want, waitMs, gone);
+            return claims.claim(queues.get(queueName), worker, max, want, waitMs, gone)
+                    .compose(this::withParents);
+        });
+    }
+
+    /**
+     * The claimed flow tasks with what their parents ended with, read from the journal. One whose
+     * parents' results are too large to pass on is failed for good here, saying so, and left out of
+     * the answer: no worker could be given what it needs.
+     */
+    private Future<List<Claimed>> withParents(List<Claimed> claimed) {
+        boolean any = false;
+        for (Claimed c : claimed) {
+            any |= c.task().flowId() != null;
+        }
+        if (!any) {
+            return Future.succeededFuture(claimed);
+        }
+        List<Future<Claimed>> read = new ArrayList<>(claimed.size());
+        for (Claimed c : claimed) {
+            read.add(
+                    c.task().flowId() == null
+                            ? Future.succeededFuture(c)
+                            : flows.parents(c.task().id(), maxParentBytes)
+                                    .map(c::withParents)
+                                    .recover(e -> e instanceof InvalidTaskException
+                                            ? writes.fail(c.token(), c.task().id(), e.getMessage(), false, null, null)
+                                                    .map(outcome -> (Claimed) null)
+                                            : Future.failedFuture(e)));
+        }
+        return Future.all(read).map(all -> {
+            List<Claimed> answer = new ArrayList<>(claimed.size());
+            for (Future<Claimed> f : read) {
+                if (f.result() != null) {
+                    answer.add(f.result());
+                }
+            }
+            return answer;
         });
     }
 

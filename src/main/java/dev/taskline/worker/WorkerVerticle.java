@@ -6,12 +6,15 @@ import dev.taskline.handler.PushHandler;
 import dev.taskline.handler.SnoozeException;
 import dev.taskline.handler.TaskHandler;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalFlows;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.model.BusAddresses;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
+import dev.taskline.model.ParentResult;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.queue.TaskQueue.Dispatched;
 import dev.taskline.queue.TaskQueue.Stage;
@@ -63,6 +66,8 @@ public final class WorkerVerticle extends VerticleBase {
 
     private final TaskQueue queue;
     private final Journal journal;
+    private final JournalFlows flows;
+    private final long maxParentBytes;
     private final HandlerRegistry handlers;
     private final QueueMeters meters;
     private final Clock clock;
@@ -107,8 +112,12 @@ public final class WorkerVerticle extends VerticleBase {
             DoubleSupplier jitter,
             ProgressListener progress,
             String nodeId,
-            long progressIntervalMs) {
+            long progressIntervalMs,
+            JournalFlows flows,
+            long maxParentBytes) {
         this.progress = progress;
+        this.flows = flows;
+        this.maxParentBytes = maxParentBytes;
         this.queue = queue;
         this.journal = journal;
         this.handlers = handlers;
@@ -454,7 +463,12 @@ public final class WorkerVerticle extends VerticleBase {
                         : !attempt.payloadReadable()
                                 ? Future.failedFuture(
                                         new PermanentTaskException("the payload in the journal is not a JSON object"))
-                                : invoke(handler, attempt));
+                                : task.flowId() == null
+                                        ? invoke(handler, attempt)
+                                        : readParents(task).compose(read -> {
+                                            attempt.parents(read);
+                                            return invoke(handler, attempt);
+                                        }));
         return attempt;
     }
 
@@ -546,6 +560,13 @@ public final class WorkerVerticle extends VerticleBase {
             }
             default -> {}
         }
+    }
+
+    /** What a flow task's parents ended with; too much of it to pass on fails the task for good. */
+    private Future<List<ParentResult>> readParents(Task task) {
+        return flows.parents(task.id(), maxParentBytes)
+                .recover(e -> Future.failedFuture(
+                        e instanceof InvalidTaskException ? new PermanentTaskException(e.getMessage()) : e));
     }
 
     private Future<JsonObject> invoke(TaskHandler handler, Attempt attempt) {

@@ -58,6 +58,12 @@ class AuthTest {
             Map.entry("GET /api/batches/{id}", "read"),
             Map.entry("POST /api/batches/{id}/cancel", "submit"),
             Map.entry("GET /api/batches/{id}/events", "read"),
+            Map.entry("POST /api/flows", "submit"),
+            Map.entry("GET /api/flows", "read"),
+            Map.entry("GET /api/flows/{id}", "read"),
+            Map.entry("POST /api/flows/{id}/cancel", "submit"),
+            Map.entry("POST /api/flows/{id}/retry", "submit"),
+            Map.entry("GET /api/flows/{id}/events", "read"),
             Map.entry("GET /api/queues", "read"),
             Map.entry("GET /api/stats", "read"),
             Map.entry("POST /api/queues/{queue}/claim", "work"),
@@ -139,6 +145,13 @@ class AuthTest {
             case "POST /api/tasks" ->
                 new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 0));
             case "POST /api/batches" -> new JsonObject().put("tasks", new JsonArray().add(bodyFor("POST /api/tasks")));
+            case "POST /api/flows" ->
+                new JsonObject()
+                        .put(
+                                "chain",
+                                new JsonArray()
+                                        .add(bodyFor("POST /api/tasks").put("delayMs", 3_600_000))
+                                        .add(bodyFor("POST /api/tasks")));
             case "POST /api/tasks/retry" -> new JsonObject().put("queue", "default");
             case "POST /api/keys" -> new JsonObject().put("scopes", new JsonArray().add("read"));
             case "POST /api/schedules" ->
@@ -233,6 +246,9 @@ class AuthTest {
         String batch = as("acme", HttpMethod.POST, "/api/batches", bodyFor("POST /api/batches"))
                 .bodyAsJsonObject()
                 .getString("batchId");
+        String flow = as("acme", HttpMethod.POST, "/api/flows", bodyFor("POST /api/flows"))
+                .bodyAsJsonObject()
+                .getString("flowId");
         List<String> wrong = new ArrayList<>();
         int checked = 0;
         for (String route : node.node.httpRoutes()) {
@@ -240,15 +256,13 @@ class AuthTest {
             if (!route.contains("{id}") || !Set.of("read", "submit").contains(scope)) {
                 continue; // no task named, or a scope no tenant key of this test has (admin, work)
             }
-            String path =
-                    route.substring(route.indexOf(' ') + 1).replace("{id}", route.contains("/batches/") ? batch : task);
+            String named = route.contains("/batches/") ? batch : route.contains("/flows/") ? flow : task;
+            String path = route.substring(route.indexOf(' ') + 1).replace("{id}", named);
             HttpResponse<Buffer> other = as("globex", method(route), path, bodyFor(route));
             HttpResponse<Buffer> unknown = as(
                     "globex",
                     method(route),
-                    path.replace(
-                            route.contains("/batches/") ? batch : task,
-                            UUID.randomUUID().toString()),
+                    path.replace(named, UUID.randomUUID().toString()),
                     bodyFor(route));
             if (other.statusCode() != 404
                     || !other.bodyAsJsonObject()
@@ -260,7 +274,13 @@ class AuthTest {
             checked++;
         }
         assertEquals(List.of(), wrong);
-        assertTrue(checked >= 7, "routes checked: " + checked);
+        assertTrue(checked >= 11, "routes checked: " + checked);
+        assertEquals(
+                "running",
+                as("acme", HttpMethod.GET, "/api/flows/" + flow, null)
+                        .bodyAsJsonObject()
+                        .getString("state"),
+                "another tenant's cancel of the flow changed nothing");
         assertEquals(
                 "pending",
                 as("acme", HttpMethod.GET, "/api/tasks/" + task, null)

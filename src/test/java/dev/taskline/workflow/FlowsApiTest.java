@@ -1,0 +1,400 @@
+package dev.taskline.workflow;
+
+import static dev.taskline.testing.TestNode.reasons;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.taskline.testing.GateHandler;
+import dev.taskline.testing.SseClient;
+import dev.taskline.testing.TestNode;
+import dev.taskline.testing.TestPostgres;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Flows over real HTTP against a real journal: shorthands, result passing, joins, failures, retry, cancel. */
+class FlowsApiTest {
+
+    private static TestNode node;
+
+    @BeforeAll
+    static void start() throws Exception {
+        node = TestNode.start(TestPostgres.newDatabase(), """
+        {"queues": {"default": {"slots": 4, "capacity": 1000}, "matching": {"slots": 2, "capacity": 100},
+                    "payments": {"slots": 1, "capacity": 100}, "mail": {"slots": 1, "capacity": 100}},
+         "flows": {"maxTasks": 50}}
+        """);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        node.close();
+    }
+
+    @BeforeEach
+    void reset() {
+        GateHandler.reset();
+    }
+
+    private static JsonObject sleep(String key, int ms) {
+        JsonObject task = new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", ms));
+        return key == null ? task : task.put("key", key);
+    }
+
+    private static JsonObject gate(String key) {
+        return new JsonObject().put("key", key).put("type", "gate");
+    }
+
+    private static JsonObject accepted(JsonObject body) throws Exception {
+        HttpResponse<Buffer> response = node.post("/api/flows", body);
+        assertEquals(202, response.statusCode(), response.bodyAsString());
+        JsonObject answer = response.bodyAsJsonObject();
+        assertEquals("/api/flows/" + answer.getString("flowId"), response.getHeader("Location"));
+        return answer;
+    }
+
+    private static Map<String, String> ids(JsonObject accepted) {
+        Map<String, String> ids = new HashMap<>();
+        accepted.getJsonArray("tasks")
+                .forEach(t -> ids.put(((JsonObject) t).getString("key"), ((JsonObject) t).getString("id")));
+        return ids;
+    }
+
+    private static JsonObject flowWhen(String flowId, String state) throws Exception {
+        return node.until("/api/flows/" + flowId, flow -> state.equals(flow.getString("state")));
+    }
+
+    private static JsonObject taskOf(JsonObject flow, String key) {
+        for (Object t : flow.getJsonArray("tasks")) {
+            if (key.equals(((JsonObject) t).getString("key"))) {
+                return (JsonObject) t;
+            }
+        }
+        throw new AssertionError("no task " + key + " in " + flow.encode());
+    }
+
+    @Test
+    void a_chord_of_five_matches_runs_rank_once_all_are_done_and_ranks_their_scores() throws Exception {
+        JsonArray group = new JsonArray();
+        int[] levels = {1, 3, 2, 5, 4};
+        for (int i = 0; i < 5; i++) {
+            group.add(new JsonObject()
+                    .put("type", "qualification-match")
+                    .put("queue", "matching")
+                    .put(
+                            "payload",
+                            new JsonObject()
+                                    .put(
+                                            "company",
+                                            new JsonObject()
+                                                    .put("name", "Acme")
+                                                    .put(
+                                                            "qualifications",
+                                                            new JsonArray()
+                                                                    .add(new JsonObject()
+                                                                            .put("name", "Java")
+                                                                            .put("level", levels[i]))))
+                                    .put(
+                                            "project",
+                                            new JsonObject()
+                                                    .put("name", "P" + i)
+                                                    .put(
+                                                            "requirements",
+                                                            new JsonArray()
+                                                                    .add(new JsonObject()
+                                                                            .put("name", "Java")
+                                                                            .put("minLevel", 5)
+                                                                            .put("weight", 1))))));
+        }
+        JsonObject answer = accepted(new JsonObject()
+                .put("name", "rank-five")
+                .put("chord", new JsonObject().put("group", group).put("then", new JsonObject().put("type", "rank"))));
+        assertEquals("running", answer.getString("state"));
+        List<String> keys = new ArrayList<>();
+        answer.getJsonArray("tasks").forEach(t -> keys.add(((JsonObject) t).getString("key")));
+        assertEquals(List.of("0", "1", "2", "3", "4", "then"), keys);
+        assertEquals("blocked", answer.getJsonArray("tasks").getJsonObject(5).getString("state"));
+
+        JsonObject flow = flowWhen(answer.getString("flowId"), "succeeded");
+        assertEquals("rank-five", flow.getString("name"));
+        assertEquals(6, flow.getJsonObject("counts").getInteger("succeeded"));
+        JsonObject rank = taskOf(flow, "then");
+        assertEquals(
+                List.of("0", "1", "2", "3", "4"), rank.getJsonArray("dependsOn").getList());
+        JsonArray ranking = rank.getJsonObject("result").getJsonArray("ranking");
+        List<String> projects = new ArrayList<>();
+        ranking.forEach(line -> projects.add(((JsonObject) line).getString("project")));
+        // Level 5 meets the requirement in full; each level below it scores less.
+        assertEquals(List.of("P3", "P4", "P1", "P2", "P0"), projects);
+        JsonObject thenTask = node.getJson("/api/tasks/" + rank.getString("id"));
+        assertEquals(List.of("submitted", "unblocked", "claimed", "succeeded"), reasons(thenTask));
+        assertEquals(
+                "blocked", thenTask.getJsonArray("history").getJsonObject(0).getString("to"));
+    }
+
+    @Test
+    void each_step_of_a_chain_on_its_own_queue_starts_after_the_one_before_and_reads_its_result() throws Exception {
+        JsonObject answer = accepted(new JsonObject()
+                .put(
+                        "chain",
+                        new JsonArray()
+                                .add(sleep("pay", 0).put("queue", "payments"))
+                                .add(gate("invoice"))
+                                .add(sleep("email", 0).put("queue", "mail"))));
+        Map<String, String> ids = ids(answer);
+        GateHandler.Call invoice = GateHandler.next(TestNode.WAIT);
+        assertEquals(ids.get("invoice"), invoice.taskId().toString());
+        Map<String, Object> parents = invoice.task().parents();
+        assertEquals(List.of("pay"), List.copyOf(parents.keySet()));
+        assertEquals(0, ((JsonObject) parents.get("pay")).getInteger("sleptMs"));
+        assertEquals("succeeded", invoice.task().parentStates().get("pay"));
+        JsonObject midway = node.getJson("/api/flows/" + answer.getString("flowId"));
+        assertEquals("blocked", taskOf(midway, "email").getString("state"));
+        invoice.succeed(new JsonObject().put("invoice", "INV-1"));
+        JsonObject flow = flowWhen(answer.getString("flowId"), "succeeded");
+        assertEquals(
+                List.of("invoice"),
+                taskOf(flow, "email").getJsonArray("dependsOn").getList());
+    }
+
+    @Test
+    void a_failed_parent_cancels_its_dependents_transitively_and_a_settled_join_still_runs() throws Exception {
+        JsonObject answer = accepted(new JsonObject()
+                .put(
+                        "tasks",
+                        new JsonArray()
+                                .add(gate("pay").put("maxAttempts", 1))
+                                .add(sleep("invoice", 0).put("dependsOn", new JsonArray().add("pay")))
+                                .add(sleep("email", 0).put("dependsOn", new JsonArray().add("invoice")))
+                                .add(gate("audit")
+                                        .put("dependsOn", new JsonArray().add("pay"))
+                                        .put("join", "settled"))));
+        String flowId = answer.getString("flowId");
+        GateHandler.next(TestNode.WAIT).fail("card declined");
+        GateHandler.Call audit = GateHandler.next(TestNode.WAIT);
+        assertEquals("failed", audit.task().parentStates().get("pay"));
+        assertEquals("card declined", ((JsonObject) audit.task().parents().get("pay")).getString("message"));
+        audit.succeed(new JsonObject());
+        JsonObject flow = flowWhen(flowId, "failed");
+        assertEquals("failed", taskOf(flow, "pay").getString("state"));
+        assertEquals("cancelled", taskOf(flow, "invoice").getString("state"));
+        assertEquals("cancelled", taskOf(flow, "email").getString("state"));
+        assertEquals("succeeded", taskOf(flow, "audit").getString("state"));
+        JsonObject email = node.getJson("/api/tasks/" + taskOf(flow, "email").getString("id"));
+        assertEquals(List.of("submitted", "parent_failed"), reasons(email));
+    }
+
+    @Test
+    void a_retry_of_the_flow_resumes_from_the_step_that_failed() throws Exception {
+        JsonObject answer = accepted(new JsonObject()
+                .put(
+                        "chain",
+                        new JsonArray()
+                                .add(sleep("pay", 0))
+                                .add(gate("invoice").put("maxAttempts", 1))
+                                .add(sleep("email", 0))));
+        String flowId = answer.getString("flowId");
+        GateHandler.next(TestNode.WAIT).fail("printer on fire");
+        JsonObject failed = flowWhen(flowId, "failed");
+        assertEquals("cancelled", taskOf(failed, "email").getString("state"));
+
+        HttpResponse<Buffer> retried = node.post("/api/flows/" + flowId + "/retry", new JsonObject());
+        assertEquals(202, retried.statusCode(), retried.bodyAsString());
+        assertEquals(1, retried.bodyAsJsonObject().getJsonArray("retried").size());
+        GateHandler.Call again = GateHandler.next(TestNode.WAIT);
+        JsonObject resumed = node.getJson("/api/flows/" + flowId);
+        assertEquals("running", resumed.getString("state"));
+        assertEquals("blocked", taskOf(resumed, "email").getString("state"));
+        assertEquals("succeeded", taskOf(resumed, "pay").getString("state"));
+        assertEquals(1, taskOf(resumed, "pay").getInteger("attempt"), "pay is not run again");
+        again.succeed(new JsonObject());
+        JsonObject flow = flowWhen(flowId, "succeeded");
+        JsonObject email = node.getJson("/api/tasks/" + taskOf(flow, "email").getString("id"));
+        assertEquals(
+                List.of("submitted", "parent_failed", "retried", "unblocked", "claimed", "succeeded"), reasons(email));
+    }
+
+    @Test
+    void a_join_of_any_runs_on_the_first_success_and_is_cancelled_only_when_every_parent_failed() throws Exception {
+        JsonObject answer = accepted(new JsonObject()
+                .put(
+                        "tasks",
+                        new JsonArray()
+                                .add(gate("a").put("maxAttempts", 1))
+                                .add(gate("b").put("maxAttempts", 1))
+                                .add(sleep("first", 0)
+                                        .put(
+                                                "dependsOn",
+                                                new JsonArray().add("a").add("b"))
+                                        .put("join", "any"))));
+        Map<String, String> ids = ids(answer);
+        GateHandler.Call one = GateHandler.next(TestNode.WAIT);
+        GateHandler.Call two = GateHandler.next(TestNode.WAIT);
+        GateHandler.Call a = one.taskId().toString().equals(ids.get("a")) ? one : two;
+        GateHandler.Call b = a == one ? two : one;
+        a.fail("no");
+        node.until("/api/tasks/" + ids.get("a"), t -> "failed".equals(t.getString("state")));
+        assertEquals("blocked", node.getJson("/api/tasks/" + ids.get("first")).getString("state"));
+        b.succeed(new JsonObject().put("winner", "b"));
+        node.waitForState(ids.get("first"), "succeeded");
+
+        JsonObject lost = accepted(new JsonObject()
+                .put(
+                        "tasks",
+                        new JsonArray()
+                                .add(gate("a").put("maxAttempts", 1))
+                                .add(gate("b").put("maxAttempts", 1))
+                                .add(sleep("first", 0)
+                                        .put(
+                                                "dependsOn",
+                                                new JsonArray().add("a").add("b"))
+                                        .put("join", "any"))));
+        GateHandler.next(TestNode.WAIT).fail("no");
+        GateHandler.next(TestNode.WAIT).fail("no either");
+        JsonObject flow = flowWhen(lost.getString("flowId"), "failed");
+        assertEquals("cancelled", taskOf(flow, "first").getString("state"));
+    }
+
+    @Test
+    void a_cancel_of_the_flow_ends_every_unfinished_task_and_the_stream_ends_with_it() throws Exception {
+        JsonObject answer = accepted(
+                new JsonObject().put("chain", new JsonArray().add(gate("slow")).add(sleep("next", 0))));
+        String flowId = answer.getString("flowId");
+        GateHandler.Call slow = GateHandler.next(TestNode.WAIT);
+        try (SseClient stream =
+                SseClient.open(node.vertx, node.node.httpPort(), "/api/flows/" + flowId + "/events", null)) {
+            HttpResponse<Buffer> cancelled = node.post("/api/flows/" + flowId + "/cancel", new JsonObject());
+            assertEquals(202, cancelled.statusCode(), cancelled.bodyAsString());
+            assertEquals(1, cancelled.bodyAsJsonObject().getInteger("cancelled"));
+            assertEquals(1, cancelled.bodyAsJsonObject().getInteger("cancelling"));
+            assertTrue(slow.task().cancelled() || waitCancelled(slow));
+            slow.succeed(new JsonObject());
+            JsonObject flow = flowWhen(flowId, "cancelled");
+            assertEquals(2, flow.getJsonObject("counts").getInteger("cancelled"));
+            List<SseClient.Event> events = stream.untilEnd();
+            assertEquals("end", events.get(events.size() - 1).event(), "the stream ends with the flow");
+            assertTrue(events.stream().anyMatch(e -> "state".equals(e.event())), "it carried the flow's transitions");
+        }
+    }
+
+    private static boolean waitCancelled(GateHandler.Call call) throws Exception {
+        node.until(() -> call.task().cancelled(), () -> "the running task was never told to stop");
+        return true;
+    }
+
+    @Test
+    void an_idempotent_flow_is_journaled_once_and_its_answer_replayed() throws Exception {
+        JsonObject body = new JsonObject()
+                .put("chain", new JsonArray().add(sleep(null, 0)).add(sleep(null, 0)));
+        HttpResponse<Buffer> first = TestNode.await(node.http
+                .post("/api/flows")
+                .putHeader("Idempotency-Key", "order-77")
+                .sendJsonObject(body));
+        HttpResponse<Buffer> second = TestNode.await(node.http
+                .post("/api/flows")
+                .putHeader("Idempotency-Key", "order-77")
+                .sendJsonObject(body));
+        assertEquals(202, first.statusCode(), first.bodyAsString());
+        assertEquals(202, second.statusCode(), second.bodyAsString());
+        assertEquals(
+                first.bodyAsJsonObject().getString("flowId"),
+                second.bodyAsJsonObject().getString("flowId"));
+        assertEquals("true", second.getHeader("Idempotent-Replayed"));
+        HttpResponse<Buffer> other = TestNode.await(node.http
+                .post("/api/flows")
+                .putHeader("Idempotency-Key", "order-77")
+                .sendJsonObject(new JsonObject().put("group", new JsonArray().add(sleep(null, 0)))));
+        assertEquals(409, other.statusCode(), other.bodyAsString());
+    }
+
+    @Test
+    void bad_flows_are_refused_with_422_naming_the_problem_and_journal_nothing() throws Exception {
+        int before = node.getJson("/api/flows?limit=1000").getJsonArray("flows").size();
+        Map<String, JsonObject> bad = new HashMap<>();
+        bad.put(
+                "cycle: a -> b -> a",
+                new JsonObject()
+                        .put(
+                                "tasks",
+                                new JsonArray()
+                                        .add(sleep("a", 0).put("dependsOn", new JsonArray().add("b")))
+                                        .add(sleep("b", 0).put("dependsOn", new JsonArray().add("a")))));
+        bad.put(
+                "no task of the flow has key 'ghost'",
+                new JsonObject()
+                        .put(
+                                "tasks",
+                                new JsonArray().add(sleep("a", 0).put("dependsOn", new JsonArray().add("ghost")))));
+        bad.put(
+                "'a'",
+                new JsonObject().put("tasks", new JsonArray().add(sleep("a", 0)).add(sleep("a", 0))));
+        bad.put("tasks", new JsonObject().put("tasks", new JsonArray()));
+        bad.put("key", new JsonObject().put("tasks", new JsonArray().add(sleep("a b", 0))));
+        bad.put(
+                "join",
+                new JsonObject()
+                        .put(
+                                "tasks",
+                                new JsonArray()
+                                        .add(sleep("a", 0))
+                                        .add(sleep("b", 0)
+                                                .put("dependsOn", new JsonArray().add("a"))
+                                                .put("join", "most"))));
+        JsonArray many = new JsonArray();
+        for (int i = 0; i < 51; i++) {
+            many.add(sleep(null, 0));
+        }
+        bad.put("at most 50", new JsonObject().put("group", many));
+        bad.put(
+                "unknown task type",
+                new JsonObject()
+                        .put("chain", new JsonArray().add(sleep(null, 0)).add(new JsonObject().put("type", "nope"))));
+        bad.put(
+                "runAt",
+                new JsonObject()
+                        .put(
+                                "chain",
+                                new JsonArray()
+                                        .add(sleep(null, 0))
+                                        .add(sleep(null, 0).put("runAt", "2030-01-01T00:00:00Z"))));
+        for (Map.Entry<String, JsonObject> entry : bad.entrySet()) {
+            HttpResponse<Buffer> response = node.post("/api/flows", entry.getValue());
+            assertEquals(422, response.statusCode(), entry.getKey() + ": " + response.bodyAsString());
+            String detail = response.bodyAsJsonObject().getString("detail");
+            assertNotNull(detail);
+            assertTrue(detail.contains(entry.getKey()), "'" + detail + "' should name " + entry.getKey());
+        }
+        assertEquals(
+                before,
+                node.getJson("/api/flows?limit=1000").getJsonArray("flows").size());
+    }
+
+    @Test
+    void flows_are_listed_newest_first_by_state_and_name_in_keyset_pages() throws Exception {
+        String name = "listed-" + System.nanoTime();
+        List<String> made = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            JsonObject answer =
+                    accepted(new JsonObject().put("name", name).put("group", new JsonArray().add(sleep(null, 0))));
+            made.add(0, answer.getString("flowId"));
+            flowWhen(answer.getString("flowId"), "succeeded");
+        }
+        JsonObject page = node.getJson("/api/flows?name=" + name + "&state=succeeded&limit=2");
+        assertEquals(2, page.getJsonArray("flows").size());
+        assertEquals(made.get(0), page.getJsonArray("flows").getJsonObject(0).getString("id"));
+        JsonObject rest = node.getJson("/api/flows?name=" + name + "&limit=2&after=" + page.getString("next"));
+        assertEquals(made.get(2), rest.getJsonArray("flows").getJsonObject(0).getString("id"));
+        assertEquals(404, node.get("/api/flows/" + java.util.UUID.randomUUID()).statusCode());
+        assertEquals(400, node.get("/api/flows?state=blocked").statusCode());
+    }
+}
