@@ -1,0 +1,155 @@
+package dev.taskline.journal;
+
+import static dev.taskline.testing.TestNode.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import dev.taskline.model.FlowInsert;
+import dev.taskline.model.FlowRecord;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Settled;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskIds;
+import dev.taskline.model.TaskState;
+import dev.taskline.testing.MutableClock;
+import dev.taskline.testing.TestPostgres;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Settling children at the journal: a fan-in ended from several connections at once releases its
+ * child exactly once, whichever commit was last; the counters of the flow add up.
+ */
+class JournalFlowsTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(30);
+
+    private static Vertx vertx;
+    private static final List<Pool> pools = new ArrayList<>();
+    private static final List<Journal> journals = new ArrayList<>();
+    private static MutableClock clock;
+
+    @BeforeAll
+    static void start() throws Exception {
+        vertx = Vertx.vertx();
+        clock = new MutableClock();
+        // Four journals on pools of their own, one database: four nodes committing ends at once.
+        String url = TestPostgres.newDatabase();
+        for (int i = 0; i < 4; i++) {
+            Pool pool = PgBuilder.pool()
+                    .with(new PoolOptions().setMaxSize(4))
+                    .connectingTo(PgUrl.parse(url))
+                    .using(vertx)
+                    .build();
+            if (i == 0) {
+                await(Migrator.migrate(vertx, pool));
+            }
+            pools.add(pool);
+            journals.add(new Journal(pool, clock));
+        }
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        for (Pool pool : pools) {
+            await(pool.close());
+        }
+        await(vertx.close());
+    }
+
+    @Test
+    void a_chord_ended_from_four_journals_at_once_releases_its_then_once() throws Exception {
+        int members = 400;
+        UUID flowId = TaskIds.next(clock);
+        List<FlowInsert.Node> nodes = new ArrayList<>();
+        List<FlowInsert.Edge> edges = new ArrayList<>();
+        for (int i = 0; i < members; i++) {
+            nodes.add(new FlowInsert.Node(waiting(flowId), Integer.toString(i), null, 0, null));
+        }
+        Insert then = waiting(flowId);
+        nodes.add(new FlowInsert.Node(then, "then", "all", members, null));
+        for (int i = 0; i < members; i++) {
+            edges.add(new FlowInsert.Edge(
+                    nodes.get(i).insert().task().id(), then.task().id()));
+        }
+        JournalFlows flows = new JournalFlows(journals.get(0));
+        await(flows.insert(new FlowInsert(flowId, "fan-in", null, nodes, edges)));
+
+        ConcurrentLinkedQueue<Task> ready = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<Settled.FlowEnd> ended = new ConcurrentLinkedQueue<>();
+        journals.forEach(j -> j.onSettled(s -> {
+            ready.addAll(s.ready());
+            ended.addAll(s.flowsEnded());
+        }));
+        List<Future<TaskState>> ends = new ArrayList<>();
+        for (int i = 0; i < members; i++) {
+            Journal journal = journals.get(i % journals.size());
+            UUID id = nodes.get(i).insert().task().id();
+            Lease lease = await(journal.claim(id, 0, "w" + (i % journals.size()), LEASE));
+            assertNotNull(lease);
+            ends.add(journal.succeed(lease, new JsonObject().put("i", i)));
+        }
+        for (Future<TaskState> end : ends) {
+            assertEquals(TaskState.SUCCEEDED, await(end));
+        }
+        assertEquals(1, ready.size(), "the then task was released once: " + ready);
+        assertEquals(then.task().id(), ready.peek().id());
+        assertEquals(flowId, ready.peek().flowId());
+        FlowRecord flow = await(flows.get(flowId));
+        assertEquals(1, flow.unfinished());
+        assertEquals("running", flow.state());
+        assertEquals(members, await(flows.parents(then.task().id(), 1 << 20)).size());
+
+        Lease thenLease = await(journals.get(1).claim(then.task().id(), 0, "w", LEASE));
+        assertEquals(TaskState.SUCCEEDED, await(journals.get(1).succeed(thenLease, new JsonObject())));
+        assertEquals(List.of(new Settled.FlowEnd(flowId, "succeeded")), List.copyOf(ended));
+        assertEquals("succeeded", await(flows.get(flowId)).state());
+    }
+
+    @Test
+    void parents_too_heavy_to_pass_on_are_refused_before_they_are_read() throws Exception {
+        UUID flowId = TaskIds.next(clock);
+        Insert parent = waiting(flowId);
+        Insert child = waiting(flowId);
+        await(new JournalFlows(journals.get(0))
+                .insert(new FlowInsert(
+                        flowId,
+                        null,
+                        null,
+                        List.of(
+                                new FlowInsert.Node(parent, "p", null, 0, null),
+                                new FlowInsert.Node(child, "c", "all", 1, null)),
+                        List.of(new FlowInsert.Edge(
+                                parent.task().id(), child.task().id())))));
+        Lease lease = await(journals.get(0).claim(parent.task().id(), 0, "w", LEASE));
+        await(journals.get(0).succeed(lease, new JsonObject().put("big", "x".repeat(2_000))));
+        JournalFlows flows = new JournalFlows(journals.get(0));
+        assertEquals(1, await(flows.parents(child.task().id(), 10_000)).size());
+        Exception refused = org.junit.jupiter.api.Assertions.assertThrows(
+                Exception.class, () -> await(flows.parents(child.task().id(), 1_000)));
+        assertEquals(
+                true,
+                String.valueOf(refused.getCause()).contains("flows.maxParentBytes"),
+                String.valueOf(refused.getCause()));
+    }
+
+    private static Insert waiting(UUID flowId) {
+        return Insert.waiting(Task.builder(TaskIds.next(clock), "default", "sleep")
+                .runAt(clock.instant())
+                .flow(flowId)
+                .build());
+    }
+}
