@@ -44,6 +44,10 @@ ALTER TABLE tasks ADD CONSTRAINT tasks_state_known
 -- cost it nothing (a blocked task's own leave a dead entry until vacuum).
 CREATE INDEX tasks_blocked ON tasks (id) WHERE state = 'blocked';
 
+-- A key names one task of its flow: a task that spawns more cannot give one twice. Only flow tasks
+-- have an entry.
+CREATE UNIQUE INDEX tasks_flow_key ON tasks (flow_id, flow_key) WHERE flow_id IS NOT NULL;
+
 -- Who waits for whom. By parent: the children a parent's end settles. By child: the parents whose
 -- results a child reads when it starts.
 CREATE TABLE task_edges (
@@ -71,7 +75,7 @@ CREATE FUNCTION flow_settle(ended uuid[], ended_flows uuid[], outcomes text[], s
 RETURNS TABLE (kind text, id uuid, state text, queue text, type text, payload text, priority integer,
                lease_version bigint, attempt integer, max_attempts integer, timeout_ms bigint,
                run_at timestamptz, tenant text, concurrency_key text, start_by timestamptz,
-               schedule text, scheduled_for timestamptz, flow_id uuid)
+               schedule text, scheduled_for timestamptz, flow_id uuid, join_mode text, flow_key text)
 LANGUAGE plpgsql AS $$
 DECLARE
   round_ids    uuid[] := ended;
@@ -118,9 +122,13 @@ BEGIN
       UPDATE tasks t
          SET state = d.to_state,
              parents_left = GREATEST(d.left_after, 0),
-             run_at = CASE WHEN d.to_state = 'pending' THEN settled_at + (t.run_at - t.created_at) ELSE t.run_at END,
+             -- A delay counts from now. (A task's run_at may be a hair before its created_at, the
+             -- statement's time, when admission read the clock first: no delay, not a negative one.)
+             run_at = CASE WHEN d.to_state = 'pending'
+                           THEN settled_at + GREATEST(t.run_at - t.created_at, interval '0') ELSE t.run_at END,
              start_by = CASE WHEN d.to_state = 'pending' AND t.start_within_ms IS NOT NULL
-                             THEN settled_at + (t.run_at - t.created_at) + t.start_within_ms * interval '1 millisecond'
+                             THEN settled_at + GREATEST(t.run_at - t.created_at, interval '0')
+                                  + t.start_within_ms * interval '1 millisecond'
                              ELSE t.start_by END,
              lease_version = CASE WHEN d.to_state = 'cancelled' THEN t.lease_version + 1 ELSE t.lease_version END,
              finished_at = CASE WHEN d.to_state = 'cancelled' THEN settled_at END,
@@ -176,17 +184,17 @@ BEGIN
   )
   SELECT 'flow'::text, c.id, c.state, NULL::text, NULL::text, NULL::text, NULL::int, NULL::bigint, NULL::int,
          NULL::int, NULL::bigint, NULL::timestamptz, NULL::text, NULL::text, NULL::timestamptz, NULL::text,
-         NULL::timestamptz, NULL::uuid
+         NULL::timestamptz, NULL::uuid, NULL::text, NULL::text
     FROM counted c WHERE c.unfinished = 0
   UNION ALL
   SELECT 'ready'::text, t.id, t.state, t.queue, t.type, t.payload::text, t.priority, t.lease_version, t.attempt,
          t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule,
-         t.scheduled_for, t.flow_id
+         t.scheduled_for, t.flow_id, t.join_mode, t.flow_key
     FROM tasks t WHERE t.id = ANY (ready) AND t.state = 'pending'
   UNION ALL
   SELECT 'cancelled'::text, g.id, 'cancelled'::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::bigint,
          NULL::int, NULL::int, NULL::bigint, NULL::timestamptz, NULL::text, NULL::text, NULL::timestamptz, NULL::text,
-         NULL::timestamptz, NULL::uuid
+         NULL::timestamptz, NULL::uuid, NULL::text, NULL::text
     FROM unnest(gone) AS g(id);
 END;
 $$;

@@ -43,21 +43,24 @@ UNION ALL
 SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, :now FROM ins WHERE worker_id IS NOT NULL;
 
 -- name: flow_parents
--- :id a task. Its parents in its flow, with what each ended with, for its handler to read when it
--- starts; the size of each result and error as stored text, so that the reader can refuse a fan-in
--- too large to pass on before it decodes any of it.
-SELECT p.flow_key AS key, p.state, p.result::text AS result, p.error::text AS error,
-       COALESCE(octet_length(p.result::text), 0) + COALESCE(octet_length(p.error::text), 0) AS bytes
-  FROM task_edges e JOIN tasks p ON p.id = e.parent_id
- WHERE e.child_id = :id
- ORDER BY p.id;
-
--- name: flow_parent_bytes
--- :id a task. How much its parents' results and errors weigh, read before reading them.
-SELECT COALESCE(sum(COALESCE(octet_length(p.result::text), 0) + COALESCE(octet_length(p.error::text), 0)), 0)::bigint
-       AS bytes, count(*)::int AS parents
-  FROM task_edges e JOIN tasks p ON p.id = e.parent_id
- WHERE e.child_id = :id;
+-- :id a task, :max_bytes the most its parents' results and errors may weigh together. Its parents in
+-- its flow, with what each ended with, for its handler to read when it starts; in one round trip,
+-- but none of them when together they weigh more than :max_bytes (as stored text): then a single
+-- row with no key says how much they weigh, and the reader refuses the fan-in without decoding any
+-- of it.
+WITH p AS MATERIALIZED (
+  SELECT t.id, t.flow_key, t.state, t.result, t.error,
+         COALESCE(octet_length(t.result::text), 0) + COALESCE(octet_length(t.error::text), 0) AS bytes
+    FROM task_edges e JOIN tasks t ON t.id = e.parent_id
+   WHERE e.child_id = :id
+), total AS (
+  SELECT COALESCE(sum(bytes), 0)::bigint AS bytes FROM p
+)
+SELECT p.flow_key AS key, p.state, p.result::text AS result, p.error::text AS error, NULL::bigint AS bytes
+  FROM p, total
+ WHERE total.bytes <= :max_bytes
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, total.bytes FROM total WHERE total.bytes > :max_bytes;
 
 -- name: get_flow
 SELECT * FROM flows WHERE id = :id;
@@ -158,7 +161,7 @@ RETURNING f.id, f.state;
 -- :ids. Tasks read back to be held, as page_in reads them: children a cancel or a sweep made
 -- pending.
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id
+       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id, join_mode, flow_key
   FROM tasks
  WHERE id = ANY (:ids::uuid[]) AND state = 'pending';
 
@@ -169,3 +172,64 @@ SELECT id FROM flows WHERE id = ANY (:ids::uuid[]) ORDER BY id FOR UPDATE;
 -- name: blocked_count
 -- How many tasks wait blocked, in the whole journal (through tasks_blocked, 000017).
 SELECT count(*) AS blocked FROM tasks WHERE state = 'blocked';
+
+-- name: flow_spawn
+-- :spawner the running task that spawns, :lease_version and :worker_id its lease, :now, :flow_id
+-- its flow; per spawned task: :ids, :keys, :queues, :types, :payloads, :priorities, :delays_ms
+-- (its delay, counted from when it becomes pending), :max_attempts, :timeout_ms,
+-- :concurrency_keys, :start_within_ms, :joins, :parents_left (each waits for the spawner and for
+-- what its dependsOn names); per edge: :edge_parents, :edge_children (from the spawner, and among the
+-- spawned); :tails the spawned tasks that the spawner's dependents must also wait for. Fenced as
+-- finish is: nothing is written unless the spawner is still running under that lease, locked here
+-- until the finish that follows in the same transaction commits its success. The spawned tasks are
+-- journaled blocked; that finish settles them (its success lets those that wait only for it run).
+-- A key already in the flow breaks tasks_flow_key (the whole transaction fails, nothing is kept).
+WITH spawner AS (
+  SELECT t.id, t.tenant FROM tasks t
+   WHERE t.id = :spawner AND t.state = 'running' AND t.worker_id = :worker_id
+     AND t.lease_version = :lease_version AND t.lease_expires_at > :now
+     FOR UPDATE
+), ins AS (
+  INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms, created_at,
+                     updated_at, lease_version, attempt, tenant, concurrency_key, flow_id, flow_key, join_mode,
+                     parents_left, start_within_ms)
+  SELECT r.id, r.queue, r.type, 'blocked', r.payload::jsonb, r.priority, :now + r.delay_ms * interval '1 millisecond',
+         r.max_attempts, r.timeout_ms, :now, :now, 0, 0, s.tenant, r.concurrency_key, :flow_id, r.key, r.join_mode,
+         r.parents_left, r.start_within_ms
+    FROM spawner s,
+         unnest(:ids::uuid[], :keys::text[], :queues::text[], :types::text[], :payloads::text[], :priorities::int[],
+                :delays_ms::bigint[], :max_attempts::int[], :timeout_ms::bigint[], :concurrency_keys::text[],
+                :start_within_ms::bigint[], :joins::text[], :parents_left::int[])
+         AS r(id, key, queue, type, payload, priority, delay_ms, max_attempts, timeout_ms, concurrency_key,
+              start_within_ms, join_mode, parents_left)
+  RETURNING id
+), edges AS (
+  INSERT INTO task_edges (parent_id, child_id)
+  SELECT e.parent_id, e.child_id FROM spawner, unnest(:edge_parents::uuid[], :edge_children::uuid[]) AS e(parent_id, child_id)
+), dependents AS (
+  SELECT d.id FROM spawner, task_edges g JOIN tasks d ON d.id = g.child_id
+   WHERE g.parent_id = :spawner AND d.state = 'blocked'
+   ORDER BY d.id
+     FOR UPDATE OF d
+), wait_more AS (
+  UPDATE tasks d SET parents_left = d.parents_left + cardinality(:tails::uuid[]), updated_at = :now
+    FROM dependents x
+   WHERE d.id = x.id
+), tail_edges AS (
+  INSERT INTO task_edges (parent_id, child_id)
+  SELECT tail.id, x.id FROM dependents x, unnest(:tails::uuid[]) AS tail(id)
+), grown AS (
+  UPDATE flows f
+     SET size = f.size + cardinality(:ids::uuid[]), unfinished = f.unfinished + cardinality(:ids::uuid[]),
+         last_task_id = GREATEST(f.last_task_id, (SELECT i.id FROM unnest(:ids::uuid[]) AS i(id) ORDER BY i.id DESC LIMIT 1))
+    FROM spawner
+   WHERE f.id = :flow_id
+), ev AS (
+  INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
+  SELECT id, NULL, 'blocked', 'submitted', 0, 0, :now, jsonb_build_object('spawnedBy', :spawner::text) FROM ins
+)
+SELECT count(*)::int AS spawned FROM ins;
+
+-- name: task_flow
+-- :id a task: its flow, its key there and its tenant, for what it spawns.
+SELECT id, queue, type, flow_id, flow_key, tenant FROM tasks WHERE id = :id;

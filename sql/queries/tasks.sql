@@ -265,7 +265,8 @@ WITH req AS MATERIALIZED (
 SELECT NULL::text AS kind, id, state, NULL::text AS queue, NULL::text AS type, NULL::text AS payload,
        NULL::int AS priority, NULL::bigint AS lease_version, NULL::int AS attempt, NULL::int AS max_attempts,
        NULL::bigint AS timeout_ms, NULL::timestamptz AS run_at, NULL::text AS tenant, NULL::text AS concurrency_key,
-       NULL::timestamptz AS start_by, NULL::text AS schedule, NULL::timestamptz AS scheduled_for, flow_id
+       NULL::timestamptz AS start_by, NULL::text AS schedule, NULL::timestamptz AS scheduled_for, flow_id,
+       NULL::text AS join_mode, NULL::text AS flow_key
   FROM done
 UNION ALL
 SELECT s.* FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
@@ -372,7 +373,8 @@ SELECT count(*) AS pending FROM tasks
 -- queue: effective priority = priority + rate * seconds waited, which ranks like priority - rate *
 -- run_at. A task past its first start's deadline is not read: no claim would take it (see claim).
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id
+       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id, join_mode,
+       flow_key
   FROM tasks
  WHERE state = 'pending' AND queue = :queue AND run_at <= :now AND NOT (id = ANY (:held_ids::uuid[]))
    AND (start_by IS NULL OR start_by >= :now OR attempt > 0)
@@ -387,7 +389,8 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
 -- business, once the tasks are in memory.) The window needs a level of its own: FOR UPDATE is not
 -- allowed beside one.
 SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt, t.max_attempts,
-       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule, t.scheduled_for, t.flow_id
+       t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule, t.scheduled_for, t.flow_id,
+       t.join_mode, t.flow_key
   FROM tasks t
   JOIN (SELECT id, row_number() OVER (PARTITION BY tenant
                                       ORDER BY priority - :aging_per_second * extract(epoch FROM run_at) DESC, id) AS turn,
@@ -458,7 +461,7 @@ WITH target AS (
    WHERE t.id = target.id
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
             t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule,
-            t.scheduled_for, t.flow_id
+            t.scheduled_for, t.flow_id, t.join_mode, t.flow_key
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
   SELECT back.id, target.state, 'pending', 'retried', back.lease_version, 0, :now, :detail::jsonb

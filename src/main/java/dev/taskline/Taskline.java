@@ -43,6 +43,7 @@ import dev.taskline.worker.WorkerVerticle;
 import dev.taskline.workflow.BlockedCount;
 import dev.taskline.workflow.FlowSettlements;
 import dev.taskline.workflow.Flows;
+import dev.taskline.workflow.Spawns;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -80,6 +81,7 @@ public final class Taskline {
     private final Journal journal;
     private JournalFlows flows;
     private BlockedCount blocked;
+    private Spawns spawns;
     private final JournalReads reads;
     private final QueueRegistry queues;
     private final TasklineMetrics metrics;
@@ -201,6 +203,7 @@ public final class Taskline {
     private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
         flows = new JournalFlows(journal);
         admission = new Admission(config, queues, handlers, journal, metrics, clock);
+        spawns = new Spawns(admission, config.flows().maxTasks());
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
         journal.onChange(hub::changed);
         journal.onSettled(new FlowSettlements(queues, metrics.flows(), clock));
@@ -219,7 +222,8 @@ public final class Taskline {
                 TasklineConfig.share(
                         config.http().maxWaitingClaims(), config.http().tenantShare()),
                 flows,
-                config.flows().maxParentBytes());
+                config.flows().maxParentBytes(),
+                spawns);
         JournalSchedules journalSchedules = new JournalSchedules(journal);
         scheduler = new Scheduler(
                 journalSchedules,
@@ -333,7 +337,8 @@ public final class Taskline {
                     nodeId,
                     config.worker().progressIntervalMs(),
                     flows,
-                    config.flows().maxParentBytes());
+                    config.flows().maxParentBytes(),
+                    spawns);
             workers.add(worker);
             chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
         }

@@ -176,6 +176,20 @@ public final class Admission {
         });
     }
 
+    /** Where a task stands in a flow: the flow, its key, whether it waits for parents. */
+    public record FlowPlace(UUID flowId, String key, boolean hasParents) {}
+
+    /**
+     * A task a running flow task spawns, checked as any task is ({@code where} before the field a
+     * refusal names) and built as it will be journaled; it takes no room: it waits blocked for its
+     * spawner, and queues hold it once it may run.
+     *
+     * @throws InvalidTaskException naming the field
+     */
+    public Insert spawned(Submission submission, String where, String tenant, FlowPlace place) {
+        return insert(submission, where, null, tenant, clock.instant(), null, null, place);
+    }
+
     /**
      * Admits a flow's tasks, all or nothing, each checked as any task is ({@code where} names task
      * {@code i} in a refusal). The roots ({@code root[i]}) take room in their queues as a batch does,
@@ -187,6 +201,7 @@ public final class Admission {
             List<Submission> submissions,
             boolean[] root,
             UUID flowId,
+            List<String> keys,
             String tenant,
             IntFunction<String> where,
             Function<List<Insert>, Future<Boolean>> insert) {
@@ -202,7 +217,15 @@ public final class Admission {
             }
             Instant now = clock.instant();
             for (int i = 0; i < submissions.size(); i++) {
-                Insert task = insert(submissions.get(i), where.apply(i), null, tenant, now, null, null, flowId);
+                Insert task = insert(
+                        submissions.get(i),
+                        where.apply(i),
+                        null,
+                        tenant,
+                        now,
+                        null,
+                        null,
+                        new FlowPlace(flowId, keys.get(i), !root[i]));
                 all.add(task);
                 if (root[i]) {
                     roots.add(task);
@@ -375,7 +398,7 @@ public final class Admission {
             Instant now,
             String schedule,
             Instant tick,
-            UUID flowId) {
+            FlowPlace flow) {
         String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
         TaskQueue queue = queues.get(queueName);
         if (queue == null) {
@@ -429,7 +452,9 @@ public final class Admission {
                         .concurrencyKey(s.concurrencyKey())
                         .startBy(startBy)
                         .scheduled(schedule, tick)
-                        .flow(flowId)
+                        .flow(flow == null ? null : flow.flowId())
+                        .flowKey(flow == null ? null : flow.key())
+                        .hasParents(flow != null && flow.hasParents())
                         .build(),
                 runAt,
                 startBy);

@@ -40,6 +40,20 @@ public interface TaskContext {
         return java.util.Map.of();
     }
 
+    /**
+     * Adds a task to this task's flow, committed with this attempt's success and fenced by its lease
+     * like it (nothing is added by an attempt that fails or loses its lease). {@code task} is a task
+     * as a flow's {@code tasks} takes it: type, payload and options, and optionally key (by default
+     * this task's key and the spawn's place: {@code fetch.0}, {@code fetch.1}), dependsOn (other
+     * tasks of this attempt's spawn) and join. It runs after this task; this task's dependents wait
+     * for it too, unless another spawned task depends on it. Returns its key.
+     *
+     * @throws IllegalStateException for a task in no flow
+     */
+    default String spawn(io.vertx.core.json.JsonObject task) {
+        throw new IllegalStateException("only a task of a flow may spawn tasks into it");
+    }
+
     /** The task's payload: a copy of its own for this attempt, so changes to it are not kept. */
     JsonObject payload();
 

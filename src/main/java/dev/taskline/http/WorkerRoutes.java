@@ -76,9 +76,9 @@ final class WorkerRoutes implements Routes {
     private void complete(RoutingContext ctx) {
         UUID id = Requests.idParam(ctx);
         JsonObject json = Requests.jsonBody(ctx);
-        known(json, "lease", "result");
+        known(json, "lease", "result", "spawn");
         LeaseWrite write = leaseWrite(json, id, true);
-        service.complete(Requests.caller(ctx), id, write.lease(), write.result())
+        service.complete(Requests.caller(ctx), id, write.lease(), write.result(), write.spawn())
                 .onSuccess(state -> Requests.json(
                         ctx, 200, new JsonObject().put("id", id.toString()).put("state", state.sql())))
                 .onFailure(ctx::fail);
@@ -161,7 +161,7 @@ final class WorkerRoutes implements Routes {
             }
             Requests.knownFields(
                     item,
-                    results ? Set.of("id", "lease", "result") : Set.of("id", "lease", "progress"),
+                    results ? Set.of("id", "lease", "result", "spawn") : Set.of("id", "lease", "progress"),
                     "tasks[" + i + "].");
             UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
             if (id == null) {
@@ -179,18 +179,22 @@ final class WorkerRoutes implements Routes {
             if (result != null && !(result instanceof JsonObject)) {
                 throw new InvalidTaskException("result must be a JSON object");
             }
-            return new LeaseWrite(id, lease, (JsonObject) result, null, null);
+            Object spawn = json.getValue("spawn");
+            if (spawn != null && !(spawn instanceof JsonArray)) {
+                throw new InvalidTaskException("spawn must be an array of tasks");
+            }
+            return new LeaseWrite(id, lease, (JsonObject) result, null, null, (JsonArray) spawn);
         }
         Object progress = json.getValue("progress");
         if (progress == null) {
-            return new LeaseWrite(id, lease, null, null, null);
+            return new LeaseWrite(id, lease, null, null, null, null);
         }
         if (!(progress instanceof JsonObject p)
                 || !(p.getValue("percent") instanceof Integer percent)
                 || (p.getValue("message") != null && !(p.getValue("message") instanceof String))) {
             throw new InvalidTaskException("progress must be {\"percent\": 0 to 100, \"message\"?: text}");
         }
-        return new LeaseWrite(id, lease, null, percent, p.getString("message"));
+        return new LeaseWrite(id, lease, null, percent, p.getString("message"), null);
     }
 
     private static void known(JsonObject json, String... fields) {

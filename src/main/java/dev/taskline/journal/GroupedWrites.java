@@ -12,6 +12,8 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -321,6 +323,67 @@ final class GroupedWrites {
     }
 
     private Future<List<TaskState>> flushFinishes(List<FinishRequest> requests) {
+        return pool.preparedQuery(finish.text())
+                .execute(finish.bind(finishParams(requests)))
+                .map(rows -> {
+                    Finished done = finished(rows, requests);
+                    done.tell();
+                    return done.states();
+                });
+    }
+
+    /**
+     * One attempt's end on {@code conn}, inside a transaction of the caller's (a success that spawns
+     * tasks): the statement the group runs, for one. What it settled and changed is told only once
+     * the caller has committed ({@link Finished#tell}).
+     */
+    Future<Finished> finishOn(SqlConnection conn, FinishRequest request) {
+        List<FinishRequest> one = List.of(request);
+        return conn.preparedQuery(finish.text())
+                .execute(finish.bind(finishParams(one)))
+                .map(rows -> finished(rows, one));
+    }
+
+    /** What a finish statement did: each request's state (null: fenced), and what to tell once committed. */
+    final class Finished {
+        private final List<TaskState> states;
+        private final List<UUID> moved;
+        private final Settled settlement;
+
+        private Finished(List<TaskState> states, List<UUID> moved, Settled settlement) {
+            this.states = states;
+            this.moved = moved;
+            this.settlement = settlement;
+        }
+
+        List<TaskState> states() {
+            return states;
+        }
+
+        /** Tells the listeners what the committed statement changed and settled. */
+        void tell() {
+            if (!settlement.empty()) {
+                settled.accept(settlement);
+            }
+            changed.accept(moved);
+        }
+    }
+
+    private Finished finished(RowSet<Row> rows, List<FinishRequest> requests) {
+        Map<UUID, TaskState> landed = new HashMap<>();
+        for (Row row : rows) {
+            if (Rows.kind(row) == null) {
+                landed.put(row.getUUID("id"), TaskState.parse(row.getString("state")));
+            }
+        }
+        List<UUID> moved = new ArrayList<>(landed.keySet());
+        Settled settlement = Rows.settled(rows, null);
+        settlement.ready().forEach(task -> moved.add(task.id()));
+        moved.addAll(settlement.cancelled());
+        return new Finished(perRequest(requests, FinishRequest::lease, landed), moved, settlement);
+    }
+
+    private Params.Finish finishParams(List<FinishRequest> requests) {
         int n = requests.size();
         LeaseColumns leases = LeaseColumns.of(requests, FinishRequest::lease);
         String[] states = new String[n];
@@ -344,38 +407,20 @@ final class GroupedWrites {
             attemptDeltas[i] = request.attempts.attemptDelta;
             versionBumps[i] = request.attempts.versionBump;
         }
-        return pool.preparedQuery(finish.text())
-                .execute(finish.bind(new Params.Finish(
-                        leases.ids,
-                        leases.versions,
-                        leases.workers,
-                        states,
-                        results,
-                        errors,
-                        reasons,
-                        runAts,
-                        attemptDeltas,
-                        versionBumps,
-                        now(),
-                        cancelWins,
-                        dropDeadlines)))
-                .map(rows -> {
-                    Map<UUID, TaskState> landed = new HashMap<>();
-                    for (Row row : rows) {
-                        if (Rows.kind(row) == null) {
-                            landed.put(row.getUUID("id"), TaskState.parse(row.getString("state")));
-                        }
-                    }
-                    List<UUID> moved = new ArrayList<>(landed.keySet());
-                    Settled settlement = Rows.settled(rows, null);
-                    if (!settlement.empty()) {
-                        settlement.ready().forEach(task -> moved.add(task.id()));
-                        moved.addAll(settlement.cancelled());
-                        settled.accept(settlement);
-                    }
-                    changed.accept(moved);
-                    return perRequest(requests, FinishRequest::lease, landed);
-                });
+        return new Params.Finish(
+                leases.ids,
+                leases.versions,
+                leases.workers,
+                states,
+                results,
+                errors,
+                reasons,
+                runAts,
+                attemptDeltas,
+                versionBumps,
+                now(),
+                cancelWins,
+                dropDeadlines);
     }
 
     private Future<List<Heartbeat>> flushHeartbeats(List<HeartbeatRequest> requests) {

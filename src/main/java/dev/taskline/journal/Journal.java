@@ -91,6 +91,10 @@ public final class Journal {
         return pool;
     }
 
+    GroupedWrites grouped() {
+        return grouped;
+    }
+
     /**
      * Tells {@code listener} which tasks got new events, after each write has committed. It runs on
      * whatever thread completed the write and must not block.

@@ -4,7 +4,10 @@ import dev.taskline.model.FlowInsert;
 import dev.taskline.model.FlowRecord;
 import dev.taskline.model.FlowTaskView;
 import dev.taskline.model.Insert;
+import dev.taskline.model.Lease;
 import dev.taskline.model.ParentResult;
+import dev.taskline.model.Reason;
+import dev.taskline.model.Spawn;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
@@ -38,6 +41,7 @@ public final class JournalFlows {
     private final Sql.Bound<Params.InsertFlow> insertFlow;
     private final Sql.Bound<Params.IdempotencyClaim> idempotencyClaim;
     private final Sql.Bound<Params.ListTenantFlows> listTenantFlows;
+    private final Sql.Bound<Params.FlowSpawn> flowSpawn;
 
     public JournalFlows(Journal journal) {
         this.journal = journal;
@@ -47,6 +51,7 @@ public final class JournalFlows {
         this.insertFlow = sql.bound("insert_flow", Params.InsertFlow.class);
         this.idempotencyClaim = sql.bound("idempotency_claim", Params.IdempotencyClaim.class);
         this.listTenantFlows = sql.bound("list_tenant_flows", Params.ListTenantFlows.class);
+        this.flowSpawn = sql.bound("flow_spawn", Params.FlowSpawn.class);
     }
 
     /** Journals a whole flow, all or nothing. */
@@ -97,6 +102,114 @@ public final class JournalFlows {
                             .put("requestHash", row.getString("request_hash"))
                             .put("answer", row.getValue("response"));
                 });
+    }
+
+    /**
+     * A task as what it spawns needs it: its flow, key and tenant (a remote worker's task, which
+     * this node may not hold). Null for no such task.
+     */
+    public Future<Task> spawner(UUID taskId) {
+        Sql.Statement read = sql.statement("task_flow");
+        return guard(pool.preparedQuery(read.text()).execute(read.bind("id", taskId)))
+                .map(rows -> {
+                    if (rows.size() == 0) {
+                        return null;
+                    }
+                    Row row = rows.iterator().next();
+                    return Task.builder(taskId, row.getString("queue"), row.getString("type"))
+                            .flow(row.getUUID("flow_id"))
+                            .flowKey(row.getString("flow_key"))
+                            .tenant(row.getString("tenant"))
+                            .build();
+                });
+    }
+
+    /**
+     * Ends {@code lease}'s attempt succeeded with {@code result} and adds {@code spawn}'s tasks to its
+     * flow, in one transaction fenced by the lease: both land, or (the lease lost) neither. A key
+     * the flow already has fails it whole with {@link InvalidTaskException}. Answers the state it
+     * ended in (null: fenced), as {@link Journal#succeed} does; with {@code cancelWins} a cancel
+     * asked meanwhile wins over the success (a remote worker's, which cannot have known of it).
+     */
+    public Future<TaskState> succeedSpawning(Lease lease, JsonObject result, Spawn spawn, boolean cancelWins) {
+        OffsetDateTime now = now();
+        GroupedWrites.FinishRequest finish = new GroupedWrites.FinishRequest(
+                lease, TaskState.SUCCEEDED, result, null, Reason.SUCCEEDED, null, Attempts.COUNTED, cancelWins);
+        return guard(pool.withTransaction(conn -> conn.preparedQuery(flowSpawn.text())
+                        .execute(flowSpawn.bind(spawnParams(lease, spawn, now)))
+                        // Nothing spawned means the lease was lost: the finish is fenced too, and says so.
+                        .compose(rows -> journal.grouped().finishOn(conn, finish))))
+                .map(done -> {
+                    done.tell();
+                    return done.states().get(0);
+                })
+                .recover(e -> Future.failedFuture(
+                        e instanceof io.vertx.pgclient.PgException pg && "23505".equals(pg.getSqlState())
+                                ? new InvalidTaskException(
+                                        "spawn: the flow already has a task of one of the keys " + spawn.keys())
+                                : e));
+    }
+
+    private static Params.FlowSpawn spawnParams(Lease lease, Spawn spawn, OffsetDateTime now) {
+        int n = spawn.tasks().size();
+        UUID[] ids = new UUID[n];
+        String[] keys = new String[n];
+        String[] queues = new String[n];
+        String[] types = new String[n];
+        String[] payloads = new String[n];
+        Integer[] priorities = new Integer[n];
+        Long[] delays = new Long[n];
+        Integer[] maxAttempts = new Integer[n];
+        Long[] timeoutMs = new Long[n];
+        String[] concurrencyKeys = new String[n];
+        Long[] startWithinMs = new Long[n];
+        String[] joins = new String[n];
+        Integer[] parentsLeft = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            FlowInsert.Node node = spawn.tasks().get(i);
+            Task task = node.insert().task();
+            ids[i] = task.id();
+            keys[i] = node.key();
+            queues[i] = task.queue();
+            types[i] = task.type();
+            payloads[i] = task.payloadJson();
+            priorities[i] = task.priority();
+            delays[i] = spawn.delaysMs().get(i);
+            maxAttempts[i] = task.maxAttempts();
+            timeoutMs[i] = task.timeoutMs();
+            concurrencyKeys[i] = task.concurrencyKey();
+            startWithinMs[i] = node.startWithinMs();
+            joins[i] = node.join();
+            parentsLeft[i] = node.parents();
+        }
+        UUID[] edgeParents = new UUID[spawn.edges().size()];
+        UUID[] edgeChildren = new UUID[spawn.edges().size()];
+        for (int i = 0; i < edgeParents.length; i++) {
+            edgeParents[i] = spawn.edges().get(i).parent();
+            edgeChildren[i] = spawn.edges().get(i).child();
+        }
+        return new Params.FlowSpawn(
+                spawn.spawner(),
+                lease.version(),
+                lease.workerId(),
+                now,
+                spawn.flowId(),
+                ids,
+                keys,
+                queues,
+                types,
+                payloads,
+                priorities,
+                delays,
+                maxAttempts,
+                timeoutMs,
+                concurrencyKeys,
+                startWithinMs,
+                joins,
+                parentsLeft,
+                edgeParents,
+                edgeChildren,
+                spawn.tails().toArray(new UUID[0]));
     }
 
     /** How many tasks wait blocked in the whole journal. */
@@ -172,32 +285,24 @@ public final class JournalFlows {
      * errors weigh more than {@code maxBytes} together, before any of them is read.
      */
     public Future<List<ParentResult>> parents(UUID taskId, long maxBytes) {
-        Sql.Statement weigh = sql.statement("flow_parent_bytes");
         Sql.Statement read = sql.statement("flow_parents");
-        return guard(pool.preparedQuery(weigh.text()).execute(weigh.bind("id", taskId)))
-                .compose(rows -> {
-                    Row row = rows.iterator().next();
-                    long bytes = row.getLong("bytes");
-                    if (row.getInteger("parents") == 0) {
-                        return Future.succeededFuture(List.of());
+        return guard(pool.preparedQuery(read.text()).execute(read.bind("id", taskId, "max_bytes", maxBytes)))
+                .map(found -> {
+                    List<ParentResult> parents = new ArrayList<>(found.size());
+                    for (Row parent : found) {
+                        String key = parent.getString("key");
+                        if (key == null) {
+                            throw new InvalidTaskException("the results of its parents weigh "
+                                    + parent.getLong("bytes") + " bytes together, more than the " + maxBytes
+                                    + " a task may be passed (flows.maxParentBytes)");
+                        }
+                        parents.add(new ParentResult(
+                                key,
+                                TaskState.parse(parent.getString("state")),
+                                decode(parent.getString("result")),
+                                decode(parent.getString("error"))));
                     }
-                    if (bytes > maxBytes) {
-                        return Future.failedFuture(new InvalidTaskException("the results of its parents weigh "
-                                + bytes + " bytes together, more than the " + maxBytes
-                                + " a task may be passed (flows.maxParentBytes)"));
-                    }
-                    return guard(pool.preparedQuery(read.text()).execute(read.bind("id", taskId)))
-                            .map(found -> {
-                                List<ParentResult> parents = new ArrayList<>(found.size());
-                                for (Row parent : found) {
-                                    parents.add(new ParentResult(
-                                            parent.getString("key"),
-                                            TaskState.parse(parent.getString("state")),
-                                            decode(parent.getString("result")),
-                                            decode(parent.getString("error"))));
-                                }
-                                return parents;
-                            });
+                    return parents;
                 });
     }
 

@@ -33,7 +33,8 @@ final class Params {
             Map.entry("schedule_create", ScheduleCreate.class),
             Map.entry("ticks_decide", TicksDecide.class),
             Map.entry("insert_flow", InsertFlow.class),
-            Map.entry("list_tenant_flows", ListTenantFlows.class));
+            Map.entry("list_tenant_flows", ListTenantFlows.class),
+            Map.entry("flow_spawn", FlowSpawn.class));
 
     /** New tasks, and the batches they make ({@code newBatches}, one element each), in one insert. */
     record InsertTasks(
@@ -169,4 +170,28 @@ final class Params {
             UUID[] edgeChildren) {}
 
     record ListTenantFlows(String state, String name, UUID after, int most, String tenant) {}
+
+    /** Tasks a running flow task adds to its flow, with its success (see flow_spawn). */
+    record FlowSpawn(
+            UUID spawner,
+            Long leaseVersion,
+            String workerId,
+            OffsetDateTime now,
+            UUID flowId,
+            UUID[] ids,
+            String[] keys,
+            String[] queues,
+            String[] types,
+            String[] payloads,
+            Integer[] priorities,
+            Long[] delaysMs,
+            Integer[] maxAttempts,
+            Long[] timeoutMs,
+            String[] concurrencyKeys,
+            Long[] startWithinMs,
+            String[] joins,
+            Integer[] parentsLeft,
+            UUID[] edgeParents,
+            UUID[] edgeChildren,
+            UUID[] tails) {}
 }

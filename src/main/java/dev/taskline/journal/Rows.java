@@ -40,6 +40,8 @@ final class Rows {
                 .startBy(instant(row, "start_by"))
                 .scheduled(row.getString("schedule"), instant(row, "scheduled_for"))
                 .flow(row.getUUID("flow_id"))
+                .flowKey(row.getString("flow_key"))
+                .hasParents(row.getString("join_mode") != null)
                 .runAt(row.getOffsetDateTime("run_at").toInstant())
                 .leased(row.getLong("lease_version"), row.getInteger("attempt"))
                 .build();

@@ -20,7 +20,8 @@ import java.util.UUID;
  * the deadline of its first start, 0 for none (the journal enforces it; a queue only keeps such a
  * task from being claimed ahead of a slot, see {@link #deadlineHolds}); {@code schedule} and {@code
  * scheduledForMillis} name the schedule and the tick a scheduled task was made for (null and 0 for
- * any other task); {@code flowId} the flow it is a task of (null for none).
+ * any other task); {@code flowId} the flow it is a task of (null for none), {@code flowKey} its key there, and {@code hasParents}
+ * whether it waits for parents in it (whose results it reads as it starts).
  */
 public record Task(
         UUID id,
@@ -39,7 +40,9 @@ public record Task(
         long startByMillis,
         String schedule,
         long scheduledForMillis,
-        UUID flowId) {
+        UUID flowId,
+        String flowKey,
+        boolean hasParents) {
 
     /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
     public static Builder builder(UUID id, String queue, String type) {
@@ -74,7 +77,9 @@ public record Task(
                 startByMillis,
                 schedule,
                 scheduledForMillis,
-                flowId);
+                flowId,
+                flowKey,
+                hasParents);
     }
 
     /** The tick a scheduled task was made for; null for a task no schedule made. */
@@ -103,7 +108,9 @@ public record Task(
                         0,
                         schedule,
                         scheduledForMillis,
-                        flowId);
+                        flowId,
+                        flowKey,
+                        hasParents);
     }
 
     /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
@@ -125,6 +132,8 @@ public record Task(
         private String schedule;
         private long scheduledForMillis;
         private UUID flowId;
+        private String flowKey;
+        private boolean hasParents;
 
         private Builder(UUID id, String queue, String type) {
             this.id = id;
@@ -188,6 +197,18 @@ public record Task(
             return this;
         }
 
+        /** Its key in its flow (null: none). */
+        public Builder flowKey(String key) {
+            this.flowKey = key;
+            return this;
+        }
+
+        /** A flow task that waits for parents (a join): it reads their results when it starts. */
+        public Builder hasParents(boolean hasParents) {
+            this.hasParents = hasParents;
+            return this;
+        }
+
         public Builder runAt(Instant runAt) {
             this.dueAtMillis = runAt.toEpochMilli();
             return this;
@@ -223,7 +244,9 @@ public record Task(
                     startByMillis,
                     schedule,
                     scheduledForMillis,
-                    flowId);
+                    flowId,
+                    flowKey,
+                    hasParents);
         }
     }
 }

@@ -95,7 +95,12 @@ public final class Views {
 
     /** One item of a batch of remote writes: the task, its lease token, and the result or progress. */
     public record LeaseWrite(
-            UUID id, String lease, io.vertx.core.json.JsonObject result, Integer percent, String message) {}
+            UUID id,
+            String lease,
+            io.vertx.core.json.JsonObject result,
+            Integer percent,
+            String message,
+            io.vertx.core.json.JsonArray spawn) {}
 
     /** Whether the node takes work: not while it drains, nor while its journal does not answer. */
     public enum Readiness {

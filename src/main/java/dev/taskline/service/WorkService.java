@@ -107,8 +107,13 @@ public final class WorkService {
     }
 
     /** Ends a remote attempt succeeded. */
-    public Future<TaskState> complete(Caller caller, UUID id, String lease, io.vertx.core.json.JsonObject result) {
-        return mayWrite(caller, lease).compose(v -> remote.complete(lease, id, result, null, caller.tenant()));
+    public Future<TaskState> complete(
+            Caller caller,
+            UUID id,
+            String lease,
+            io.vertx.core.json.JsonObject result,
+            io.vertx.core.json.JsonArray spawn) {
+        return mayWrite(caller, lease).compose(v -> remote.complete(lease, id, result, spawn, null, caller.tenant()));
     }
 
     /** Ends a remote attempt failed: retried (after {@code retryAfterMs}, or the queue's backoff) or failed for good. */
@@ -136,7 +141,8 @@ public final class WorkService {
                         w -> null,
                         valid -> remote.completeAll(
                                 valid.stream()
-                                        .map(w -> new RemoteWorkers.Completion(w.id(), w.lease(), w.result()))
+                                        .map(w ->
+                                                new RemoteWorkers.Completion(w.id(), w.lease(), w.result(), w.spawn()))
                                         .toList(),
                                 queue,
                                 caller.tenant())));

@@ -46,6 +46,7 @@ final class Attempt implements TaskContext {
     private final long timeoutMs;
     private long timeoutTimer = -1;
 
+    private final io.vertx.core.json.JsonArray spawned = new io.vertx.core.json.JsonArray();
     private Map<String, Object> parents = Map.of();
     private Map<String, String> parentStates = Map.of();
     private volatile boolean stopRequested;
@@ -92,6 +93,26 @@ final class Attempt implements TaskContext {
         }
         this.parents = Collections.unmodifiableMap(values);
         this.parentStates = Collections.unmodifiableMap(states);
+    }
+
+    @Override
+    public synchronized String spawn(JsonObject spawn) {
+        if (task.flowId() == null) {
+            throw new IllegalStateException("only a task of a flow may spawn tasks into it");
+        }
+        JsonObject copy = spawn.copy();
+        Object key = copy.getValue("key");
+        if (key == null) {
+            key = task.flowKey() + "." + spawned.size();
+            copy.put("key", key);
+        }
+        spawned.add(copy);
+        return key.toString();
+    }
+
+    /** What the handler spawned (empty for none): it goes in with the attempt's success. */
+    synchronized io.vertx.core.json.JsonArray spawned() {
+        return spawned.copy();
     }
 
     @Override

@@ -2,8 +2,10 @@ package dev.taskline.worker;
 
 import dev.taskline.config.QueueConfig;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalFlows;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
+import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.ForbiddenException;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
@@ -11,6 +13,7 @@ import dev.taskline.queue.TaskQueue;
 import dev.taskline.worker.RemoteWorkers.Beat;
 import dev.taskline.worker.RemoteWorkers.Outcome;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
 import java.time.Duration;
@@ -42,6 +45,8 @@ final class LeaseWrites {
     private final Clock clock;
     private final DoubleSupplier jitter;
     private final ProgressListener progress;
+    private final JournalFlows flows;
+    private final SpawnPlanner spawns;
 
     LeaseWrites(
             Map<String, TaskQueue> queues,
@@ -51,7 +56,11 @@ final class LeaseWrites {
             Supplier<LeaseTokens> tokens,
             Clock clock,
             DoubleSupplier jitter,
-            ProgressListener progress) {
+            ProgressListener progress,
+            JournalFlows flows,
+            SpawnPlanner spawns) {
+        this.flows = flows;
+        this.spawns = spawns;
         this.queues = queues;
         this.journal = journal;
         this.custody = custody;
@@ -89,13 +98,25 @@ final class LeaseWrites {
         });
     }
 
-    /** Ends the attempt succeeded with {@code result}; the state the task is in after it. */
-    Future<TaskState> complete(String token, UUID taskId, JsonObject result, String queue, String tenant) {
+    /**
+     * Ends the attempt succeeded with {@code result}, adding {@code spawn}'s tasks (null or empty:
+     * none) to its flow in the same transaction; the state the task is in after it. A spawn that
+     * breaks a rule is refused (422) and changes nothing: the attempt still holds its lease.
+     */
+    Future<TaskState> complete(
+            String token, UUID taskId, JsonObject result, JsonArray spawn, String queue, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, queue, tenant);
         registry.saw(t.lease().workerId(), t.queue());
-        return journal.succeedOrCancelled(t.lease(), result == null ? new JsonObject() : result)
-                .compose(state ->
-                        state == null ? custody.lost(t) : Future.succeededFuture(custody.ended(t, state, null)));
+        JsonObject value = result == null ? new JsonObject() : result;
+        Future<TaskState> end = spawn == null || spawn.isEmpty()
+                ? journal.succeedOrCancelled(t.lease(), value)
+                : flows.spawner(taskId)
+                        .compose(spawner -> spawner == null
+                                ? Future.succeededFuture((TaskState) null)
+                                : spawns.plan(spawner, spawn)
+                                        .compose(planned -> flows.succeedSpawning(t.lease(), value, planned, true)));
+        return end.compose(
+                state -> state == null ? custody.lost(t) : Future.succeededFuture(custody.ended(t, state, null)));
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.taskline.journal.JournalReads;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Lease;
 import dev.taskline.model.ParentResult;
+import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
@@ -56,6 +57,7 @@ public final class RemoteWorkers extends VerticleBase {
 
     private final int tenantMost;
     private final JournalFlows flows;
+    private final SpawnPlanner spawns;
     private final long maxParentBytes;
     private final WorkerRegistry registry;
     /** The journal's lease-token secret, once read; written on this loop, read from any thread. */
@@ -80,7 +82,9 @@ public final class RemoteWorkers extends VerticleBase {
             int maxWaiting,
             int tenantMost,
             JournalFlows flows,
-            long maxParentBytes) {
+            long maxParentBytes,
+            SpawnPlanner spawns) {
+        this.spawns = spawns;
         this.flows = flows;
         this.maxParentBytes = maxParentBytes;
         this.queues = new LinkedHashMap<>();
@@ -134,7 +138,7 @@ public final class RemoteWorkers extends VerticleBase {
     }
 
     /** One item of a batch of completions. */
-    public record Completion(UUID taskId, String token, JsonObject result) {}
+    public record Completion(UUID taskId, String token, JsonObject result, io.vertx.core.json.JsonArray spawn) {}
 
     /** One item of a batch of heartbeats (percent null: no progress). */
     public record Renewal(UUID taskId, String token, Integer percent, String message) {}
@@ -158,7 +162,8 @@ public final class RemoteWorkers extends VerticleBase {
                 () -> stopping,
                 maxWaiting,
                 tenantMost);
-        writes = new LeaseWrites(queues, journal, custody, registry, () -> tokens, clock, jitter, progress);
+        writes = new LeaseWrites(
+                queues, journal, custody, registry, () -> tokens, clock, jitter, progress, flows, spawns);
         for (TaskQueue queue : queues.values()) {
             queue.onAvailable(() -> claims.wake(queue));
         }
@@ -230,7 +235,7 @@ public final class RemoteWorkers extends VerticleBase {
     private Future<List<Claimed>> withParents(List<Claimed> claimed) {
         boolean any = false;
         for (Claimed c : claimed) {
-            any |= c.task().flowId() != null;
+            any |= c.task().hasParents();
         }
         if (!any) {
             return Future.succeededFuture(claimed);
@@ -238,7 +243,7 @@ public final class RemoteWorkers extends VerticleBase {
         List<Future<Claimed>> read = new ArrayList<>(claimed.size());
         for (Claimed c : claimed) {
             read.add(
-                    c.task().flowId() == null
+                    !c.task().hasParents()
                             ? Future.succeededFuture(c)
                             : flows.parents(c.task().id(), maxParentBytes)
                                     .map(c::withParents)
@@ -279,13 +284,22 @@ public final class RemoteWorkers extends VerticleBase {
 
     /** As {@link #heartbeatAll}, for completions. */
     public Future<List<Future<TaskState>>> completeAll(List<Completion> items, String queue, String tenant) {
-        return onContext(
-                () -> LeaseWrites.each(items, c -> writes.complete(c.token(), c.taskId(), c.result(), queue, tenant)));
+        return onContext(() -> LeaseWrites.each(
+                items, c -> writes.complete(c.token(), c.taskId(), c.result(), c.spawn(), queue, tenant)));
     }
 
-    /** Ends the attempt succeeded with {@code result}; the state the task is in after it. */
-    public Future<TaskState> complete(String token, UUID taskId, JsonObject result, String queue, String tenant) {
-        return onContext(() -> writes.complete(token, taskId, result, queue, tenant));
+    /**
+     * Ends the attempt succeeded with {@code result}, adding {@code spawn}'s tasks (null: none) to
+     * its flow with it; the state the task is in after it.
+     */
+    public Future<TaskState> complete(
+            String token,
+            UUID taskId,
+            JsonObject result,
+            io.vertx.core.json.JsonArray spawn,
+            String queue,
+            String tenant) {
+        return onContext(() -> writes.complete(token, taskId, result, spawn, queue, tenant));
     }
 
     /**

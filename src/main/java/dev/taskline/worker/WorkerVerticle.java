@@ -12,6 +12,7 @@ import dev.taskline.model.BusAddresses;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
 import dev.taskline.model.ParentResult;
+import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
@@ -67,6 +68,7 @@ public final class WorkerVerticle extends VerticleBase {
     private final TaskQueue queue;
     private final Journal journal;
     private final JournalFlows flows;
+    private final SpawnPlanner spawns;
     private final long maxParentBytes;
     private final HandlerRegistry handlers;
     private final QueueMeters meters;
@@ -114,9 +116,11 @@ public final class WorkerVerticle extends VerticleBase {
             String nodeId,
             long progressIntervalMs,
             JournalFlows flows,
-            long maxParentBytes) {
+            long maxParentBytes,
+            SpawnPlanner spawns) {
         this.progress = progress;
         this.flows = flows;
+        this.spawns = spawns;
         this.maxParentBytes = maxParentBytes;
         this.queue = queue;
         this.journal = journal;
@@ -463,7 +467,7 @@ public final class WorkerVerticle extends VerticleBase {
                         : !attempt.payloadReadable()
                                 ? Future.failedFuture(
                                         new PermanentTaskException("the payload in the journal is not a JSON object"))
-                                : task.flowId() == null
+                                : !task.hasParents()
                                         ? invoke(handler, attempt)
                                         : readParents(task).compose(read -> {
                                             attempt.parents(read);
@@ -501,7 +505,17 @@ public final class WorkerVerticle extends VerticleBase {
             });
         }
         if (outcome instanceof Outcome.Succeeded s) {
-            return journal.succeed(lease, s.result()).map(state -> {
+            io.vertx.core.json.JsonArray spawned = attempt.spawned();
+            Future<TaskState> end = spawned.isEmpty()
+                    ? journal.succeed(lease, s.result())
+                    : spawns.plan(task, spawned)
+                            .compose(spawn -> flows.succeedSpawning(lease, s.result(), spawn, false))
+                            // What it spawned breaks a rule: the same code would spawn it again.
+                            .recover(e -> e instanceof InvalidTaskException
+                                    ? journal.fail(
+                                            lease, Errors.describe(new PermanentTaskException(e.getMessage())), true)
+                                    : Future.failedFuture(e));
+            return end.map(state -> {
                 counted(state, false);
                 return null;
             });

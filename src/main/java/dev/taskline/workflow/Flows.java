@@ -110,7 +110,7 @@ public final class Flows {
         JsonObject[] answer = new JsonObject[1];
         FlowAccepted[] accepted = new FlowAccepted[1];
         return admission
-                .admitFlow(submissions, root, flowId, tenant, i -> where(spec, i), inserts -> {
+                .admitFlow(submissions, root, flowId, keys(spec), tenant, i -> where(spec, i), inserts -> {
                     FlowInsert flow = flow(spec, flowId, tenant, inserts);
                     accepted[0] = accepted(flow);
                     if (journalKey == null) {
@@ -132,6 +132,10 @@ public final class Flows {
                     meters.started();
                     return accepted[0];
                 });
+    }
+
+    private static List<String> keys(FlowSpec spec) {
+        return spec.tasks().stream().map(FlowTask::key).toList();
     }
 
     private static String where(FlowSpec spec, int i) {

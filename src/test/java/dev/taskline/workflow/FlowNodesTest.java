@@ -90,7 +90,7 @@ class FlowNodesTest {
     }
 
     @Test
-    void a_parent_taken_over_after_its_lease_lapsed_passes_on_the_result_of_the_attempt_that_committed()
+    void a_parent_taken_over_after_its_lease_lapsed_passes_on_the_result_and_the_spawn_of_the_attempt_that_committed()
             throws Exception {
         GateHandler.reset();
         String db = TestPostgres.newDatabase();
@@ -112,6 +112,8 @@ class FlowNodesTest {
             TestNode.await(b.node.passes().recovery().runOnce());
             GateHandler.Call onB = GateHandler.next(TestNode.WAIT);
             assertEquals(onA.taskId(), onB.taskId());
+            // What a's stale attempt spawns is fenced with its success: neither lands.
+            assertEquals("parent.0", onA.task().spawn(new JsonObject().put("type", "sleep")));
             onA.succeed(new JsonObject().put("by", "a"));
             a.until("/api/queues", q -> queueIn(q, "default").getInteger("fencedWrites") >= 1);
             onB.succeed(new JsonObject().put("by", "b"));
@@ -119,7 +121,8 @@ class FlowNodesTest {
             GateHandler.Call child = GateHandler.next(TestNode.WAIT);
             assertEquals("b", ((JsonObject) child.task().parents().get("parent")).getString("by"));
             child.succeed(new JsonObject());
-            a.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
+            JsonObject flow = a.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
+            assertEquals(2, flow.getInteger("size"), "the fenced attempt spawned nothing: " + flow.encode());
         }
     }
 

@@ -31,7 +31,8 @@ class FlowsApiTest {
     static void start() throws Exception {
         node = TestNode.start(TestPostgres.newDatabase(), """
         {"queues": {"default": {"slots": 4, "capacity": 1000}, "matching": {"slots": 2, "capacity": 100},
-                    "payments": {"slots": 1, "capacity": 100}, "mail": {"slots": 1, "capacity": 100}},
+                    "payments": {"slots": 1, "capacity": 100}, "mail": {"slots": 1, "capacity": 100},
+                    "remote": {"remote": true, "capacity": 100}},
          "flows": {"maxTasks": 50}}
         """);
     }
@@ -396,5 +397,95 @@ class FlowsApiTest {
         assertEquals(made.get(2), rest.getJsonArray("flows").getJsonObject(0).getString("id"));
         assertEquals(404, node.get("/api/flows/" + java.util.UUID.randomUUID()).statusCode());
         assertEquals(400, node.get("/api/flows?state=blocked").statusCode());
+    }
+
+    @Test
+    void a_running_task_fans_out_over_what_it_read_and_its_dependents_wait_for_all_of_it() throws Exception {
+        JsonObject answer = accepted(new JsonObject()
+                .put(
+                        "tasks",
+                        new JsonArray()
+                                .add(gate("fetch"))
+                                .add(new JsonObject()
+                                        .put("key", "report")
+                                        .put("type", "rank")
+                                        .put("payload", new JsonObject().put("by", "sleptMs"))
+                                        .put("dependsOn", new JsonArray().add("fetch")))));
+        String flowId = answer.getString("flowId");
+        GateHandler.Call fetch = GateHandler.next(TestNode.WAIT);
+        List<String> keys = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            keys.add(fetch.task().spawn(sleep(null, 0).put("payload", new JsonObject().put("ms", i))));
+        }
+        assertEquals(List.of("fetch.0", "fetch.1", "fetch.2"), keys);
+        assertEquals(
+                "by-hand", fetch.task().spawn(sleep("by-hand", 0).put("dependsOn", new JsonArray().add("fetch.2"))));
+        JsonObject before = node.getJson("/api/flows/" + flowId);
+        assertEquals(2, before.getJsonArray("tasks").size(), "nothing is added before the success commits");
+        fetch.succeed(new JsonObject().put("items", 3));
+
+        JsonObject flow = flowWhen(flowId, "succeeded");
+        assertEquals(6, flow.getInteger("size"));
+        assertEquals(
+                List.of("fetch"),
+                taskOf(flow, "fetch.0").getJsonArray("dependsOn").getList());
+        assertEquals(
+                List.of("fetch", "fetch.2"),
+                taskOf(flow, "by-hand").getJsonArray("dependsOn").getList());
+        // The report waited for the spawner and for every spawned task no other depends on.
+        assertEquals(
+                List.of("fetch", "fetch.0", "fetch.1", "by-hand"),
+                taskOf(flow, "report").getJsonArray("dependsOn").getList());
+        JsonArray ranking = taskOf(flow, "report").getJsonObject("result").getJsonArray("ranking");
+        assertEquals(3, ranking.size(), "the three spawned sleeps that report waits for, by sleptMs");
+    }
+
+    @Test
+    void a_remote_worker_reads_its_parents_in_the_claim_and_spawns_with_its_complete() throws Exception {
+        JsonObject answer = accepted(new JsonObject()
+                .put(
+                        "chain",
+                        new JsonArray()
+                                .add(sleep("a", 0))
+                                .add(new JsonObject()
+                                        .put("key", "b")
+                                        .put("type", "split")
+                                        .put("queue", "remote"))));
+        String flowId = answer.getString("flowId");
+        JsonArray claimed = new JsonArray();
+        node.until(
+                () -> {
+                    HttpResponse<Buffer> claim = node.post(
+                            "/api/queues/remote/claim",
+                            new JsonObject().put("worker", "py-1").put("max", 1).put("waitMs", 200));
+                    claimed.addAll(claim.bodyAsJsonObject().getJsonArray("tasks"));
+                    return !claimed.isEmpty();
+                },
+                () -> "the remote task was never claimed");
+        JsonObject task = claimed.getJsonObject(0);
+        assertEquals(0, task.getJsonObject("parents").getJsonObject("a").getInteger("sleptMs"));
+        assertEquals("succeeded", task.getJsonObject("parentStates").getString("a"));
+
+        String lease = task.getJsonObject("lease").getString("token");
+        HttpResponse<Buffer> bad = node.post(
+                "/api/tasks/" + task.getString("id") + "/complete",
+                new JsonObject()
+                        .put("lease", lease)
+                        .put("result", new JsonObject())
+                        .put("spawn", new JsonArray().add(new JsonObject().put("type", "nope"))));
+        assertEquals(422, bad.statusCode(), bad.bodyAsString());
+        assertEquals(
+                "running", node.getJson("/api/tasks/" + task.getString("id")).getString("state"));
+
+        HttpResponse<Buffer> done = node.post(
+                "/api/tasks/" + task.getString("id") + "/complete",
+                new JsonObject()
+                        .put("lease", lease)
+                        .put("result", new JsonObject().put("parts", 2))
+                        .put("spawn", new JsonArray().add(sleep(null, 0)).add(sleep(null, 0))));
+        assertEquals(200, done.statusCode(), done.bodyAsString());
+        JsonObject flow = flowWhen(flowId, "succeeded");
+        assertEquals(4, flow.getInteger("size"));
+        assertEquals("succeeded", taskOf(flow, "b.1").getString("state"));
     }
 }

@@ -1,0 +1,120 @@
+package dev.taskline.workflow;
+
+import dev.taskline.admission.Admission;
+import dev.taskline.model.FlowInsert;
+import dev.taskline.model.Insert;
+import dev.taskline.model.Spawn;
+import dev.taskline.model.SpawnPlanner;
+import dev.taskline.model.Task;
+import dev.taskline.model.problem.InvalidTaskException;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Reads what a running flow task spawns: task objects as a flow's {@code tasks} takes them, each
+ * with an optional key (by default the spawner's key and its place, {@code fetch.0}), dependsOn
+ * (other tasks of the same spawn) and join. Each waits for the spawner; the spawner's dependents
+ * wait for the spawned tasks no other spawned task depends on. A spawned task, like any that waits
+ * for a parent, takes delayMs and startWithinMs, counted from when it may run, but no runAt or
+ * startBy.
+ */
+public final class Spawns implements SpawnPlanner {
+
+    private final Admission admission;
+    private final int maxTasks;
+
+    public Spawns(Admission admission, int maxTasks) {
+        this.admission = admission;
+        this.maxTasks = maxTasks;
+    }
+
+    /** The key the {@code i}th spawned task of {@code spawner} gets when it gives none. */
+    public static String defaultKey(String spawnerKey, int i) {
+        return spawnerKey + "." + i;
+    }
+
+    @Override
+    public Future<Spawn> plan(Task spawner, JsonArray tasks) {
+        try {
+            return Future.succeededFuture(read(spawner, tasks));
+        } catch (InvalidTaskException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    private Spawn read(Task spawner, JsonArray tasks) {
+        if (spawner.flowId() == null) {
+            throw new InvalidTaskException("spawn: only a task of a flow may add tasks to it");
+        }
+        if (tasks.isEmpty() || tasks.size() > maxTasks) {
+            throw new InvalidTaskException("spawn: from 1 to " + maxTasks + " tasks, got " + tasks.size());
+        }
+        JsonArray keyed = new JsonArray();
+        for (int i = 0; i < tasks.size(); i++) {
+            if (!(tasks.getValue(i) instanceof JsonObject task)) {
+                throw new InvalidTaskException("spawn[" + i + "] must be an object");
+            }
+            JsonObject copy = task.copy();
+            if (!copy.containsKey("key")) {
+                copy.put("key", defaultKey(spawner.flowKey(), i));
+            }
+            keyed.add(copy);
+        }
+        FlowSpec spec;
+        try {
+            spec = FlowJson.read(new JsonObject().put("tasks", keyed), maxTasks);
+        } catch (InvalidTaskException e) {
+            throw new InvalidTaskException("spawn: " + e.getMessage());
+        }
+        Map<String, UUID> ids = new HashMap<>();
+        List<FlowInsert.Node> nodes = new ArrayList<>();
+        List<Long> delays = new ArrayList<>();
+        for (int i = 0; i < spec.tasks().size(); i++) {
+            FlowTask task = spec.tasks().get(i);
+            String where = "spawn[" + i + "] (key '" + task.key() + "').";
+            if (task.submission().runAt() != null || task.submission().startBy() != null) {
+                throw new InvalidTaskException(where + "a spawned task waits for its spawner and takes no runAt or"
+                        + " startBy; give delayMs or startWithinMs, counted from when it may run");
+            }
+            Insert insert = admission.spawned(
+                    task.submission(),
+                    where,
+                    spawner.tenant(),
+                    new Admission.FlowPlace(spawner.flowId(), task.key(), true));
+            ids.put(task.key(), insert.task().id());
+            nodes.add(new FlowInsert.Node(
+                    insert,
+                    task.key(),
+                    task.join().sql(),
+                    1 + task.dependsOn().size(),
+                    task.submission().startWithinMs()));
+            delays.add(
+                    task.submission().delayMs() == null ? 0L : task.submission().delayMs());
+        }
+        List<FlowInsert.Edge> edges = new ArrayList<>();
+        Set<String> parents = new HashSet<>();
+        for (FlowTask task : spec.tasks()) {
+            UUID child = ids.get(task.key());
+            edges.add(new FlowInsert.Edge(spawner.id(), child));
+            for (String parent : task.dependsOn()) {
+                edges.add(new FlowInsert.Edge(ids.get(parent), child));
+                parents.add(parent);
+            }
+        }
+        List<UUID> tails = new ArrayList<>();
+        for (FlowTask task : spec.tasks()) {
+            if (!parents.contains(task.key())) {
+                tails.add(ids.get(task.key()));
+            }
+        }
+        return new Spawn(spawner.flowId(), spawner.id(), nodes, delays, edges, tails);
+    }
+}
