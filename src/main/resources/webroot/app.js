@@ -1,9 +1,11 @@
 // Taskline dashboard: queues and totals every second, a five-minute chart sampled in the browser,
-// the schedules, the recent tasks and the dead letters a page at a time, and the qualification-match form.
+// the schedules, the recent tasks and the dead letters a page at a time, the flows with a drawing of
+// each, and the qualification-match form.
 
 import { api, session, signIn } from './api.js';
 import { LiveChart } from './chart.js';
 import { $, h, num, reconcileRows, time } from './dom.js';
+import { flowsSection } from './flows.js';
 import { setupMatchForm } from './match.js';
 import { schedulesTable } from './schedules.js';
 import { deadLetterTable, recentTasksTable } from './tasks.js';
@@ -276,11 +278,20 @@ session.signIn = () => new Promise((resolve) => {
   };
 });
 
-setupMatchForm($('#match'), { notify, onSubmitted: () => recent.refresh() });
+const flows = flowsSection($('#flows'), { notify });
+
+setupMatchForm($('#match'), {
+  notify,
+  onSubmitted: () => {
+    recent.refresh();
+    flows.refresh();
+  },
+});
 updateRetryAll();
 sample();
 checkReady();
 schedules.start();
+flows.start();
 recent.start();
 dead.start();
 document.documentElement.dataset.ready = 'true';

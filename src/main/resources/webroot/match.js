@@ -1,8 +1,11 @@
 // The motivating case: pick a company profile and up to ten projects, submit them as one batch on
-// the `matching` queue, and follow every match live over Server-Sent Events.
+// the `matching` queue, and follow every match live over Server-Sent Events. With "rank when all
+// are done" they go as a flow instead, a chord whose last task ranks the matches by score: the page
+// draws the flow and shows the ranking once that task has ended.
 
 import { api, ApiError } from './api.js';
 import { badge, h, progressBar, setBadge, setProgress, shortId } from './dom.js';
+import { FlowView } from './flows.js';
 import { COMPANIES, MAX_PROJECTS, PROJECTS } from './samples.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
@@ -24,6 +27,8 @@ export function setupMatchForm(root, { notify, onSubmitted }) {
   const submit = form.querySelector('button[type=submit]');
   const formError = root.querySelector('#match-error');
   const batches = root.querySelector('#batches');
+  const rankBox = form.querySelector('#rank-all');
+  const ranking = root.querySelector('#ranking');
   const views = [];
 
   for (const profile of COMPANIES) {
@@ -66,7 +71,7 @@ export function setupMatchForm(root, { notify, onSubmitted }) {
       box.disabled = !box.checked && count >= MAX_PROJECTS;
     }
     submit.disabled = count === 0;
-    submit.textContent = count ? `Match ${count} project${count === 1 ? '' : 's'}` : 'Choose projects to match';
+    submit.textContent = count ? `Match ${count} project${count === 1 ? '' : 's'}${rankBox.checked ? ' and rank' : ''}` : 'Choose projects to match';
   }
 
   function showError(message) {
@@ -76,8 +81,61 @@ export function setupMatchForm(root, { notify, onSubmitted }) {
 
   companySelect.addEventListener('change', renderQualifications);
   projectList.addEventListener('change', updateCount);
+  rankBox.addEventListener('change', updateCount);
   renderQualifications();
   updateCount();
+
+  function show(view) {
+    views.unshift(view);
+    batches.prepend(view.el);
+    while (views.length > MAX_BATCH_VIEWS) {
+      views.pop().dispose();
+    }
+  }
+
+  /**
+   * The matches as one flow: a chord of them, then `rank`. Keys are the projects' names made
+   * short, so that the boxes of the graph and the ranking say which project is which.
+   */
+  async function submitRanked(company, projects, tasks) {
+    const keys = projectKeys(projects);
+    const names = new Map(keys.map((key, i) => [key, projects[i].name]));
+    const answer = await api.post('/api/flows', {
+      name: `${company.name}: ${projects.length} project${projects.length === 1 ? '' : 's'} ranked`,
+      chord: {
+        group: tasks.map((task, i) => ({ key: keys[i], ...task })),
+        then: { key: 'rank', type: 'rank' },
+      },
+    });
+    const shown = { key: '' };
+    ranking.hidden = false;
+    ranking.dataset.flowId = answer.flowId;
+    ranking.dataset.state = 'waiting';
+    ranking.replaceChildren(h('p.muted', null, `The ranking shows here once the ${projects.length} matches are done.`));
+    const view = new FlowView(answer.flowId, {
+      notify,
+      eventsUrl: answer.eventsUrl,
+      title: `${company.name} · ${projects.length} project${projects.length === 1 ? '' : 's'}, ranked`,
+      onUpdate(flowTasks) {
+        if (ranking.dataset.flowId !== answer.flowId) {
+          return; // a newer ranked match owns the ranking
+        }
+        const rank = flowTasks.find((t) => t.key === 'rank');
+        if (!rank || !TERMINAL.has(rank.state)) {
+          return;
+        }
+        const key = `${rank.state}|${JSON.stringify(rank.result)}|${JSON.stringify(rank.error)}`;
+        if (shown.key !== key) {
+          shown.key = key;
+          ranking.replaceChildren(...rankingTable(company, rank, names));
+          ranking.dataset.state = rank.state;
+        }
+      },
+    });
+    show(view);
+    view.load();
+    return answer;
+  }
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -108,13 +166,15 @@ export function setupMatchForm(root, { notify, onSubmitted }) {
     const label = submit.textContent;
     submit.textContent = 'Submitting…';
     try {
-      const answer = await api.post('/api/batches', { tasks });
-      const view = new BatchView(answer, profile.company, projects, { notify });
-      views.unshift(view);
-      batches.prepend(view.el);
-      while (views.length > MAX_BATCH_VIEWS) {
-        views.pop().dispose();
+      if (rankBox.checked) {
+        const answer = await submitRanked(profile.company, projects, tasks);
+        if (onSubmitted) {
+          onSubmitted(answer);
+        }
+        return;
       }
+      const answer = await api.post('/api/batches', { tasks });
+      show(view);
       view.follow();
       if (onSubmitted) {
         onSubmitted(answer);
@@ -507,6 +567,46 @@ function isBehindSnapshot(task, event, eventId) {
     task.catchUp = null;
   }
   return behind;
+}
+
+/** Short flow keys from the projects' names ("Harbour bridge retrofit" → "harbour-bridge-retrofit"), unique. */
+export function projectKeys(projects) {
+  const used = new Set(['rank']);
+  return projects.map((project, i) => {
+    const base = String(project.name || '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || `match-${i + 1}`;
+    let key = base;
+    for (let n = 2; used.has(key); n++) {
+      key = `${base}-${n}`;
+    }
+    used.add(key);
+    return key;
+  });
+}
+
+/** The rank task's outcome: a table of rank, project and score, best first, and what was not ranked. */
+function rankingTable(company, rank, names) {
+  const heading = h('h3', null, `Ranking for ${company.name}`);
+  if (rank.state !== 'succeeded' || !rank.result) {
+    const why = rank.error ? (typeof rank.error === 'string' ? rank.error : rank.error.message || JSON.stringify(rank.error)) : rank.state;
+    return [heading, h('p.error-text', null, `No ranking: the rank task ${rank.state}${why && why !== rank.state ? ` (${why})` : ''}.`)];
+  }
+  const by = rank.result.by || 'score';
+  const rows = (rank.result.ranking || []).map((line) => h('tr', { dataset: { key: line.key, score: String(line[by]) } },
+    h('td.num', null, String(line.rank)),
+    h('th', { scope: 'row' }, line.project || names.get(line.key) || line.key),
+    h('td.num', null, String(line[by]))));
+  const parts = [heading, h('table.data.ranking-table', null,
+    h('caption.visually-hidden', null, `The projects ranked by ${by}, best first`),
+    h('thead', null, h('tr', null,
+      h('th', { scope: 'col', class: 'num' }, 'Rank'),
+      h('th', { scope: 'col' }, 'Project'),
+      h('th', { scope: 'col', class: 'num' }, by === 'score' ? 'Score' : by))),
+    h('tbody', null, rows))];
+  const unranked = rank.result.unranked || [];
+  if (unranked.length) {
+    parts.push(h('p.muted', null, `Not ranked: ${unranked.map((u) => `${names.get(u.key) || u.key} (${u.state || 'no score'})`).join(', ')}.`));
+  }
+  return parts;
 }
 
 function breakdownDetails(breakdown) {
