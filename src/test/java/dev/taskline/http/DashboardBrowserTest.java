@@ -1,11 +1,14 @@
 package dev.taskline.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.taskline.testing.TestNode;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.json.JsonObject;
+import java.awt.image.BufferedImage;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
@@ -19,9 +22,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,8 +36,8 @@ import org.junit.jupiter.api.Timeout;
  * The dashboard in a real browser: starts a node and runs {@code src/test/browser/dashboard.test.mjs}
  * against it (headless Debian chromium driven by playwright-core), which also checks that an event
  * stream resumed with {@code Last-Event-ID} has no gap and no duplicate; the other scripts beside it
- * check sign-in with keys, expired tasks and schedules (a script that needs the node's clock moved
- * asks for it with a {@code STEP} line, see {@link #run(Tools, Path, String, Map, Map)}).
+ * check sign-in with keys, expired tasks, schedules and flows (a script that needs the node's clock
+ * moved asks for it with a {@code STEP} line, see {@link #run(Tools, Path, String, Map, Map)}).
  *
  * <p>Skipped (failed when {@code CI=true}) on a machine without {@code node} (20 or later), {@code /usr/bin/chromium}
  * (or {@code $CHROMIUM}) or {@code src/test/browser/node_modules/playwright-core} ({@code npm ci --prefix src/test/browser}), so that Java
@@ -86,6 +92,41 @@ class DashboardBrowserTest {
             String base = "http://127.0.0.1:" + taskline.node.httpPort();
             run(tools, script, base, java.util.Map.of("SCREENSHOT", screenshot.toString()));
         }
+    }
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void a_ranked_match_is_drawn_as_a_flow_coloured_live_by_state_and_its_ranking_shown() throws Exception {
+        Tools tools = tools();
+        Path screenshot = Path.of(envOr(
+                "SCREENSHOT_FLOWS",
+                tools.project().resolve("target/dashboard-flows.png").toString()));
+        Files.deleteIfExists(screenshot);
+        try (TestNode taskline = TestNode.start(TestPostgres.newDatabase(), """
+        {"queues": {"default": {"slots": 4}, "matching": {"slots": 2, "capacity": 100}},
+         "shutdown": {"graceMs": 1000}}
+        """)) {
+            String base = "http://127.0.0.1:" + taskline.node.httpPort();
+            run(
+                    tools,
+                    tools.project().resolve("src/test/browser/dashboard-flows.test.mjs"),
+                    base,
+                    Map.of("SCREENSHOT", screenshot.toString()));
+        }
+        // The script looked at the picture's pixels; here, that it is a real picture of the view.
+        BufferedImage image = ImageIO.read(screenshot.toFile());
+        assertNotNull(image, screenshot + " is a PNG");
+        assertTrue(
+                image.getWidth() > 400 && image.getHeight() > 200,
+                "the flow view is drawn at a readable size: " + image.getWidth() + "x" + image.getHeight());
+        Set<Integer> colours = new HashSet<>();
+        for (int y = 0; y < image.getHeight(); y += 3) {
+            for (int x = 0; x < image.getWidth(); x += 3) {
+                colours.add(image.getRGB(x, y) & 0xffffff);
+            }
+        }
+        assertTrue(colours.contains(0xbbf7d0), "the succeeded colour of the boxes is in the screenshot");
+        assertTrue(colours.size() > 20, "more than a few colours: " + colours.size());
     }
 
     @Test
