@@ -174,6 +174,7 @@ export function setupMatchForm(root, { notify, onSubmitted }) {
         return;
       }
       const answer = await api.post('/api/batches', { tasks });
+      const view = new BatchView(answer, profile.company, projects, { notify });
       show(view);
       view.follow();
       if (onSubmitted) {
