@@ -3,8 +3,8 @@
 // tasks (`sleep {ms: 0}`) on --queue (bench of conf/bench.json):
 //
 //   chord  --runs pairs, alternating in order, of (a) a chord of --n members into one `then` and
-//          (b) a plain drain of --n tasks submitted in batches of 100 by 8 submitters (as
-//          remote-drain.mjs --mode local). Per run: the members' drain and the plain one in
+//          (b) a plain drain of --n tasks submitted as one batch (--plain-batch 100: in batches of
+//          100 by 8 submitters, as remote-drain.mjs --mode local does). Per run: the members' drain and the plain one in
 //          tasks/s, their ratio, and the fan-in (the last member's finish to the `then`'s handler
 //          start); median and p99 over the runs. --warmup-runs pairs first, not counted.
 //   chain  a chain of --m steps; the hand-off from each step's finish to the next one's handler
@@ -43,6 +43,7 @@ const { values: o } = parseArgs({ options: {
   queue: { type: 'string', default: 'bench' },
   // chord
   n: { type: 'string', default: '10000' },
+  'plain-batch': { type: 'string' },
   runs: { type: 'string', default: '20' },
   'warmup-runs': { type: 'string', default: '1' },
   // chain
@@ -162,8 +163,14 @@ if (pid) { cpuMs(); rssMiB(); out.pid = pid; } // readable before anything is se
 const ready = await call(url, 'GET', '/health/ready');
 if (ready.status !== 200) throw new Error(`${url} is not ready: ${ready.status} ${ready.text}`);
 
-/** N no-op tasks in batches of 100 from 8 submitters; tasks/s from the first POST to the last finish. */
+/**
+ * N no-op tasks in batches of --plain-batch (default: one batch of N, all or nothing as a flow is:
+ * the issue's "plain batch of 10,000") from 8 submitters; tasks/s from the first POST to the last
+ * finish. `--plain-batch 100` gives the drain of many small batches, which starts running the
+ * first tasks before the last are journaled.
+ */
 async function plainDrain(n) {
+  const per = Math.min(n, Number(o['plain-batch'] ?? n));
   const before = await finished();
   const cpu0 = cpuMs();
   const batches = [];
@@ -171,7 +178,7 @@ async function plainDrain(n) {
   const t0 = nowUs();
   await Promise.all(Array.from({ length: 8 }, async () => {
     while (submitted < n && Date.now() < deadline) {
-      const size = Math.min(100, n - submitted);
+      const size = Math.min(per, n - submitted);
       submitted += size;
       const r = await call(url, 'POST', '/api/batches', { tasks: Array.from({ length: size }, () => noop) });
       if (r.status === 202) batches.push(r.json.batchId ?? r.json.id);

@@ -6,6 +6,7 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.model.BatchView;
 import dev.taskline.model.Event;
 import dev.taskline.model.Insert;
+import dev.taskline.model.ParentResult;
 import dev.taskline.model.QueueControl;
 import dev.taskline.model.ScheduleRecord;
 import dev.taskline.model.Task;
@@ -326,16 +327,21 @@ final class ApiJson {
                         .append('"');
             }
             if (!c.parents().isEmpty()) {
-                JsonObject parents = new JsonObject();
-                JsonObject states = new JsonObject();
-                c.parents().forEach(parent -> {
-                    parents.put(parent.key(), parent.value());
-                    states.put(parent.key(), parent.state().sql());
-                });
-                out.append(",\"parents\":")
-                        .append(parents.encode())
-                        .append(",\"parentStates\":")
-                        .append(states.encode());
+                // The results go in as the journal holds them (jsonb, so valid JSON), not decoded and encoded again.
+                StringBuilder states = new StringBuilder("{");
+                out.append(",\"parents\":{");
+                for (int p = 0; p < c.parents().size(); p++) {
+                    ParentResult parent = c.parents().get(p);
+                    String key = "\"" + new String(quote.quoteAsString(parent.key())) + "\":";
+                    String value = parent.valueJson();
+                    out.append(p == 0 ? "" : ",").append(key).append(value == null ? "null" : value);
+                    states.append(p == 0 ? "" : ",")
+                            .append(key)
+                            .append('"')
+                            .append(parent.state().sql())
+                            .append('"');
+                }
+                out.append("},\"parentStates\":").append(states).append('}');
             }
             out.append(",\"lease\":{\"token\":\"")
                     .append(quote.quoteAsString(c.token()))

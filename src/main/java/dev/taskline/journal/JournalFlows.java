@@ -12,7 +12,6 @@ import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.Future;
-import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -299,8 +298,8 @@ public final class JournalFlows {
                         parents.add(new ParentResult(
                                 key,
                                 TaskState.parse(parent.getString("state")),
-                                decode(parent.getString("result")),
-                                decode(parent.getString("error"))));
+                                parent.getString("result"),
+                                parent.getString("error")));
                     }
                     return parents;
                 });
@@ -331,10 +330,6 @@ public final class JournalFlows {
                 .compose(v -> conn.preparedQuery(lock.text()).execute(lock.bind("ids", flowIds)))
                 .compose(v -> conn.preparedQuery(recount.text()).execute(recount.bind("ids", flowIds)))
                 .mapEmpty();
-    }
-
-    private static Object decode(String json) {
-        return json == null ? null : Json.decodeValue(json);
     }
 
     private static FlowRecord flow(Row row) {

@@ -47,8 +47,9 @@ final class Attempt implements TaskContext {
     private long timeoutTimer = -1;
 
     private final io.vertx.core.json.JsonArray spawned = new io.vertx.core.json.JsonArray();
-    private Map<String, Object> parents = Map.of();
-    private Map<String, String> parentStates = Map.of();
+    private List<ParentResult> read = List.of();
+    private Map<String, Object> parents;
+    private Map<String, String> parentStates;
     private volatile boolean stopRequested;
     private volatile boolean cancelRequested;
     private final List<Runnable> cancelActions = new ArrayList<>();
@@ -83,8 +84,18 @@ final class Attempt implements TaskContext {
         this.lastWriteNanos = System.nanoTime() - progressIntervalNanos;
     }
 
-    /** What a flow task's parents ended with, read before its handler runs. */
+    /**
+     * What a flow task's parents ended with, read before its handler runs; decoded only if the
+     * handler asks (a fan-in of thousands costs a handler that ignores it nothing more).
+     */
     void parents(List<ParentResult> read) {
+        this.read = read;
+    }
+
+    private synchronized void decodeParents() {
+        if (parents != null) {
+            return;
+        }
         Map<String, Object> values = new LinkedHashMap<>();
         Map<String, String> states = new LinkedHashMap<>();
         for (ParentResult parent : read) {
@@ -117,11 +128,13 @@ final class Attempt implements TaskContext {
 
     @Override
     public Map<String, Object> parents() {
+        decodeParents();
         return parents;
     }
 
     @Override
     public Map<String, String> parentStates() {
+        decodeParents();
         return parentStates;
     }
 
