@@ -6,7 +6,6 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.model.BatchView;
 import dev.taskline.model.Event;
 import dev.taskline.model.Insert;
-import dev.taskline.model.ParentResult;
 import dev.taskline.model.QueueControl;
 import dev.taskline.model.ScheduleRecord;
 import dev.taskline.model.Task;
@@ -326,22 +325,12 @@ final class ApiJson {
                         .append(IsoTime.format(task.scheduledFor()))
                         .append('"');
             }
-            if (!c.parents().isEmpty()) {
-                // The results go in as the journal holds them (jsonb, so valid JSON), not decoded and encoded again.
-                StringBuilder states = new StringBuilder("{");
-                out.append(",\"parents\":{");
-                for (int p = 0; p < c.parents().size(); p++) {
-                    ParentResult parent = c.parents().get(p);
-                    String key = "\"" + new String(quote.quoteAsString(parent.key())) + "\":";
-                    String value = parent.valueJson();
-                    out.append(p == 0 ? "" : ",").append(key).append(value == null ? "null" : value);
-                    states.append(p == 0 ? "" : ",")
-                            .append(key)
-                            .append('"')
-                            .append(parent.state().sql())
-                            .append('"');
-                }
-                out.append("},\"parentStates\":").append(states).append('}');
+            if (c.parents().count() > 0) {
+                // As the journal built them (JSON), not decoded and encoded again.
+                out.append(",\"parents\":")
+                        .append(c.parents().valuesJson())
+                        .append(",\"parentStates\":")
+                        .append(c.parents().statesJson());
             }
             out.append(",\"lease\":{\"token\":\"")
                     .append(quote.quoteAsString(c.token()))

@@ -5,7 +5,7 @@ import dev.taskline.model.FlowRecord;
 import dev.taskline.model.FlowTaskView;
 import dev.taskline.model.Insert;
 import dev.taskline.model.Lease;
-import dev.taskline.model.ParentResult;
+import dev.taskline.model.Parents;
 import dev.taskline.model.Reason;
 import dev.taskline.model.Spawn;
 import dev.taskline.model.Task;
@@ -283,25 +283,22 @@ public final class JournalFlows {
      * InvalidTaskException}, which the caller turns into a permanent failure) when their results and
      * errors weigh more than {@code maxBytes} together, before any of them is read.
      */
-    public Future<List<ParentResult>> parents(UUID taskId, long maxBytes) {
+    public Future<Parents> parents(UUID taskId, long maxBytes) {
         Sql.Statement read = sql.statement("flow_parents");
         return guard(pool.preparedQuery(read.text()).execute(read.bind("id", taskId, "max_bytes", maxBytes)))
-                .map(found -> {
-                    List<ParentResult> parents = new ArrayList<>(found.size());
-                    for (Row parent : found) {
-                        String key = parent.getString("key");
-                        if (key == null) {
-                            throw new InvalidTaskException("the results of its parents weigh "
-                                    + parent.getLong("bytes") + " bytes together, more than the " + maxBytes
-                                    + " a task may be passed (flows.maxParentBytes)");
-                        }
-                        parents.add(new ParentResult(
-                                key,
-                                TaskState.parse(parent.getString("state")),
-                                parent.getString("result"),
-                                parent.getString("error")));
+                .map(rows -> {
+                    Row row = rows.iterator().next();
+                    int count = row.getInteger("parents");
+                    if (count == 0) {
+                        return Parents.NONE;
                     }
-                    return parents;
+                    String values = row.getString("parent_values");
+                    if (values == null) {
+                        throw new InvalidTaskException("the results of its parents weigh " + row.getLong("bytes")
+                                + " bytes together, more than the " + maxBytes
+                                + " a task may be passed (flows.maxParentBytes)");
+                    }
+                    return new Parents(count, values, row.getString("parent_states"));
                 });
     }
 

@@ -4,7 +4,7 @@ import dev.taskline.handler.TaskContext;
 import dev.taskline.journal.Journal;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
-import dev.taskline.model.ParentResult;
+import dev.taskline.model.Parents;
 import dev.taskline.model.Task;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -13,8 +13,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -47,7 +45,7 @@ final class Attempt implements TaskContext {
     private long timeoutTimer = -1;
 
     private final io.vertx.core.json.JsonArray spawned = new io.vertx.core.json.JsonArray();
-    private List<ParentResult> read = List.of();
+    private Parents read = Parents.NONE;
     private Map<String, Object> parents;
     private Map<String, String> parentStates;
     private volatile boolean stopRequested;
@@ -88,7 +86,7 @@ final class Attempt implements TaskContext {
      * What a flow task's parents ended with, read before its handler runs; decoded only if the
      * handler asks (a fan-in of thousands costs a handler that ignores it nothing more).
      */
-    void parents(List<ParentResult> read) {
+    void parents(Parents read) {
         this.read = read;
     }
 
@@ -96,14 +94,8 @@ final class Attempt implements TaskContext {
         if (parents != null) {
             return;
         }
-        Map<String, Object> values = new LinkedHashMap<>();
-        Map<String, String> states = new LinkedHashMap<>();
-        for (ParentResult parent : read) {
-            values.put(parent.key(), parent.value());
-            states.put(parent.key(), parent.state().sql());
-        }
-        this.parents = Collections.unmodifiableMap(values);
-        this.parentStates = Collections.unmodifiableMap(states);
+        this.parents = read.values();
+        this.parentStates = read.states();
     }
 
     @Override

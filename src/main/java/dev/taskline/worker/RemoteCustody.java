@@ -6,6 +6,7 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Lease;
 import dev.taskline.model.LeaseState;
+import dev.taskline.model.Parents;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.LeaseLostException;
@@ -90,7 +91,7 @@ final class RemoteCustody {
                 lease,
                 tokens.get().sign(lease, queue.name(), task.maxAttempts(), task.tenant()),
                 clock.instant().plusMillis(leaseMs),
-                List.of());
+                Parents.NONE);
         held.put(task.id(), new Held(queue, task, lease, now + leaseMs, now + timeoutMs(queue, task)));
         return claimed;
     }

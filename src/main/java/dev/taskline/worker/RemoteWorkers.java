@@ -5,7 +5,7 @@ import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Lease;
-import dev.taskline.model.ParentResult;
+import dev.taskline.model.Parents;
 import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
@@ -105,9 +105,9 @@ public final class RemoteWorkers extends VerticleBase {
      * A task handed to a remote worker, with its lease and the token that names it, and for a flow
      * task what its parents ended with (empty for any other).
      */
-    public record Claimed(Task task, Lease lease, String token, Instant expiresAt, List<ParentResult> parents) {
+    public record Claimed(Task task, Lease lease, String token, Instant expiresAt, Parents parents) {
 
-        Claimed withParents(List<ParentResult> read) {
+        Claimed withParents(Parents read) {
             return new Claimed(task, lease, token, expiresAt, read);
         }
     }

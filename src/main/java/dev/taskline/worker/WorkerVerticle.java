@@ -11,7 +11,7 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.model.BusAddresses;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
-import dev.taskline.model.ParentResult;
+import dev.taskline.model.Parents;
 import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
@@ -577,7 +577,7 @@ public final class WorkerVerticle extends VerticleBase {
     }
 
     /** What a flow task's parents ended with; too much of it to pass on fails the task for good. */
-    private Future<List<ParentResult>> readParents(Task task) {
+    private Future<Parents> readParents(Task task) {
         return flows.parents(task.id(), maxParentBytes)
                 .recover(e -> Future.failedFuture(
                         e instanceof InvalidTaskException ? new PermanentTaskException(e.getMessage()) : e));

@@ -111,7 +111,7 @@ class JournalFlowsTest {
         FlowRecord flow = await(flows.get(flowId));
         assertEquals(1, flow.unfinished());
         assertEquals("running", flow.state());
-        assertEquals(members, await(flows.parents(then.task().id(), 1 << 20)).size());
+        assertEquals(members, await(flows.parents(then.task().id(), 1 << 20)).count());
 
         Lease thenLease = await(journals.get(1).claim(then.task().id(), 0, "w", LEASE));
         assertEquals(TaskState.SUCCEEDED, await(journals.get(1).succeed(thenLease, new JsonObject())));
@@ -137,7 +137,7 @@ class JournalFlowsTest {
         Lease lease = await(journals.get(0).claim(parent.task().id(), 0, "w", LEASE));
         await(journals.get(0).succeed(lease, new JsonObject().put("big", "x".repeat(2_000))));
         JournalFlows flows = new JournalFlows(journals.get(0));
-        assertEquals(1, await(flows.parents(child.task().id(), 10_000)).size());
+        assertEquals(1, await(flows.parents(child.task().id(), 10_000)).count());
         Exception refused = org.junit.jupiter.api.Assertions.assertThrows(
                 Exception.class, () -> await(flows.parents(child.task().id(), 1_000)));
         assertEquals(
