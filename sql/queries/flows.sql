@@ -45,12 +45,12 @@ SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, :now FROM ins WHERE
 -- name: flow_parents
 -- :id a task, :max_bytes the most its parents' results and errors may weigh together. What its
 -- parents in its flow ended with, for its handler to read when it starts, in one row: how many,
--- how much they weigh (as stored text), and, unless that is more than :max_bytes, a JSON object of
+-- how much they weigh (as text: what a reader decodes, however well the journal compressed it), and, unless that is more than :max_bytes, a JSON object of
 -- each parent's key to its result (or, for one that did not succeed, its error) and one of each
 -- key to its state. One row of text rather than a row a parent: a fan-in of 10,000 costs the
 -- reader one value to pass on or decode, not 10,000 rows.
 WITH p AS MATERIALIZED (
-  SELECT t.id, t.flow_key, t.state, CASE WHEN t.state = 'succeeded' THEN t.result ELSE t.error END AS value,
+  SELECT t.flow_key, t.state, CASE WHEN t.state = 'succeeded' THEN t.result ELSE t.error END AS value,
          COALESCE(octet_length(t.result::text), 0) + COALESCE(octet_length(t.error::text), 0) AS bytes
     FROM task_edges e JOIN tasks t ON t.id = e.parent_id
    WHERE e.child_id = :id
@@ -59,9 +59,9 @@ WITH p AS MATERIALIZED (
 )
 SELECT total.parents, total.bytes,
        CASE WHEN total.bytes <= :max_bytes
-            THEN (SELECT json_object_agg(p.flow_key, p.value ORDER BY p.id) FROM p)::text END AS parent_values,
+            THEN (SELECT json_object_agg(p.flow_key, p.value) FROM p)::text END AS parent_values,
        CASE WHEN total.bytes <= :max_bytes
-            THEN (SELECT json_object_agg(p.flow_key, p.state ORDER BY p.id) FROM p)::text END AS parent_states
+            THEN (SELECT json_object_agg(p.flow_key, p.state) FROM p)::text END AS parent_states
   FROM total;
 
 -- name: get_flow
