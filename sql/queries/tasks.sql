@@ -262,12 +262,7 @@ WITH req AS MATERIALIZED (
   SELECT array_agg(id) AS ids, array_agg(flow_id) AS flows, array_agg(state) AS states
     FROM done WHERE flow_id IS NOT NULL AND state <> 'pending'
 )
-SELECT NULL::text AS kind, id, state, NULL::text AS queue, NULL::text AS type, NULL::text AS payload,
-       NULL::int AS priority, NULL::bigint AS lease_version, NULL::int AS attempt, NULL::int AS max_attempts,
-       NULL::bigint AS timeout_ms, NULL::timestamptz AS run_at, NULL::text AS tenant, NULL::text AS concurrency_key,
-       NULL::timestamptz AS start_by, NULL::text AS schedule, NULL::timestamptz AS scheduled_for, flow_id,
-       NULL::text AS join_mode, NULL::text AS flow_key
-  FROM done
+SELECT NULL::text AS kind, id, state, NULL::jsonb AS task FROM done
 UNION ALL
 SELECT s.* FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
@@ -357,7 +352,7 @@ WITH req AS MATERIALIZED (
 )
 SELECT NULL::text AS kind, id, queue FROM gone
 UNION ALL
-SELECT s.kind, s.id, s.queue FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
+SELECT s.kind, s.id, s.task ->> 'queue' FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: pending_count
 -- :queue, :now. How many tasks of the queue are due and waiting in the journal: page-in runs

@@ -2,6 +2,7 @@ package dev.taskline.journal;
 
 import dev.taskline.model.Settled;
 import dev.taskline.model.Task;
+import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -47,6 +48,27 @@ final class Rows {
                 .build();
     }
 
+    /** A child flow_settle made ready, from the jsonb it answers (its page-in columns). */
+    static Task readyTask(UUID id, JsonObject t) {
+        return Task.builder(id, t.getString("queue"), t.getString("type"))
+                .payloadJson(t.getString("payload"))
+                .priority(t.getInteger("priority"))
+                .maxAttempts(t.getInteger("max_attempts"))
+                .timeoutMs(t.getLong("timeout_ms"))
+                .tenant(t.getString("tenant"))
+                .concurrencyKey(t.getString("concurrency_key"))
+                .startBy(
+                        t.getString("start_by") == null
+                                ? null
+                                : OffsetDateTime.parse(t.getString("start_by")).toInstant())
+                .flow(UUID.fromString(t.getString("flow_id")))
+                .flowKey(t.getString("flow_key"))
+                .hasParents(t.getString("join_mode") != null)
+                .runAt(OffsetDateTime.parse(t.getString("run_at")).toInstant())
+                .leased(t.getLong("lease_version"), t.getInteger("attempt"))
+                .build();
+    }
+
     /**
      * The rows of kind 'ready' and 'flow' that a statement ending flow tasks returns beside its own
      * (whose kind is null): what flow_settle settled. {@code readyIds} gets the ids of the ready
@@ -60,7 +82,7 @@ final class Rows {
             String kind = kind(row);
             if ("ready".equals(kind)) {
                 if (readyIds == null) {
-                    ready.add(task(row));
+                    ready.add(readyTask(row.getUUID("id"), (JsonObject) row.getValue("task")));
                 } else {
                     readyIds.add(row.getUUID("id"));
                 }
