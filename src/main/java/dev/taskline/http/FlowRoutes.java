@@ -13,8 +13,6 @@ import java.util.UUID;
 /** {@code /api/flows}: submit a graph of tasks all or nothing, read it, list them, cancel or retry one. */
 final class FlowRoutes implements Routes {
 
-    private static final int DEFAULT_PAGE = 50;
-    private static final int MAX_PAGE = 1000;
     private static final Set<String> STATES = Set.of("running", "succeeded", "failed", "cancelled");
 
     private final FlowService service;
@@ -66,23 +64,8 @@ final class FlowRoutes implements Routes {
         if (state != null && !STATES.contains(state)) {
             throw ApiException.badRequest("state must be one of running, succeeded, failed, cancelled");
         }
-        String after = Requests.query(ctx, "after");
-        UUID afterId = after == null ? null : Requests.uuid(after);
-        if (after != null && afterId == null) {
-            throw ApiException.badRequest("after must be a flow id");
-        }
-        int limit = DEFAULT_PAGE;
-        String limitText = Requests.query(ctx, "limit");
-        if (limitText != null) {
-            try {
-                limit = Integer.parseInt(limitText);
-            } catch (NumberFormatException e) {
-                limit = -1;
-            }
-            if (limit < 1 || limit > MAX_PAGE) {
-                throw ApiException.badRequest("limit must be an integer from 1 to " + MAX_PAGE);
-            }
-        }
+        UUID afterId = Pages.after(ctx, "a flow id");
+        int limit = Pages.limit(ctx);
         service.list(Requests.caller(ctx), state, Requests.query(ctx, "name"), afterId, limit)
                 .onSuccess(page -> {
                     JsonArray flows = new JsonArray();

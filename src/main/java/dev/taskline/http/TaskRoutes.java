@@ -24,8 +24,6 @@ final class TaskRoutes implements Routes {
             .map(TaskState::sql)
             .collect(java.util.stream.Collectors.joining(", "));
 
-    private static final int DEFAULT_PAGE = 50;
-    private static final int MAX_PAGE = 1000;
     private static final Set<String> BULK_RETRY_FIELDS = Set.of("queue", "type", "limit");
 
     private final TaskService service;
@@ -82,23 +80,8 @@ final class TaskRoutes implements Routes {
         if (stateText != null && state == null) {
             throw ApiException.badRequest("state must be one of " + STATES);
         }
-        String after = Requests.query(ctx, "after");
-        UUID afterId = after == null ? null : Requests.uuid(after);
-        if (after != null && afterId == null) {
-            throw ApiException.badRequest("after must be a task id");
-        }
-        String limitText = Requests.query(ctx, "limit");
-        int limit = DEFAULT_PAGE;
-        if (limitText != null) {
-            try {
-                limit = Integer.parseInt(limitText);
-            } catch (NumberFormatException e) {
-                limit = -1;
-            }
-            if (limit < 1 || limit > MAX_PAGE) {
-                throw ApiException.badRequest("limit must be an integer from 1 to " + MAX_PAGE);
-            }
-        }
+        UUID afterId = Pages.after(ctx, "a task id");
+        int limit = Pages.limit(ctx);
         TaskFilter filter =
                 new TaskFilter(state, Requests.query(ctx, "queue"), Requests.query(ctx, "type"), afterId, limit);
         service.list(Requests.caller(ctx), filter)

@@ -3,7 +3,6 @@ package dev.taskline.journal;
 import dev.taskline.model.FlowInsert;
 import dev.taskline.model.FlowRecord;
 import dev.taskline.model.FlowTaskView;
-import dev.taskline.model.Insert;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Parents;
 import dev.taskline.model.Reason;
@@ -150,64 +149,28 @@ public final class JournalFlows {
     }
 
     private static Params.FlowSpawn spawnParams(Lease lease, Spawn spawn, OffsetDateTime now) {
-        int n = spawn.tasks().size();
-        UUID[] ids = new UUID[n];
-        String[] keys = new String[n];
-        String[] queues = new String[n];
-        String[] types = new String[n];
-        String[] payloads = new String[n];
-        Integer[] priorities = new Integer[n];
-        Long[] delays = new Long[n];
-        Integer[] maxAttempts = new Integer[n];
-        Long[] timeoutMs = new Long[n];
-        String[] concurrencyKeys = new String[n];
-        Long[] startWithinMs = new Long[n];
-        String[] joins = new String[n];
-        Integer[] parentsLeft = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            FlowInsert.Node node = spawn.tasks().get(i);
-            Task task = node.insert().task();
-            ids[i] = task.id();
-            keys[i] = node.key();
-            queues[i] = task.queue();
-            types[i] = task.type();
-            payloads[i] = task.payloadJson();
-            priorities[i] = task.priority();
-            delays[i] = spawn.delaysMs().get(i);
-            maxAttempts[i] = task.maxAttempts();
-            timeoutMs[i] = task.timeoutMs();
-            concurrencyKeys[i] = task.concurrencyKey();
-            startWithinMs[i] = node.startWithinMs();
-            joins[i] = node.join();
-            parentsLeft[i] = node.parents();
-        }
-        UUID[] edgeParents = new UUID[spawn.edges().size()];
-        UUID[] edgeChildren = new UUID[spawn.edges().size()];
-        for (int i = 0; i < edgeParents.length; i++) {
-            edgeParents[i] = spawn.edges().get(i).parent();
-            edgeChildren[i] = spawn.edges().get(i).child();
-        }
+        FlowColumns c = new FlowColumns(spawn.tasks(), spawn.edges());
         return new Params.FlowSpawn(
                 spawn.spawner(),
                 lease.version(),
                 lease.workerId(),
                 now,
                 spawn.flowId(),
-                ids,
-                keys,
-                queues,
-                types,
-                payloads,
-                priorities,
-                delays,
-                maxAttempts,
-                timeoutMs,
-                concurrencyKeys,
-                startWithinMs,
-                joins,
-                parentsLeft,
-                edgeParents,
-                edgeChildren,
+                c.ids,
+                c.keys,
+                c.queues,
+                c.types,
+                c.payloads,
+                c.priorities,
+                spawn.delaysMs().toArray(new Long[0]),
+                c.maxAttempts,
+                c.timeoutMs,
+                c.concurrencyKeys,
+                c.startWithinMs,
+                c.joins,
+                c.parentsLeft,
+                c.edgeParents,
+                c.edgeChildren,
                 spawn.tails().toArray(new UUID[0]));
     }
 
@@ -350,75 +313,32 @@ public final class JournalFlows {
     }
 
     private static Params.InsertFlow params(FlowInsert flow, OffsetDateTime now) {
-        int n = flow.tasks().size();
-        UUID[] ids = new UUID[n];
-        String[] keys = new String[n];
-        String[] queues = new String[n];
-        String[] types = new String[n];
-        String[] payloads = new String[n];
-        Integer[] priorities = new Integer[n];
-        OffsetDateTime[] runAt = new OffsetDateTime[n];
-        Integer[] maxAttempts = new Integer[n];
-        Long[] timeoutMs = new Long[n];
-        String[] workerIds = new String[n];
-        OffsetDateTime[] leaseExpiresAt = new OffsetDateTime[n];
-        String[] concurrencyKeys = new String[n];
-        OffsetDateTime[] startBy = new OffsetDateTime[n];
-        Long[] startWithinMs = new Long[n];
-        String[] joins = new String[n];
-        Integer[] parentsLeft = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            FlowInsert.Node node = flow.tasks().get(i);
-            Insert insert = node.insert();
-            Task task = insert.task();
-            ids[i] = task.id();
-            keys[i] = node.key();
-            queues[i] = task.queue();
-            types[i] = task.type();
-            payloads[i] = task.payloadJson();
-            priorities[i] = task.priority();
-            runAt[i] = Times.utc(insert.runAt());
-            maxAttempts[i] = task.maxAttempts();
-            timeoutMs[i] = task.timeoutMs();
-            workerIds[i] = insert.workerId();
-            leaseExpiresAt[i] = insert.leaseUntil() == null ? null : Times.utc(insert.leaseUntil());
-            concurrencyKeys[i] = task.concurrencyKey();
-            startBy[i] = node.root() && insert.startBy() != null ? Times.utc(insert.startBy()) : null;
-            startWithinMs[i] = node.root() ? null : node.startWithinMs();
-            joins[i] = node.join();
-            parentsLeft[i] = node.root() ? null : node.parents();
-        }
-        UUID[] edgeParents = new UUID[flow.edges().size()];
-        UUID[] edgeChildren = new UUID[flow.edges().size()];
-        for (int i = 0; i < edgeParents.length; i++) {
-            edgeParents[i] = flow.edges().get(i).parent();
-            edgeChildren[i] = flow.edges().get(i).child();
-        }
+        FlowColumns c = new FlowColumns(flow.tasks(), flow.edges());
         return new Params.InsertFlow(
                 flow.id(),
                 flow.name(),
                 flow.tenant(),
                 now,
-                ids[0],
-                ids[n - 1],
-                ids,
-                keys,
-                queues,
-                types,
-                payloads,
-                priorities,
-                runAt,
-                maxAttempts,
-                timeoutMs,
-                workerIds,
-                leaseExpiresAt,
-                concurrencyKeys,
-                startBy,
-                startWithinMs,
-                joins,
-                parentsLeft,
-                edgeParents,
-                edgeChildren);
+                c.ids[0],
+                c.ids[c.ids.length - 1],
+                c.ids,
+                c.keys,
+                c.queues,
+                c.types,
+                c.payloads,
+                c.priorities,
+                c.runAt,
+                c.maxAttempts,
+                c.timeoutMs,
+                c.workerIds,
+                c.leaseExpiresAt,
+                c.concurrencyKeys,
+                c.startBy,
+                c.startWithinMs,
+                c.joins,
+                c.parentsLeft,
+                c.edgeParents,
+                c.edgeChildren);
     }
 
     private static <T> Future<T> guard(Future<T> future) {
