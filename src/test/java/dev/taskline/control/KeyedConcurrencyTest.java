@@ -124,8 +124,12 @@ class KeyedConcurrencyTest {
     void a_key_held_by_a_node_whose_lease_lapsed_frees_and_the_bound_holds_through_the_takeover() throws Exception {
         GateHandler.reset();
         String db = TestPostgres.newDatabase();
+        // Recovery runs only when the test says (b's pass below): a's own timed pass, reading the
+        // journal every few seconds, could otherwise page in and start the waiting task the moment
+        // b's takeover frees the key, and the test would wait on b for a task a runs.
         String config = """
-        {"queues": {"default": {"slots": 2, "keyConcurrency": 1, "leaseMs": 1000, "heartbeatMs": 200}}}
+        {"queues": {"default": {"slots": 2, "keyConcurrency": 1, "leaseMs": 1000, "heartbeatMs": 200}},
+         "recovery": {"intervalMs": 3600000}}
         """;
         try (TestNode a = TestNode.start(db, config, new MutableClock());
                 TestNode b = TestNode.start(db, config, new MutableClock())) {

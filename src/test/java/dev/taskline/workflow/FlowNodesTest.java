@@ -21,8 +21,11 @@ import org.junit.jupiter.api.Test;
 /** Two nodes on one journal: a flow's tasks run on both, and each child leaves blocked once. */
 class FlowNodesTest {
 
+    // Recovery runs only when a test says: a node's own timed pass could page in and start a task
+    // the other node was meant to hold (see KeyedConcurrencyTest).
     private static final String CONFIG = """
-        {"queues": {"default": {"slots": 2, "capacity": 1000, "leaseMs": 1000, "heartbeatMs": 200}}}
+        {"queues": {"default": {"slots": 2, "capacity": 1000, "leaseMs": 1000, "heartbeatMs": 200}},
+         "recovery": {"intervalMs": 3600000}}
         """;
 
     @Test
