@@ -34,6 +34,7 @@ public final class QueueMeters {
     private final Counter rateLimited;
     private final Counter takeovers;
     private final Timer waitTime;
+    private final Timer fanIn;
     private final Timer runTime;
     private final RateWindow arrivals10;
     private final RateWindow arrivals60;
@@ -77,6 +78,12 @@ public final class QueueMeters {
         waitTime = Timer.builder("taskline.task.wait")
                 .tag("queue", name)
                 .description("From due (accepted, or its delay over) to started")
+                .publishPercentileHistogram()
+                .register(registry);
+        fanIn = Timer.builder("taskline.flow.fan.in")
+                .tag("queue", name)
+                .description("A flow task's first start, from when its parents let it run (the commit of the"
+                        + " last one it waited for, or its delay after it)")
                 .publishPercentileHistogram()
                 .register(registry);
         runTime = Timer.builder("taskline.task.run")
@@ -173,6 +180,11 @@ public final class QueueMeters {
     public void started(long waitedMs) {
         started.increment();
         waitTime.record(Math.max(0, waitedMs), TimeUnit.MILLISECONDS);
+    }
+
+    /** A flow task that waited for parents starts (its handler, or a remote worker's claim), {@code waitedMs} after it could. */
+    public void fannedIn(long waitedMs) {
+        fanIn.record(Math.max(0, waitedMs), TimeUnit.MILLISECONDS);
     }
 
     public void ran(long nanos) {

@@ -86,6 +86,9 @@ final class RemoteCustody {
         long now = clock.millis();
         long leaseMs = queue.config().leaseMs();
         metrics.queue(queue.name()).started(now - task.dueAtMillis());
+        if (task.hasParents() && task.attempt() == 0) {
+            metrics.queue(queue.name()).fannedIn(now - task.dueAtMillis());
+        }
         Claimed claimed = new Claimed(
                 task,
                 lease,

@@ -471,6 +471,10 @@ public final class WorkerVerticle extends VerticleBase {
                                         ? invoke(handler, attempt)
                                         : readParents(task).compose(read -> {
                                             attempt.parents(read);
+                                            if (task.attempt() == 0) {
+                                                // Due when its parents let it run: the fan-in, to the handler's start.
+                                                meters.fannedIn(clock.millis() - task.dueAtMillis());
+                                            }
                                             return invoke(handler, attempt);
                                         }));
         return attempt;

@@ -166,6 +166,14 @@ class FlowsApiTest {
         assertEquals(
                 List.of("invoice"),
                 taskOf(flow, "email").getJsonArray("dependsOn").getList());
+        assertEquals(
+                1.0,
+                node.metric("taskline_flow_fan_in_seconds_count{queue=\"mail\"}"),
+                "the email's start from its release is timed");
+        assertEquals(
+                0.0,
+                node.metric("taskline_flow_fan_in_seconds_count{queue=\"payments\"}"),
+                "a root waits for no parent");
     }
 
     @Test
