@@ -157,3 +157,24 @@ export function reconcileRows(tbody, items, keyOf, create, update) {
     row.remove();
   }
 }
+
+/**
+ * Renders {@code view} (its render()) once per frame at most, however many events ask for it: a
+ * burst (the catch-up after a snapshot, many progress steps) shows only its outcome instead of
+ * flickering through every step. The view keeps the flag (renderQueued) and may say it is gone
+ * (disposed).
+ */
+export function renderSoon(view) {
+  if (view.renderQueued || view.disposed) {
+    return;
+  }
+  view.renderQueued = true;
+  const run = () => {
+    if (view.renderQueued) {
+      view.renderQueued = false;
+      view.render();
+    }
+  };
+  requestAnimationFrame(run);
+  setTimeout(run, 250); // rAF does not run in a background tab; keep the view current anyway
+}

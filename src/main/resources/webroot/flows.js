@@ -3,7 +3,7 @@
 // edge), kept live by the flow's event stream, with Cancel and Retry.
 
 import { api, query } from './api.js';
-import { badge, dateTime, h, reconcileRows, setBadge, shortId, time } from './dom.js';
+import { badge, dateTime, h, reconcileRows, renderSoon, setBadge, shortId, time } from './dom.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
@@ -403,18 +403,7 @@ export class FlowView {
   }
 
   scheduleRender() {
-    if (this.renderQueued || this.disposed) {
-      return;
-    }
-    this.renderQueued = true;
-    const run = () => {
-      if (this.renderQueued) {
-        this.renderQueued = false;
-        this.render();
-      }
-    };
-    requestAnimationFrame(run);
-    setTimeout(run, 250); // rAF does not run in a background tab
+    renderSoon(this);
   }
 
   render() {

@@ -4,7 +4,7 @@
 // draws the flow and shows the ranking once that task has ended.
 
 import { api, ApiError } from './api.js';
-import { badge, h, progressBar, setBadge, setProgress, shortId } from './dom.js';
+import { badge, h, progressBar, renderSoon, setBadge, setProgress, shortId } from './dom.js';
 import { FlowView } from './flows.js';
 import { COMPANIES, MAX_PROJECTS, PROJECTS } from './samples.js';
 
@@ -399,18 +399,7 @@ class BatchView {
    * progress steps) then shows only its outcome instead of flickering through every step.
    */
   scheduleRender() {
-    if (this.renderQueued || this.disposed) {
-      return;
-    }
-    this.renderQueued = true;
-    const run = () => {
-      if (this.renderQueued) {
-        this.renderQueued = false;
-        this.render();
-      }
-    };
-    requestAnimationFrame(run);
-    setTimeout(run, 250); // rAF does not run in a background tab; keep the table current anyway
+    renderSoon(this);
   }
 
   /**
