@@ -33,7 +33,7 @@ class FlowsApiTest {
         {"queues": {"default": {"slots": 4, "capacity": 1000}, "matching": {"slots": 2, "capacity": 100},
                     "payments": {"slots": 1, "capacity": 100}, "mail": {"slots": 1, "capacity": 100},
                     "remote": {"remote": true, "capacity": 100}},
-         "flows": {"maxTasks": 50}}
+         "flows": {"maxTasks": 50, "maxParentBytes": 4096}}
         """);
     }
 
@@ -495,5 +495,20 @@ class FlowsApiTest {
         JsonObject flow = flowWhen(flowId, "succeeded");
         assertEquals(4, flow.getInteger("size"));
         assertEquals("succeeded", taskOf(flow, "b.1").getString("state"));
+    }
+
+    @Test
+    void a_child_whose_parents_results_are_too_heavy_to_pass_on_fails_for_good_saying_so() throws Exception {
+        JsonObject answer = accepted(new JsonObject()
+                .put(
+                        "chain",
+                        new JsonArray().add(gate("big")).add(sleep("reader", 0).put("maxAttempts", 3))));
+        GateHandler.next(TestNode.WAIT).succeed(new JsonObject().put("blob", "x".repeat(5_000)));
+        JsonObject flow = flowWhen(answer.getString("flowId"), "failed");
+        JsonObject reader = node.getJson("/api/tasks/" + taskOf(flow, "reader").getString("id"));
+        assertEquals("failed", reader.getString("state"));
+        assertEquals(1, reader.getInteger("attempt"), "failed for good at once, not retried");
+        String message = reader.getJsonObject("error").getString("message");
+        assertTrue(message.contains("flows.maxParentBytes"), message);
     }
 }
