@@ -145,6 +145,9 @@ final class ApiJson {
         if (task.startBy() != null) {
             json.put("startBy", time(task.startBy()));
         }
+        if (task.flowId() != null) {
+            json.put("flowId", task.flowId().toString()).put("flowKey", task.flowKey());
+        }
         if (task.schedule() != null) {
             json.put("schedule", task.schedule()).put("scheduledFor", time(task.scheduledFor()));
         }

@@ -253,7 +253,9 @@ public final class JournalReads {
                 row.getString("concurrency_key"),
                 Rows.instant(row, "start_by"),
                 row.getString("schedule"),
-                Rows.instant(row, "scheduled_for"));
+                Rows.instant(row, "scheduled_for"),
+                row.getUUID("flow_id"),
+                row.getString("flow_key"));
     }
 
     private static Event event(Row row, UUID taskId) {

@@ -42,7 +42,9 @@ public record TaskView(
         String concurrencyKey,
         Instant startBy,
         String schedule,
-        Instant scheduledFor) {
+        Instant scheduledFor,
+        UUID flowId,
+        String flowKey) {
 
     /** The same task with its history's transitions without the keys that made them. */
     public TaskView withoutActors() {
@@ -77,6 +79,8 @@ public record TaskView(
                 concurrencyKey,
                 startBy,
                 schedule,
-                scheduledFor);
+                scheduledFor,
+                flowId,
+                flowKey);
     }
 }

@@ -138,6 +138,8 @@ class FlowsApiTest {
         // Level 5 meets the requirement in full; each level below it scores less.
         assertEquals(List.of("P3", "P4", "P1", "P2", "P0"), projects);
         JsonObject thenTask = node.getJson("/api/tasks/" + rank.getString("id"));
+        assertEquals(answer.getString("flowId"), thenTask.getString("flowId"));
+        assertEquals("then", thenTask.getString("flowKey"));
         assertEquals(List.of("submitted", "unblocked", "claimed", "succeeded"), reasons(thenTask));
         assertEquals(
                 "blocked", thenTask.getJsonArray("history").getJsonObject(0).getString("to"));
