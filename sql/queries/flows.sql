@@ -159,14 +159,6 @@ UPDATE flows f
  WHERE f.id = c.id
 RETURNING f.id, f.state;
 
--- name: tasks_by_ids
--- :ids. Tasks read back to be held, as page_in reads them: children a cancel or a sweep made
--- pending.
-SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
-       timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id, join_mode, flow_key
-  FROM tasks
- WHERE id = ANY (:ids::uuid[]) AND state = 'pending';
-
 -- name: flow_lock
 -- :ids flows, locked in id order (as flow_settle locks them) before flow_recount counts them.
 SELECT id FROM flows WHERE id = ANY (:ids::uuid[]) ORDER BY id FOR UPDATE;

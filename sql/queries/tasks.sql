@@ -350,9 +350,9 @@ WITH req AS MATERIALIZED (
   SELECT array_agg(id) AS ids, array_agg(flow_id) AS flows, array_agg('expired'::text) AS states
     FROM gone WHERE flow_id IS NOT NULL
 )
-SELECT NULL::text AS kind, id, queue FROM gone
+SELECT NULL::text AS kind, id, queue, NULL::jsonb AS task FROM gone
 UNION ALL
-SELECT s.kind, s.id, s.task ->> 'queue' FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
+SELECT s.kind, s.id, NULL, s.task FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: pending_count
 -- :queue, :now. How many tasks of the queue are due and waiting in the journal: page-in runs
@@ -404,8 +404,8 @@ SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_ve
 -- that asked} (or null: auth off). A pending or blocked task is cancelled at once (and its version
 -- bumped, so that any queued copy fails its claim); a running one is asked to stop. Answers one row
 -- per task found: its state before, and after (no kind); then, as finish does, what its cancel
--- settled in flows (from flow_settle: a child that joins settled may run now). Rows are locked in id order, as flow_settle locks children, so that a cancel and a parent's
--- end never deadlock.
+-- settled in flows (from flow_settle: a child that joins settled may run now). Rows are locked in
+-- id order, as flow_settle locks children, so that a cancel and a parent's end never deadlock.
 WITH target AS (
   SELECT id, state FROM tasks
    WHERE id = ANY (:ids::uuid[])
@@ -436,10 +436,12 @@ WITH target AS (
     FROM pend WHERE flow_id IS NOT NULL
 )
 SELECT NULL::text AS kind, target.id, target.state AS before,
-       CASE WHEN target.state IN ('pending', 'blocked') THEN 'cancelled' ELSE target.state END AS after
+       CASE WHEN target.state IN ('pending', 'blocked') THEN 'cancelled' ELSE target.state END AS after,
+       NULL::jsonb AS task
   FROM target
 UNION ALL
-SELECT s.kind, s.id, NULL, s.state FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
+SELECT s.kind, s.id, NULL, s.state, s.task
+  FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: retry
 -- :ids task ids, :now, :detail the event's detail: {"by": the key that asked} (or null). Failed,

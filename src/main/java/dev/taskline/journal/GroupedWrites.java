@@ -362,9 +362,7 @@ final class GroupedWrites {
 
         /** Tells the listeners what the committed statement changed and settled. */
         void tell() {
-            if (!settlement.empty()) {
-                settled.accept(settlement);
-            }
+            settled.accept(settlement);
             changed.accept(moved);
         }
     }
@@ -377,7 +375,7 @@ final class GroupedWrites {
             }
         }
         List<UUID> moved = new ArrayList<>(landed.keySet());
-        Settled settlement = Rows.settled(rows, null);
+        Settled settlement = Rows.settled(rows);
         settlement.ready().forEach(task -> moved.add(task.id()));
         moved.addAll(settlement.cancelled());
         return new Finished(perRequest(requests, FinishRequest::lease, landed), moved, settlement);

@@ -27,6 +27,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -38,6 +39,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.ObjLongConsumer;
 
 /**
@@ -148,11 +150,7 @@ public final class Journal {
 
     /** The first answer given under an Idempotency-Key that is still live, or null. */
     public Future<IdempotentAnswer> idempotentAnswer(String key) {
-        Sql.Statement lookup = sql.statement("idempotency_lookup");
-        return guard(pool.preparedQuery(lookup.text()).execute(lookup.bind("key", key, "now", now())))
-                .map(rows -> rows.size() == 0
-                        ? null
-                        : IdempotentAnswers.fromRow(rows.iterator().next()));
+        return idempotencyRow(key).map(row -> row == null ? null : IdempotentAnswers.fromRow(row));
     }
 
     /**
@@ -165,24 +163,47 @@ public final class Journal {
     public Future<IdempotentAnswer> insertIdempotent(
             String key, String requestHash, List<Insert> tasks, Duration keepFor) {
         OffsetDateTime now = now();
-        JsonObject answer = IdempotentAnswers.stored(tasks);
-        return guard(pool.withTransaction(conn -> conn.preparedQuery(idempotencyClaim.text())
-                        .execute(idempotencyClaim.bind(
-                                new Params.IdempotencyClaim(key, requestHash, answer, now, now.plus(keepFor))))
-                        .compose(claimed -> {
-                            if (claimed.size() == 0) {
-                                return Future.succeededFuture(false);
-                            }
-                            return conn.preparedQuery(insertTasks.text())
-                                    .execute(insertTasks.bind(InsertRows.params(List.of(tasks), now)))
-                                    .map(true);
-                        })))
+        return underKey(
+                        key,
+                        requestHash,
+                        IdempotentAnswers.stored(tasks),
+                        keepFor,
+                        now,
+                        conn -> conn.preparedQuery(insertTasks.text())
+                                .execute(insertTasks.bind(InsertRows.params(List.of(tasks), now))))
                 .compose(inserted -> inserted
                         ? Future.succeededFuture((IdempotentAnswer) null)
                                 .onSuccess(v -> changed(
                                         tasks.stream().map(t -> t.task().id()).toList()))
                         // The key's owner committed before our insert gave up on it, so its row is visible now.
                         : idempotentAnswer(key).map(found -> found != null ? found : IdempotentAnswers.VANISHED));
+    }
+
+    /**
+     * Takes an Idempotency-Key and, only if this request got it, runs {@code insert}, in one
+     * transaction: true when both happened, false when another live request held the key (nothing
+     * inserted). The unique key decides between racing requests.
+     */
+    Future<Boolean> underKey(
+            String key,
+            String requestHash,
+            JsonObject answer,
+            Duration keepFor,
+            OffsetDateTime now,
+            Function<SqlConnection, Future<?>> insert) {
+        return guard(pool.withTransaction(conn -> conn.preparedQuery(idempotencyClaim.text())
+                .execute(idempotencyClaim.bind(
+                        new Params.IdempotencyClaim(key, requestHash, answer, now, now.plus(keepFor))))
+                .compose(claimed -> claimed.size() == 0
+                        ? Future.succeededFuture(false)
+                        : insert.apply(conn).map(true))));
+    }
+
+    /** The row a live Idempotency-Key keeps (request_hash, response), or null. */
+    Future<Row> idempotencyRow(String key) {
+        Sql.Statement lookup = sql.statement("idempotency_lookup");
+        return guard(pool.preparedQuery(lookup.text()).execute(lookup.bind("key", key, "now", now())))
+                .map(rows -> rows.size() == 0 ? null : rows.iterator().next());
     }
 
     // ---- an attempt's writes, fenced by its lease -----------------------------------------------
@@ -350,7 +371,7 @@ public final class Journal {
                                 now(),
                                 "detail",
                                 askedBy(by))))
-                .compose(rows -> {
+                .map(rows -> {
                     List<Cancelled> answers = new ArrayList<>(rows.size());
                     List<UUID> moved = new ArrayList<>();
                     for (Row row : rows) {
@@ -366,7 +387,8 @@ public final class Journal {
                             moved.add(task.id());
                         }
                     }
-                    return settleRows(rows, moved).map(answers);
+                    settleRows(rows, moved);
+                    return answers;
                 });
     }
 
@@ -442,7 +464,7 @@ public final class Journal {
     private <T> Future<List<T>> changedTasks(String name, int limit, BiFunction<UUID, String, T> of) {
         Sql.Statement statement = sql.statement(name);
         return guard(pool.preparedQuery(statement.text()).execute(statement.bind("now", now(), "most", limit)))
-                .compose(rows -> {
+                .map(rows -> {
                     List<T> found = new ArrayList<>(rows.size());
                     List<UUID> ids = new ArrayList<>(rows.size());
                     for (Row row : rows) {
@@ -453,34 +475,21 @@ public final class Journal {
                         found.add(of.apply(id, row.getString("queue")));
                         ids.add(id);
                     }
-                    return settleRows(rows, ids).map(found);
+                    settleRows(rows, ids);
+                    return found;
                 });
     }
 
     /**
      * Passes on what a statement's rows of kind 'ready', 'cancelled' and 'flow' settled (see
-     * flow_settle), and the tasks that got events, {@code moved} among them. Those rows name the
-     * ready children by id only; they are read back whole here, which is rare (a cancel or a deadline
-     * that lets a child joining 'settled' run).
+     * flow_settle), and the tasks that got events: {@code moved} and those.
      */
-    private Future<Void> settleRows(RowSet<Row> rows, List<UUID> moved) {
-        List<UUID> readyIds = new ArrayList<>();
-        Settled settlement = Rows.settled(rows, readyIds);
-        moved.addAll(readyIds);
+    private void settleRows(RowSet<Row> rows, List<UUID> moved) {
+        Settled settlement = Rows.settled(rows);
+        settlement.ready().forEach(task -> moved.add(task.id()));
         moved.addAll(settlement.cancelled());
         changed(moved);
-        if (readyIds.isEmpty()) {
-            settled(settlement);
-            return Future.succeededFuture();
-        }
-        Sql.Statement read = sql.statement("tasks_by_ids");
-        return guard(pool.preparedQuery(read.text()).execute(read.bind("ids", readyIds.toArray(new UUID[0]))))
-                .map(found -> {
-                    settled(new Settled(tasks(found), settlement.cancelled(), settlement.flowsEnded()));
-                    return (Void) null;
-                })
-                // The children are pending in the journal whatever happens here: a page-in finds them.
-                .otherwise((Void) null);
+        settled(settlement);
     }
 
     /** How many tasks of the queue wait in the journal, due now. */

@@ -37,7 +37,6 @@ public final class JournalFlows {
     private final Sql sql;
     private final Clock clock;
     private final Sql.Bound<Params.InsertFlow> insertFlow;
-    private final Sql.Bound<Params.IdempotencyClaim> idempotencyClaim;
     private final Sql.Bound<Params.ListTenantFlows> listTenantFlows;
     private final Sql.Bound<Params.FlowSpawn> flowSpawn;
 
@@ -47,7 +46,6 @@ public final class JournalFlows {
         this.sql = Sql.queries();
         this.clock = journal.clock();
         this.insertFlow = sql.bound("insert_flow", Params.InsertFlow.class);
-        this.idempotencyClaim = sql.bound("idempotency_claim", Params.IdempotencyClaim.class);
         this.listTenantFlows = sql.bound("list_tenant_flows", Params.ListTenantFlows.class);
         this.flowSpawn = sql.bound("flow_spawn", Params.FlowSpawn.class);
     }
@@ -70,14 +68,13 @@ public final class JournalFlows {
     public Future<JsonObject> insertIdempotent(
             String key, String requestHash, FlowInsert flow, JsonObject answer, Duration keepFor) {
         OffsetDateTime now = now();
-        return guard(pool.withTransaction(conn -> conn.preparedQuery(idempotencyClaim.text())
-                        .execute(idempotencyClaim.bind(
-                                new Params.IdempotencyClaim(key, requestHash, answer, now, now.plus(keepFor))))
-                        .compose(claimed -> claimed.size() == 0
-                                ? Future.succeededFuture(false)
-                                : conn.preparedQuery(insertFlow.text())
-                                        .execute(insertFlow.bind(params(flow, now)))
-                                        .map(true))))
+        return journal.underKey(
+                        key,
+                        requestHash,
+                        answer,
+                        keepFor,
+                        now,
+                        conn -> conn.preparedQuery(insertFlow.text()).execute(insertFlow.bind(params(flow, now))))
                 .compose(inserted -> {
                     if (inserted) {
                         journal.changed(ids(flow));
@@ -87,19 +84,17 @@ public final class JournalFlows {
                 });
     }
 
-    /** What was stored under a live Idempotency-Key: the request's hash and its answer; null when none. */
+    /**
+     * What was stored under a live Idempotency-Key: {@code requestHash} and {@code answer}; an empty
+     * object when there is none.
+     */
     public Future<JsonObject> storedAnswer(String key) {
-        Sql.Statement lookup = sql.statement("idempotency_lookup");
-        return guard(pool.preparedQuery(lookup.text()).execute(lookup.bind("key", key, "now", now())))
-                .map(rows -> {
-                    if (rows.size() == 0) {
-                        return new JsonObject();
-                    }
-                    Row row = rows.iterator().next();
-                    return new JsonObject()
-                            .put("requestHash", row.getString("request_hash"))
-                            .put("answer", row.getValue("response"));
-                });
+        return journal.idempotencyRow(key)
+                .map(row -> row == null
+                        ? new JsonObject()
+                        : new JsonObject()
+                                .put("requestHash", row.getString("request_hash"))
+                                .put("answer", row.getValue("response")));
     }
 
     /**

@@ -29,7 +29,7 @@ final class Rows {
         return row.getColumnIndex("kind") < 0 ? null : row.getString("kind");
     }
 
-    /** A task read back to be held again, as page_in, retry and flow_settle return them. */
+    /** A task read back to be held again, as page_in and retry return them. */
     static Task task(Row row) {
         return Task.builder(row.getUUID("id"), row.getString("queue"), row.getString("type"))
                 .payloadJson(row.getString("payload"))
@@ -70,22 +70,17 @@ final class Rows {
     }
 
     /**
-     * The rows of kind 'ready' and 'flow' that a statement ending flow tasks returns beside its own
-     * (whose kind is null): what flow_settle settled. {@code readyIds} gets the ids of the ready
-     * ones when the rows carry only ids (cancel, expire_overdue); null when they carry whole tasks.
+     * The rows of kind 'ready', 'cancelled' and 'flow' that a statement ending flow tasks returns
+     * beside its own (whose kind is null): what flow_settle settled.
      */
-    static Settled settled(Iterable<Row> rows, List<UUID> readyIds) {
+    static Settled settled(Iterable<Row> rows) {
         List<Task> ready = new ArrayList<>();
         List<UUID> cancelled = new ArrayList<>();
         List<Settled.FlowEnd> ended = new ArrayList<>();
         for (Row row : rows) {
             String kind = kind(row);
             if ("ready".equals(kind)) {
-                if (readyIds == null) {
-                    ready.add(readyTask(row.getUUID("id"), (JsonObject) row.getValue("task")));
-                } else {
-                    readyIds.add(row.getUUID("id"));
-                }
+                ready.add(readyTask(row.getUUID("id"), (JsonObject) row.getValue("task")));
             } else if ("cancelled".equals(kind)) {
                 cancelled.add(row.getUUID("id"));
             } else if ("flow".equals(kind)) {
