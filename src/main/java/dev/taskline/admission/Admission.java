@@ -121,13 +121,8 @@ public final class Admission {
         }
         List<Insert> tasks;
         try {
-            if (key != null && (key.isBlank() || key.length() > MAX_KEY_LENGTH)) {
-                throw new InvalidTaskException("Idempotency-Key must be 1 to " + MAX_KEY_LENGTH + " characters");
-            }
-            if (tenant != null && !TENANT.matcher(tenant).matches()) {
-                throw new InvalidTaskException(
-                        "Taskline-Tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
-            }
+            checkIdempotencyKey(key);
+            checkTenant(tenant);
             tasks = validate(submissions, batch ? TaskIds.next(clock) : null, tenant);
             if (tenant != null) {
                 withinTenantLimits(tasks);
@@ -176,6 +171,20 @@ public final class Admission {
         });
     }
 
+    /** An Idempotency-Key (null: none) is 1 to {@value #MAX_KEY_LENGTH} characters; else 422. */
+    public static void checkIdempotencyKey(String key) {
+        if (key != null && (key.isBlank() || key.length() > MAX_KEY_LENGTH)) {
+            throw new InvalidTaskException("Idempotency-Key must be 1 to " + MAX_KEY_LENGTH + " characters");
+        }
+    }
+
+    private static void checkTenant(String tenant) {
+        if (tenant != null && !TENANT.matcher(tenant).matches()) {
+            throw new InvalidTaskException(
+                    "Taskline-Tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
+        }
+    }
+
     /** Where a task stands in a flow: the flow, its key, whether it waits for parents. */
     public record FlowPlace(UUID flowId, String key, boolean hasParents) {}
 
@@ -211,10 +220,7 @@ public final class Admission {
         List<Insert> all = new ArrayList<>(submissions.size());
         List<Insert> roots = new ArrayList<>();
         try {
-            if (tenant != null && !TENANT.matcher(tenant).matches()) {
-                throw new InvalidTaskException(
-                        "Taskline-Tenant must be 1 to 128 letters, digits, '.', '_', ':', '@' or '-'");
-            }
+            checkTenant(tenant);
             Instant now = clock.instant();
             for (int i = 0; i < submissions.size(); i++) {
                 Insert task = insert(
@@ -237,14 +243,13 @@ public final class Admission {
         } catch (InvalidTaskException e) {
             return Future.failedFuture(e);
         }
-        List<Insert> journaled = new ArrayList<>(all);
         return reserveAndInsert(roots, tenant, reserved -> {
                     Map<UUID, Insert> byId = new HashMap<>();
                     reserved.forEach(r -> byId.put(r.task().id(), r));
-                    journaled.replaceAll(task -> byId.getOrDefault(task.task().id(), task));
-                    return insert.apply(journaled);
+                    all.replaceAll(task -> byId.getOrDefault(task.task().id(), task));
+                    return insert.apply(all);
                 })
-                .map(reserved -> journaled);
+                .map(reserved -> all);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.taskline.workflow;
 
+import dev.taskline.model.FlowInsert;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -8,6 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * A flow as {@link FlowJson} read it: an optional name and its tasks in the order the body gave
@@ -22,6 +24,18 @@ public record FlowSpec(String name, List<FlowTask> tasks) {
     }
 
     /** The tasks that depend on none, which start the flow. */
+    /** Each task's dependsOn as edges, parent to child, the keys given as the ids {@code ids} maps them to. */
+    public List<FlowInsert.Edge> edges(Map<String, UUID> ids) {
+        List<FlowInsert.Edge> edges = new ArrayList<>();
+        for (FlowTask task : tasks) {
+            UUID child = ids.get(task.key());
+            for (String parent : task.dependsOn()) {
+                edges.add(new FlowInsert.Edge(ids.get(parent), child));
+            }
+        }
+        return edges;
+    }
+
     public List<FlowTask> roots() {
         return tasks.stream().filter(FlowTask::root).toList();
     }

@@ -62,18 +62,14 @@ public final class Flows {
     public Future<FlowAccepted> submit(JsonObject body, String idempotencyKey, String tenant) {
         FlowSpec spec;
         try {
-            if (idempotencyKey != null
-                    && (idempotencyKey.isBlank() || idempotencyKey.length() > Admission.MAX_KEY_LENGTH)) {
-                throw new InvalidTaskException(
-                        "Idempotency-Key must be 1 to " + Admission.MAX_KEY_LENGTH + " characters");
-            }
+            Admission.checkIdempotencyKey(idempotencyKey);
             spec = FlowJson.read(body, config.maxTasks());
             FlowRules.check(spec, config.maxTasks());
         } catch (InvalidTaskException e) {
             return Future.failedFuture(e);
         }
         if (idempotencyKey == null) {
-            return admit(spec, tenant, null, null);
+            return admit(spec, tenant, null, null, null);
         }
         String hash = Canonical.sha256("flow:" + (tenant == null ? "" : "tenant=" + tenant + ":")
                 + spec.canonical().encode());
@@ -82,7 +78,7 @@ public final class Flows {
             if (earlier.containsKey("answer")) {
                 return Future.succeededFuture(replay(idempotencyKey, hash, earlier, tenant));
             }
-            return admit(spec, tenant, journalKey, hash);
+            return admit(spec, tenant, idempotencyKey, journalKey, hash);
         });
     }
 
@@ -93,7 +89,8 @@ public final class Flows {
         return FlowAccepted.replayed(earlier.getJsonObject("answer"), tenant);
     }
 
-    private Future<FlowAccepted> admit(FlowSpec spec, String tenant, String journalKey, String hash) {
+    private Future<FlowAccepted> admit(
+            FlowSpec spec, String tenant, String idempotencyKey, String journalKey, String hash) {
         int n = spec.tasks().size();
         List<Submission> submissions = new ArrayList<>(n);
         boolean[] root = new boolean[n];
@@ -125,8 +122,7 @@ public final class Flows {
                 .map(inserts -> {
                     if (answer[0] != null) {
                         // A racing twin took the key first: its answer is ours, if it asked the same.
-                        String key = journalKey.substring(journalKey.lastIndexOf('\u0001') + 1);
-                        return replay(key, hash, answer[0], tenant);
+                        return replay(idempotencyKey, hash, answer[0], tenant);
                     }
                     blocked.admitted(blockedTasks);
                     meters.started();
@@ -149,13 +145,8 @@ public final class Flows {
             ids.put(spec.tasks().get(i).key(), inserts.get(i).task().id());
         }
         List<FlowInsert.Node> nodes = new ArrayList<>(inserts.size());
-        List<FlowInsert.Edge> edges = new ArrayList<>();
         for (int i = 0; i < inserts.size(); i++) {
             FlowTask task = spec.tasks().get(i);
-            UUID child = inserts.get(i).task().id();
-            for (String parent : task.dependsOn()) {
-                edges.add(new FlowInsert.Edge(ids.get(parent), child));
-            }
             nodes.add(new FlowInsert.Node(
                     inserts.get(i),
                     task.key(),
@@ -163,7 +154,7 @@ public final class Flows {
                     task.dependsOn().size(),
                     task.root() ? null : task.submission().startWithinMs()));
         }
-        return new FlowInsert(flowId, spec.name(), tenant, nodes, edges);
+        return new FlowInsert(flowId, spec.name(), tenant, nodes, spec.edges(ids));
     }
 
     private static FlowAccepted accepted(FlowInsert flow) {

@@ -12,10 +12,8 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -100,21 +98,15 @@ public final class Spawns implements SpawnPlanner {
                     task.submission().delayMs() == null ? 0L : task.submission().delayMs());
         }
         List<FlowInsert.Edge> edges = new ArrayList<>();
-        Set<String> parents = new HashSet<>();
-        for (FlowTask task : spec.tasks()) {
-            UUID child = ids.get(task.key());
-            edges.add(new FlowInsert.Edge(spawner.id(), child));
-            for (String parent : task.dependsOn()) {
-                edges.add(new FlowInsert.Edge(ids.get(parent), child));
-                parents.add(parent);
-            }
-        }
         List<UUID> tails = new ArrayList<>();
+        Map<String, List<String>> children = spec.children();
         for (FlowTask task : spec.tasks()) {
-            if (!parents.contains(task.key())) {
+            edges.add(new FlowInsert.Edge(spawner.id(), ids.get(task.key())));
+            if (children.get(task.key()).isEmpty()) {
                 tails.add(ids.get(task.key()));
             }
         }
+        edges.addAll(spec.edges(ids));
         return new Spawn(spawner.flowId(), spawner.id(), nodes, delays, edges, tails);
     }
 }
