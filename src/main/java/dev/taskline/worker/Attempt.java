@@ -10,6 +10,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,7 +45,7 @@ final class Attempt implements TaskContext {
     private final long timeoutMs;
     private long timeoutTimer = -1;
 
-    private final io.vertx.core.json.JsonArray spawned = new io.vertx.core.json.JsonArray();
+    private final JsonArray spawned = new JsonArray();
     private Parents read = Parents.NONE;
     private Map<String, Object> parents;
     private Map<String, String> parentStates;
@@ -114,7 +115,7 @@ final class Attempt implements TaskContext {
     }
 
     /** What the handler spawned (empty for none): it goes in with the attempt's success. */
-    synchronized io.vertx.core.json.JsonArray spawned() {
+    synchronized JsonArray spawned() {
         return spawned.copy();
     }
 

@@ -18,6 +18,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
 import java.time.Instant;
@@ -138,7 +139,7 @@ public final class RemoteWorkers extends VerticleBase {
     }
 
     /** One item of a batch of completions. */
-    public record Completion(UUID taskId, String token, JsonObject result, io.vertx.core.json.JsonArray spawn) {}
+    public record Completion(UUID taskId, String token, JsonObject result, JsonArray spawn) {}
 
     /** One item of a batch of heartbeats (percent null: no progress). */
     public record Renewal(UUID taskId, String token, Integer percent, String message) {}
@@ -293,12 +294,7 @@ public final class RemoteWorkers extends VerticleBase {
      * its flow with it; the state the task is in after it.
      */
     public Future<TaskState> complete(
-            String token,
-            UUID taskId,
-            JsonObject result,
-            io.vertx.core.json.JsonArray spawn,
-            String queue,
-            String tenant) {
+            String token, UUID taskId, JsonObject result, JsonArray spawn, String queue, String tenant) {
         return onContext(() -> writes.complete(token, taskId, result, spawn, queue, tenant));
     }
 

@@ -509,7 +509,7 @@ public final class WorkerVerticle extends VerticleBase {
             });
         }
         if (outcome instanceof Outcome.Succeeded s) {
-            io.vertx.core.json.JsonArray spawned = attempt.spawned();
+            JsonArray spawned = attempt.spawned();
             Future<TaskState> end = spawned.isEmpty()
                     ? journal.succeed(lease, s.result())
                     : spawns.plan(task, spawned)

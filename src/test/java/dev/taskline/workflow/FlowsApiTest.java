@@ -56,6 +56,21 @@ class FlowsApiTest {
         return new JsonObject().put("key", key).put("type", "gate");
     }
 
+    /** Two gates, a and b, each with one attempt, and a task that runs on the first of them to succeed. */
+    private static JsonObject firstOfTwo() {
+        return new JsonObject()
+                .put(
+                        "tasks",
+                        new JsonArray()
+                                .add(gate("a").put("maxAttempts", 1))
+                                .add(gate("b").put("maxAttempts", 1))
+                                .add(sleep("first", 0)
+                                        .put(
+                                                "dependsOn",
+                                                new JsonArray().add("a").add("b"))
+                                        .put("join", "any")));
+    }
+
     private static JsonObject accepted(JsonObject body) throws Exception {
         HttpResponse<Buffer> response = node.post("/api/flows", body);
         assertEquals(202, response.statusCode(), response.bodyAsString());
@@ -237,17 +252,7 @@ class FlowsApiTest {
 
     @Test
     void a_join_of_any_runs_on_the_first_success_and_is_cancelled_only_when_every_parent_failed() throws Exception {
-        JsonObject answer = accepted(new JsonObject()
-                .put(
-                        "tasks",
-                        new JsonArray()
-                                .add(gate("a").put("maxAttempts", 1))
-                                .add(gate("b").put("maxAttempts", 1))
-                                .add(sleep("first", 0)
-                                        .put(
-                                                "dependsOn",
-                                                new JsonArray().add("a").add("b"))
-                                        .put("join", "any"))));
+        JsonObject answer = accepted(firstOfTwo());
         Map<String, String> ids = ids(answer);
         GateHandler.Call one = GateHandler.next(TestNode.WAIT);
         GateHandler.Call two = GateHandler.next(TestNode.WAIT);
@@ -259,17 +264,7 @@ class FlowsApiTest {
         b.succeed(new JsonObject().put("winner", "b"));
         node.waitForState(ids.get("first"), "succeeded");
 
-        JsonObject lost = accepted(new JsonObject()
-                .put(
-                        "tasks",
-                        new JsonArray()
-                                .add(gate("a").put("maxAttempts", 1))
-                                .add(gate("b").put("maxAttempts", 1))
-                                .add(sleep("first", 0)
-                                        .put(
-                                                "dependsOn",
-                                                new JsonArray().add("a").add("b"))
-                                        .put("join", "any"))));
+        JsonObject lost = accepted(firstOfTwo());
         GateHandler.next(TestNode.WAIT).fail("no");
         GateHandler.next(TestNode.WAIT).fail("no either");
         JsonObject flow = flowWhen(lost.getString("flowId"), "failed");
