@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
@@ -23,7 +24,8 @@ import java.time.format.DateTimeParseException;
  * {"body": text}}); 429 or 503 with {@code Retry-After} (seconds or a date) runs the task again after that delay
  * without spending an attempt, as the target asks; 408, other 5xx, a refused connection or the
  * timeout fail the attempt, retried with the queue's backoff; any other 4xx, and a redirect (never
- * followed), fail the task at once with the body's text. The lease is renewed while the call is
+ * followed), fail the task at once with the body's text. A flow task's answer may spawn tasks into
+ * its flow ({@link #spawned}). The lease is renewed while the call is
  * open like any attempt's, and an answer that comes after the lease was lost is fenced.
  */
 public final class PushHandler implements TaskHandler {
@@ -66,6 +68,9 @@ public final class PushHandler implements TaskHandler {
                 .put("type", context.type())
                 .put("payload", context.payload())
                 .put("attempt", context.attempt());
+        if (context.flowKey() != null) {
+            body.put("flowKey", context.flowKey());
+        }
         if (!context.parents().isEmpty()) {
             body.put("parents", new JsonObject(new java.util.LinkedHashMap<>(context.parents())))
                     .put("parentStates", new JsonObject(new java.util.LinkedHashMap<>(context.parentStates())));
@@ -85,7 +90,27 @@ public final class PushHandler implements TaskHandler {
                         "the push target did not answer: "
                                 + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
                         e)))
-                .compose(answer -> outcome(answer, clock.instant()));
+                .compose(answer -> outcome(answer, clock.instant()))
+                .compose(result -> spawned(context, result));
+    }
+
+    /**
+     * A flow task's target may answer {@code "spawn": [task, ...]} beside its result, as a remote
+     * worker's complete does: those tasks join the flow with the success, and the field is not kept
+     * in the result. For a task of no flow, the body is its result whatever fields it has.
+     */
+    static Future<JsonObject> spawned(TaskContext context, JsonObject result) {
+        Object spawn = result.getValue("spawn");
+        if (context.flowKey() == null || spawn == null) {
+            return Future.succeededFuture(result);
+        }
+        if (!(spawn instanceof JsonArray tasks) || !tasks.stream().allMatch(JsonObject.class::isInstance)) {
+            return Future.failedFuture(new PermanentTaskException("the push target's spawn must be an array of tasks"));
+        }
+        tasks.forEach(task -> context.spawn((JsonObject) task));
+        JsonObject kept = result.copy();
+        kept.remove("spawn");
+        return Future.succeededFuture(kept);
     }
 
     static Future<JsonObject> outcome(HttpResponse<Buffer> answer, Instant now) {

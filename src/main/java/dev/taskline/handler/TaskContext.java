@@ -26,6 +26,11 @@ public interface TaskContext {
         return null;
     }
 
+    /** The task's key in its flow; null for a task of no flow. */
+    default String flowKey() {
+        return null;
+    }
+
     /**
      * A flow task's parents, by key: each one's result, or, for a parent that did not succeed (a
      * task that joins {@code settled} or {@code any} runs after such a parent), its error; empty for

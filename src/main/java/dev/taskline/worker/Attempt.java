@@ -100,6 +100,11 @@ final class Attempt implements TaskContext {
     }
 
     @Override
+    public String flowKey() {
+        return task.flowId() == null ? null : task.flowKey();
+    }
+
+    @Override
     public synchronized String spawn(JsonObject spawn) {
         if (task.flowId() == null) {
             throw new IllegalStateException("only a task of a flow may spawn tasks into it");

@@ -9,6 +9,7 @@ import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
@@ -52,6 +53,7 @@ class PushTargetTest {
                         .put(
                                 "queues",
                                 new JsonObject()
+                                        .put("default", new JsonObject().put("slots", 2))
                                         .put(
                                                 "pushed",
                                                 new JsonObject()
@@ -128,6 +130,84 @@ class PushTargetTest {
                         .put("attempt", 1),
                 first.getJsonObject("body"));
         assertTrue(Long.parseLong(calls.get(2).getString("version")) > Long.parseLong(first.getString("version")));
+    }
+
+    @Test
+    void a_flow_tasks_target_spawns_into_the_flow_and_its_dependents_wait_for_what_it_spawned() throws Exception {
+        script.add(answer(
+                200,
+                new JsonObject()
+                        .put("items", 2)
+                        .put(
+                                "spawn",
+                                new JsonArray()
+                                        .add(sleepTask().put("key", "item-a"))
+                                        .add(sleepTask().put("key", "item-b")))
+                        .encode()));
+        JsonObject flow = new JsonObject()
+                .put(
+                        "tasks",
+                        new JsonArray()
+                                .add(new JsonObject()
+                                        .put("key", "list")
+                                        .put("type", "render")
+                                        .put("queue", "pushed"))
+                                .add(sleepTask().put("key", "report").put("dependsOn", new JsonArray().add("list"))));
+        String flowId = node.post("/api/flows", flow).bodyAsJsonObject().getString("flowId");
+        JsonObject done = node.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
+        assertEquals("list", calls.get(0).getJsonObject("body").getString("flowKey"), "the target is told its key");
+        List<String> keys = done.getJsonArray("tasks").stream()
+                .map(t -> ((JsonObject) t).getString("key"))
+                .sorted()
+                .toList();
+        assertEquals(List.of("item-a", "item-b", "list", "report"), keys);
+        JsonObject list = task(done, "list");
+        assertEquals(new JsonObject().put("items", 2), list.getJsonObject("result"), "spawn is not kept in the result");
+        assertEquals(
+                List.of("item-a", "item-b", "list"),
+                task(done, "report").getJsonArray("dependsOn").stream()
+                        .map(Object::toString)
+                        .sorted()
+                        .toList(),
+                "the report waits for what its parent spawned too");
+
+        // A task of no flow keeps the whole body, and a flow task's spawn that is not a list of tasks
+        // fails it for good: the same target would answer the same again.
+        script.clear();
+        script.add(answer(200, "{\"spawn\": 5}"));
+        String plain = submit();
+        assertEquals(
+                new JsonObject().put("spawn", 5),
+                node.waitForState(plain, "succeeded").getJsonObject("result"));
+        String bad = node.post(
+                        "/api/flows",
+                        new JsonObject()
+                                .put(
+                                        "tasks",
+                                        new JsonArray()
+                                                .add(new JsonObject()
+                                                        .put("key", "list")
+                                                        .put("type", "render")
+                                                        .put("queue", "pushed"))))
+                .bodyAsJsonObject()
+                .getJsonArray("tasks")
+                .getJsonObject(0)
+                .getString("id");
+        JsonObject failed = node.waitForState(bad, "failed");
+        assertEquals(1, failed.getInteger("attempt"));
+        assertTrue(failed.getJsonObject("error").getString("message").contains("spawn"), failed.encode());
+    }
+
+    private static JsonObject sleepTask() {
+        return new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 0));
+    }
+
+    private static JsonObject task(JsonObject flow, String key) {
+        return flow.getJsonArray("tasks").stream()
+                .map(JsonObject.class::cast)
+                .filter(t -> key.equals(t.getString("key")))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
