@@ -164,8 +164,9 @@ RETURNING f.id, f.state;
 SELECT id FROM flows WHERE id = ANY (:ids::uuid[]) ORDER BY id FOR UPDATE;
 
 -- name: blocked_count
--- How many tasks wait blocked, in the whole journal (through tasks_blocked, 000017).
-SELECT count(*) AS blocked FROM tasks WHERE state = 'blocked';
+-- How many tasks wait blocked, in the whole journal, by queue and tenant (null: none), from the
+-- index tasks_blocked alone (000018).
+SELECT queue, tenant, count(*) AS blocked FROM tasks WHERE state = 'blocked' GROUP BY queue, tenant;
 
 -- name: flow_spawn
 -- :spawner the running task that spawns, :lease_version and :worker_id its lease, :now, :flow_id

@@ -8,6 +8,7 @@ import dev.taskline.recovery.Recovery;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.service.KeyService;
 import dev.taskline.worker.RemoteWorkers;
+import dev.taskline.workflow.BlockedCount;
 
 /**
  * A node's background loops, each of which exposes the one pass its timer runs: what a test runs by
@@ -21,6 +22,7 @@ import dev.taskline.worker.RemoteWorkers;
  * @param remote    remote leases past their time or ended elsewhere; waiting claims
  * @param events    streams caught up with other nodes' writes
  * @param keys      the keys issued through any node's API ({@code refresh})
+ * @param blocked   the journal's blocked flow tasks, counted for flows.maxBlocked and tenant limits
  */
 public record Passes(
         Recovery recovery,
@@ -30,4 +32,5 @@ public record Passes(
         Scheduler scheduler,
         RemoteWorkers remote,
         EventHub events,
-        KeyService keys) {}
+        KeyService keys,
+        BlockedCount blocked) {}

@@ -80,7 +80,7 @@ public final class Taskline {
 
     private final Journal journal;
     private JournalFlows flows;
-    private BlockedCount blocked;
+    private volatile BlockedCount blocked;
     private Spawns spawns;
     private final JournalReads reads;
     private final QueueRegistry queues;
@@ -147,7 +147,11 @@ public final class Taskline {
         this.reads = new JournalReads(pool);
         this.keys = new ApiKeys(config.auth());
         metrics.waitingInserts(journal::waitingInserts);
-        this.queues = new QueueRegistry(config.queues().values());
+        // The blocked count is read once the journal is up; until then no flow has been admitted here.
+        this.queues = new QueueRegistry(config.queues().values(), (queue, tenant) -> {
+            BlockedCount count = blocked;
+            return count == null ? 0 : count.of(queue, tenant);
+        });
         for (TaskQueue queue : queues.all()) {
             metrics.register(queue);
         }
@@ -258,7 +262,7 @@ public final class Taskline {
                 new ScheduleService(schedules),
                 keyService,
                 new WorkService(queues, remote));
-        passes = new Passes(recovery, promoter, pauses, deadlines, scheduler, remote, hub, keyService);
+        passes = new Passes(recovery, promoter, pauses, deadlines, scheduler, remote, hub, keyService, blocked);
         return Migrator.migrate(vertx, pool)
                 // A queue paused before this node started must not start anything on it, even once.
                 .compose(applied -> pauses.runOnce())

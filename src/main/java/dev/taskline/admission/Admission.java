@@ -238,9 +238,11 @@ public final class Admission {
                 }
             }
             if (tenant != null) {
-                withinTenantLimits(roots);
+                // Blocked tasks count against a tenant's limit in their queue as waiting ones do.
+                withinTenantLimits(all);
+                flowWithinTenantRoom(all, tenant);
             }
-        } catch (InvalidTaskException e) {
+        } catch (InvalidTaskException | TenantLimitException e) {
             return Future.failedFuture(e);
         }
         return reserveAndInsert(roots, tenant, reserved -> {
@@ -330,24 +332,46 @@ public final class Admission {
                 (batch ? "batch:" : "task:") + (tenant == null ? "" : "tenant=" + tenant + ":") + canonical.encode());
     }
 
+    private TenantLimitException tenantLimitReached(TaskQueue queue, String tenant, int wanted, int total) {
+        QueueMeters meters = metrics.queue(queue.name());
+        meters.rejectedTenantLimit(total);
+        // The tenant's tasks wait in line with everyone else's, so one of them may end only when the
+        // work ahead of it is done: the queue's whole backlog at its completion rate, as for a full queue.
+        TaskQueue.Counts counts = queue.counts();
+        return new TenantLimitException(
+                queue.name(),
+                tenant,
+                queue.config().tenantLimit(),
+                queue.tenantHeld(tenant),
+                wanted,
+                RetryAfter.seconds(counts.waiting() + counts.running(), meters.completionRate()));
+    }
+
+    /**
+     * A flow's tasks of a queue with a tenant limit, its blocked ones too, fit beside the tenant's
+     * unfinished tasks there (blocked ones included); the roots are checked again as they take room.
+     */
+    private void flowWithinTenantRoom(List<Insert> all, String tenant) {
+        Map<String, Integer> perQueue = new LinkedHashMap<>();
+        for (Insert task : all) {
+            perQueue.merge(task.task().queue(), 1, Integer::sum);
+        }
+        perQueue.forEach((name, n) -> {
+            TaskQueue queue = queues.get(name);
+            int limit = queue.config().tenantLimit();
+            if (limit > 0 && queue.tenantHeld(tenant) + n > limit) {
+                throw tenantLimitReached(queue, tenant, n, all.size());
+            }
+        });
+    }
+
     private RuntimeException refused(Reservation reservation, int total) {
         TaskQueue queue = reservation.queue();
         int wanted = reservation.refused();
         QueueMeters meters = metrics.queue(queue.name());
         switch (reservation.refusal()) {
             case TENANT_LIMIT -> {
-                meters.rejectedTenantLimit(total);
-                // The tenant's tasks wait in line with everyone else's, so one of them may end only when
-                // the work ahead of it is done: the queue's whole backlog at its completion rate, as for a
-                // full queue.
-                TaskQueue.Counts counts = queue.counts();
-                return new TenantLimitException(
-                        queue.name(),
-                        reservation.tenant(),
-                        queue.config().tenantLimit(),
-                        queue.tenantHeld(reservation.tenant()),
-                        wanted,
-                        RetryAfter.seconds(counts.waiting() + counts.running(), meters.completionRate()));
+                return tenantLimitReached(queue, reservation.tenant(), wanted, total);
             }
             case SCHEDULED_FULL -> {
                 meters.rejectedScheduledFull(total);

@@ -17,8 +17,9 @@ import java.util.regex.Pattern;
  * @param timeoutMs         how long one attempt may run unless the task says otherwise
  * @param agingPerSecond    priority points a waiting task gains per second, so low priorities cannot starve
  * @param scheduledCapacity most delayed tasks (and retries waiting out their backoff) held in memory
- * @param tenantLimit       most unfinished tasks (waiting, scheduled, running) that one tenant may have in this
- *                          queue on this node, so that one tenant cannot take the whole capacity; 0: no limit
+ * @param tenantLimit       most unfinished tasks (waiting, scheduled, running, blocked in a flow) that one tenant
+ *                          may have in this queue on this node, so that one tenant cannot take the whole
+ *                          capacity; 0: no limit
  * @param claimAhead        most tasks a local worker holds leased beyond its free slots, so that a slot that
  *                          frees starts its next task without waiting for a claim; the worker holds fewer when
  *                          its handlers are slow (see {@code WorkerVerticle}); 0: none

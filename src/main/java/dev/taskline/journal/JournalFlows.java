@@ -1,5 +1,6 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.BlockedCounts;
 import dev.taskline.model.FlowInsert;
 import dev.taskline.model.FlowRecord;
 import dev.taskline.model.FlowTaskView;
@@ -21,7 +22,9 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -169,11 +172,23 @@ public final class JournalFlows {
                 spawn.tails().toArray(new UUID[0]));
     }
 
-    /** How many tasks wait blocked in the whole journal. */
-    public Future<Long> blockedCount() {
+    /** How many tasks wait blocked in the whole journal, and how many of each tenant in each queue. */
+    public Future<BlockedCounts> blockedCount() {
         Sql.Statement count = sql.statement("blocked_count");
-        return guard(pool.preparedQuery(count.text()).execute())
-                .map(rows -> rows.iterator().next().getLong("blocked"));
+        return guard(pool.preparedQuery(count.text()).execute()).map(rows -> {
+            long total = 0;
+            Map<String, Map<String, Integer>> byQueue = new HashMap<>();
+            for (Row row : rows) {
+                long n = row.getLong("blocked");
+                total += n;
+                String tenant = row.getString("tenant");
+                if (tenant != null) {
+                    byQueue.computeIfAbsent(row.getString("queue"), q -> new HashMap<>())
+                            .put(tenant, (int) Math.min(n, Integer.MAX_VALUE));
+                }
+            }
+            return new BlockedCounts(total, byQueue);
+        });
     }
 
     public Future<FlowRecord> get(UUID id) {

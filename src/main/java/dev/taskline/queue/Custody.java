@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.ToIntFunction;
 
 /**
  * Every task of one queue in this node's custody or reserved for it, with its tenant, and the
@@ -20,6 +21,7 @@ final class Custody {
     private static final String NO_TENANT = new String("");
 
     private final int tenantLimit;
+    private final ToIntFunction<String> blocked;
     /** Every task in custody or reserved, with its tenant ({@link #NO_TENANT} for none). */
     private final Map<UUID, String> held = new HashMap<>();
     /** Of those, how many each tenant has: what the queue's tenant limit bounds. */
@@ -28,9 +30,18 @@ final class Custody {
     private long accepted;
     private long finished;
 
-    /** @param tenantLimit most unfinished and reserved tasks a tenant may have here; 0: no limit */
-    Custody(int tenantLimit) {
+    /**
+     * @param tenantLimit most unfinished and reserved tasks a tenant may have here; 0: no limit
+     * @param blocked     a tenant's blocked flow tasks bound for this queue: unfinished, and counted
+     *                    against its limit, though in no node's custody until they become pending
+     */
+    Custody(int tenantLimit, ToIntFunction<String> blocked) {
         this.tenantLimit = tenantLimit;
+        this.blocked = blocked;
+    }
+
+    Custody(int tenantLimit) {
+        this(tenantLimit, tenant -> 0);
     }
 
     /** Takes {@code id} into custody; false when it already was. */
@@ -59,12 +70,12 @@ final class Custody {
 
     /** Whether {@code wanted} more tasks of {@code tenant} (null: none) stay within its limit. */
     boolean tenantFits(String tenant, int wanted) {
-        return tenant == null || tenantLimit == 0 || byTenant.getOrDefault(tenant, 0) + wanted <= tenantLimit;
+        return tenant == null || tenantLimit == 0 || tenantHeld(tenant) + wanted <= tenantLimit;
     }
 
-    /** Unfinished and reserved tasks of {@code tenant}. */
+    /** Unfinished and reserved tasks of {@code tenant}, its blocked ones with them. */
     int tenantHeld(String tenant) {
-        return byTenant.getOrDefault(tenant, 0);
+        return byTenant.getOrDefault(tenant, 0) + blocked.applyAsInt(tenant);
     }
 
     List<UUID> ids() {

@@ -1,6 +1,7 @@
 package dev.taskline.queue;
 
 import dev.taskline.config.QueueConfig;
+import dev.taskline.model.BlockedTasks;
 import dev.taskline.model.ClaimGate;
 import dev.taskline.model.Insert;
 import dev.taskline.model.Lease;
@@ -39,10 +40,15 @@ public final class TaskQueue {
     private boolean journalHasMore;
 
     public TaskQueue(QueueConfig config) {
+        this(config, BlockedTasks.NONE);
+    }
+
+    /** @param blocked each tenant's blocked flow tasks in this queue, which its tenant limit counts too */
+    public TaskQueue(QueueConfig config, BlockedTasks blocked) {
         this.config = config;
         Comparator<Task> waitingOrder = Order.of(config.agingPerSecond());
         this.waiting = new WaitingLine(waitingOrder, config.fairness().tenants(), config.fairness()::weight);
-        this.custody = new Custody(config.tenantLimit());
+        this.custody = new Custody(config.tenantLimit(), tenant -> blocked.of(config.name(), tenant));
         this.gates = new Gates(config, waitingOrder, waiting);
         this.slots = new Slots(config.slots(), config.remote());
         this.room = new Room(config, waitingOrder, waiting, scheduled, custody, gates, slots);
@@ -562,7 +568,7 @@ public final class TaskQueue {
         return custody.ids();
     }
 
-    /** Unfinished and reserved tasks of {@code tenant} in this queue. */
+    /** Unfinished and reserved tasks of {@code tenant} in this queue, its blocked flow tasks with them. */
     public synchronized int tenantHeld(String tenant) {
         return custody.tenantHeld(tenant);
     }

@@ -1,23 +1,33 @@
 package dev.taskline.workflow;
 
 import dev.taskline.journal.JournalFlows;
+import dev.taskline.model.BlockedCounts;
+import dev.taskline.model.BlockedTasks;
 import dev.taskline.model.problem.TooManyBlockedException;
 import io.vertx.core.Future;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The journal-wide bound on blocked tasks ({@code flows.maxBlocked}), as this node judges it: the
- * count last read from the journal (every node's flows), plus what this node admitted since. A
- * count per flow would read every blocked task at each submission; read every few seconds, the
- * bound may be passed by what other nodes admitted meanwhile, which for a bound of this size (a
- * million by default) is no matter.
+ * The journal's blocked tasks, as this node judges them: the count last read from the journal
+ * (every node's flows), plus what this node admitted since. Two bounds read it: the journal-wide
+ * {@code flows.maxBlocked}, and each queue's {@code tenantLimit}, which counts a tenant's blocked
+ * tasks in that queue with its waiting and running ones. A count per flow would read every blocked
+ * task at each submission; read every few seconds, a bound may be passed by what other nodes
+ * admitted meanwhile (or counted against a little longer than its tasks stay blocked), which for
+ * bounds of this kind is no matter.
  */
-public final class BlockedCount {
+public final class BlockedCount implements BlockedTasks {
 
     private final JournalFlows journal;
     private final long max;
-    private volatile long read;
+    private volatile BlockedCounts read = BlockedCounts.NONE;
     private final AtomicLong since = new AtomicLong();
+    /** Admitted since the last read, by queue and tenant (the key joins them with a NUL). */
+    private final Map<String, AtomicInteger> sinceByTenant = new ConcurrentHashMap<>();
 
     public BlockedCount(JournalFlows journal, long max) {
         this.journal = journal;
@@ -26,24 +36,44 @@ public final class BlockedCount {
 
     /** Whether {@code n} more blocked tasks fit. */
     boolean room(int n) {
-        return read + since.get() + n <= max;
+        return read.total() + since.get() + n <= max;
     }
 
     TooManyBlockedException refusal(int n) {
-        return new TooManyBlockedException(max, read + since.get(), n);
+        return new TooManyBlockedException(max, read.total() + since.get(), n);
     }
 
-    void admitted(int n) {
+    @Override
+    public int of(String queue, String tenant) {
+        AtomicInteger more = sinceByTenant.get(key(queue, tenant));
+        return read.of(queue, tenant) + (more == null ? 0 : more.get());
+    }
+
+    /** {@code byQueue}: of the blocked tasks admitted, how many in each queue, all of {@code tenant} (null: none). */
+    void admitted(int n, String tenant, Map<String, Integer> byQueue) {
         since.addAndGet(n);
+        if (tenant != null) {
+            byQueue.forEach((queue, k) -> sinceByTenant
+                    .computeIfAbsent(key(queue, tenant), x -> new AtomicInteger())
+                    .addAndGet(k));
+        }
     }
 
-    /** Reads the count anew; what was admitted before the read is in it. */
+    /** Reads the counts anew; what was admitted before the read is in them. */
     public Future<Void> runOnce() {
         long before = since.get();
-        return journal.blockedCount().map(count -> {
-            read = count;
+        Map<String, Integer> beforeByTenant = new HashMap<>();
+        sinceByTenant.forEach((key, n) -> beforeByTenant.put(key, n.get()));
+        return journal.blockedCount().map(counts -> {
+            read = counts;
             since.addAndGet(-before);
+            // Entries stay at zero rather than go: one a queue and tenant that had flows here.
+            beforeByTenant.forEach((key, n) -> sinceByTenant.get(key).addAndGet(-n));
             return null;
         });
+    }
+
+    private static String key(String queue, String tenant) {
+        return queue + '\0' + tenant;
     }
 }

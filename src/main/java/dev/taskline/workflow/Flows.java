@@ -124,10 +124,20 @@ public final class Flows {
                         // A racing twin took the key first: its answer is ours, if it asked the same.
                         return replay(idempotencyKey, hash, answer[0], tenant);
                     }
-                    blocked.admitted(blockedTasks);
+                    blocked.admitted(blockedTasks, tenant, blockedByQueue(inserts, root));
                     meters.started();
                     return accepted[0];
                 });
+    }
+
+    private static Map<String, Integer> blockedByQueue(List<Insert> inserts, boolean[] root) {
+        Map<String, Integer> byQueue = new HashMap<>();
+        for (int i = 0; i < inserts.size(); i++) {
+            if (!root[i]) {
+                byQueue.merge(inserts.get(i).task().queue(), 1, Integer::sum);
+            }
+        }
+        return byQueue;
     }
 
     private static List<String> keys(FlowSpec spec) {

@@ -188,6 +188,57 @@ class TenantLimitTest {
         }
     }
 
+    @Test
+    void a_tenants_blocked_flow_tasks_count_against_its_limit_until_they_end() throws Exception {
+        GateHandler.reset();
+        try (TestNode node = TestNode.start(TestPostgres.newDatabase(), CONFIG)) {
+            JsonObject chain = new JsonObject()
+                    .put("chain", new JsonArray().add(gate()).add(gate()).add(gate()));
+            HttpResponse<Buffer> flow = submit(node, "/api/flows", "acme", chain);
+            assertEquals(202, flow.statusCode(), flow.bodyAsString());
+            GateHandler.Call first = GateHandler.next(TestNode.WAIT);
+
+            // One running, two blocked: acme is at its limit of three in the queue, though two of
+            // them are in no queue yet.
+            HttpResponse<Buffer> refused = submit(node, "/api/tasks", "acme", gate());
+            assertEquals(429, refused.statusCode(), refused.bodyAsString());
+            assertEquals(3, refused.bodyAsJsonObject().getInteger("unfinished"));
+            HttpResponse<Buffer> another = submit(node, "/api/flows", "acme", chain);
+            assertEquals(
+                    429, another.statusCode(), "a flow's blocked tasks ask for room too: " + another.bodyAsString());
+            HttpResponse<Buffer> tooLong = submit(
+                    node,
+                    "/api/flows",
+                    "globex",
+                    new JsonObject()
+                            .put(
+                                    "chain",
+                                    new JsonArray()
+                                            .add(gate())
+                                            .add(gate())
+                                            .add(gate())
+                                            .add(gate())));
+            assertEquals(422, tooLong.statusCode(), "four for a limit of three never fit: " + tooLong.bodyAsString());
+
+            // The first step ends and the second runs, the journal counted anew: one running and one
+            // blocked leave room for one more of acme's, and no more.
+            first.succeed(new JsonObject());
+            GateHandler.Call second = GateHandler.next(TestNode.WAIT);
+            await(node.node.passes().blocked().runOnce());
+            assertEquals(202, submit(node, "/api/tasks", "acme", gate()).statusCode());
+            assertEquals(429, submit(node, "/api/tasks", "acme", gate()).statusCode());
+            second.succeed(new JsonObject());
+            GateHandler.next(TestNode.WAIT).succeed(new JsonObject());
+            GateHandler.next(TestNode.WAIT).succeed(new JsonObject());
+            node.until(
+                    "/api/flows/" + flow.bodyAsJsonObject().getString("flowId"),
+                    f -> "succeeded".equals(f.getString("state")));
+            await(node.node.passes().blocked().runOnce());
+            assertEquals(202, submit(node, "/api/flows", "acme", chain).statusCode(), "all ended: room for three");
+            drain(node, 4 + 3, 3);
+        }
+    }
+
     private static HttpResponse<Buffer> submit(TestNode node, String path, String tenant, JsonObject body)
             throws Exception {
         HttpRequest<Buffer> request = node.http.post(path).putHeader("Content-Type", "application/json");
