@@ -36,6 +36,8 @@ WITH flow AS (
 ), edges AS (
   INSERT INTO task_edges (parent_id, child_id)
   SELECT * FROM unnest(:edge_parents::uuid[], :edge_children::uuid[])
+), keys AS (
+  INSERT INTO flow_keys (flow_id, key) SELECT :flow_id, k.key FROM unnest(:keys::text[]) AS k(key)
 )
 INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
 SELECT id, NULL, CASE WHEN state = 'blocked' THEN 'blocked' ELSE 'pending' END, 'submitted', NULL, 0, 0, :now FROM ins
@@ -178,7 +180,8 @@ SELECT queue, tenant, count(*) AS blocked FROM tasks WHERE state = 'blocked' GRO
 -- finish is: nothing is written unless the spawner is still running under that lease, locked here
 -- until the finish that follows in the same transaction commits its success. The spawned tasks are
 -- journaled blocked; that finish settles them (its success lets those that wait only for it run).
--- A key already in the flow breaks tasks_flow_key (the whole transaction fails, nothing is kept).
+-- A key already in the flow breaks flow_keys' primary key (the whole transaction fails, nothing is
+-- kept).
 WITH spawner AS (
   SELECT t.id, t.tenant FROM tasks t
    WHERE t.id = :spawner AND t.state = 'running' AND t.worker_id = :worker_id
@@ -201,6 +204,8 @@ WITH spawner AS (
 ), edges AS (
   INSERT INTO task_edges (parent_id, child_id)
   SELECT e.parent_id, e.child_id FROM spawner, unnest(:edge_parents::uuid[], :edge_children::uuid[]) AS e(parent_id, child_id)
+), keys AS (
+  INSERT INTO flow_keys (flow_id, key) SELECT :flow_id, k.key FROM spawner, unnest(:keys::text[]) AS k(key)
 ), dependents AS (
   SELECT d.id FROM spawner, task_edges g JOIN tasks d ON d.id = g.child_id
    WHERE g.parent_id = :spawner AND d.state = 'blocked'

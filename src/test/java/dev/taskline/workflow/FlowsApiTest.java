@@ -481,6 +481,16 @@ class FlowsApiTest {
         assertEquals(422, bad.statusCode(), bad.bodyAsString());
         assertEquals(
                 "running", node.getJson("/api/tasks/" + task.getString("id")).getString("state"));
+        HttpResponse<Buffer> taken = node.post(
+                "/api/tasks/" + task.getString("id") + "/complete",
+                new JsonObject()
+                        .put("lease", lease)
+                        .put("result", new JsonObject())
+                        .put("spawn", new JsonArray().add(sleep("a", 0))));
+        assertEquals(422, taken.statusCode(), "a key the flow has: " + taken.bodyAsString());
+        assertTrue(taken.bodyAsString().contains("already has"), taken.bodyAsString());
+        assertEquals(
+                "running", node.getJson("/api/tasks/" + task.getString("id")).getString("state"));
 
         HttpResponse<Buffer> done = node.post(
                 "/api/tasks/" + task.getString("id") + "/complete",
