@@ -65,7 +65,8 @@ final class Params {
             Long[] expectedVersions,
             String[] workerIds,
             OffsetDateTime[] leaseExpiresAt,
-            OffsetDateTime now) {}
+            OffsetDateTime now,
+            Long maxParentBytes) {}
 
     record ClaimGated(
             UUID[] ids,

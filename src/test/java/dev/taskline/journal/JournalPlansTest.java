@@ -117,7 +117,8 @@ class JournalPlansTest {
                                 filled(new Long[GROUP], 0L),
                                 filled(new String[GROUP], "w"),
                                 filled(new OffsetDateTime[GROUP], now().plusMinutes(1)),
-                                now()))));
+                                now(),
+                                16L << 20))));
     }
 
     @Test
