@@ -22,8 +22,9 @@ CREATE INDEX tasks_blocked ON tasks (queue, tenant) WHERE state = 'blocked';
 
 -- flow_settle (000017) read the ended parents' edges and their blocked children as joins, which the
 -- planner, knowing a round's size, turned into a hash of every edge and a scan of every blocked task:
--- 21 ms for a round of 1,600 ends at 70,000 edges, growing with the journal. The same function, each
--- read a probe of a key.
+-- 21 ms for a round of 1,600 ends at 70,000 edges, growing with the journal; and it read the children
+-- it made pending through the index of every pending task. The same function, each read a probe of
+-- a key.
 CREATE OR REPLACE FUNCTION flow_settle(ended uuid[], ended_flows uuid[], outcomes text[], settled_at timestamptz)
 RETURNS TABLE (kind text, id uuid, state text, task jsonb)
 LANGUAGE plpgsql AS $$
@@ -49,19 +50,21 @@ BEGIN
     WITH ends AS (
       SELECT e.id, e.state FROM unnest(round_ids, round_states) AS e(id, state)
     ), hits AS MATERIALIZED (
-      SELECT c.child_id,
+      SELECT c.child_id, 'blocked'::text AS held_state,
              count(*) FILTER (WHERE ends.state = 'succeeded')::int AS ok,
              count(*) FILTER (WHERE ends.state <> 'succeeded')::int AS bad
         FROM ends CROSS JOIN LATERAL (SELECT g.child_id FROM task_edges g WHERE g.parent_id = ends.id OFFSET 0) c
-       GROUP BY c.child_id
+       GROUP BY c.child_id, held_state
        ORDER BY c.child_id
     ), locked AS (
       -- Locked in the order of their ids (hits is sorted), so that two nodes settling the same
-      -- children wait for each other rather than deadlock.
+      -- children wait for each other rather than deadlock. The state expected comes from the row,
+      -- not as a literal, for the reason tasks.sql gives: a literal lets the planner read every
+      -- blocked task through tasks_blocked for each probe.
       SELECT t.id, t.join_mode, t.parents_left, h.ok, h.bad
         FROM hits h CROSS JOIN LATERAL (
                SELECT x.id, x.join_mode, x.parents_left FROM tasks x
-                WHERE x.id = h.child_id AND x.state = 'blocked' OFFSET 0 FOR UPDATE) t
+                WHERE x.id = h.child_id AND x.state = h.held_state OFFSET 0 FOR UPDATE) t
     ), decided AS (
       SELECT l.id,
              CASE l.join_mode
@@ -147,7 +150,9 @@ BEGIN
                             'timeout_ms', t.timeout_ms, 'run_at', t.run_at, 'tenant', t.tenant,
                             'concurrency_key', t.concurrency_key, 'start_by', t.start_by, 'flow_id', t.flow_id,
                             'join_mode', t.join_mode, 'flow_key', t.flow_key)
-    FROM tasks t WHERE t.id = ANY (ready) AND t.state = 'pending'
+    -- By key alone: "state = 'pending'" here had the planner read every pending task through
+    -- tasks_pending_order, and the ready ones are pending, locked since this function moved them.
+    FROM tasks t WHERE t.id = ANY (ready)
   UNION ALL
   SELECT 'cancelled'::text, g.id, 'cancelled'::text, NULL::jsonb
     FROM unnest(gone) AS g(id);
