@@ -355,9 +355,10 @@ WITH req AS MATERIALIZED (
   SELECT array_agg(id) AS ids, array_agg(flow_id) AS flows, array_agg('expired'::text) AS states
     FROM gone WHERE flow_id IS NOT NULL
 )
-SELECT NULL::text AS kind, id, queue, NULL::jsonb AS task FROM gone
+SELECT NULL::text AS kind, id, queue, NULL::text AS state, NULL::jsonb AS task FROM gone
 UNION ALL
-SELECT s.kind, s.id, NULL, s.task FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
+SELECT s.kind, s.id, NULL, s.state, s.task
+  FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: pending_count
 -- :queue, :now. How many tasks of the queue are due and waiting in the journal: page-in runs
@@ -442,10 +443,10 @@ WITH target AS (
 )
 SELECT NULL::text AS kind, target.id, target.state AS before,
        CASE WHEN target.state IN ('pending', 'blocked') THEN 'cancelled' ELSE target.state END AS after,
-       NULL::jsonb AS task
+       NULL::text AS state, NULL::jsonb AS task
   FROM target
 UNION ALL
-SELECT s.kind, s.id, NULL, s.state, s.task
+SELECT s.kind, s.id, NULL, NULL, s.state, s.task
   FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: retry

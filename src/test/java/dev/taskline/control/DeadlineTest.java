@@ -189,6 +189,28 @@ class DeadlineTest {
     }
 
     @Test
+    void a_flow_whose_last_task_expires_ends_failed() throws Exception {
+        GateHandler.reset();
+        MutableClock clock = new MutableClock();
+        try (TestNode node = TestNode.start(TestPostgres.newDatabase(), CONFIG, clock)) {
+            submit(node, gate());
+            GateHandler.Call running = GateHandler.next(TestNode.WAIT);
+            JsonObject flow = new JsonObject()
+                    .put("tasks", new JsonArray().add(gate().put("key", "late").put("startWithinMs", 5000)));
+            HttpResponse<Buffer> accepted = node.post("/api/flows", flow);
+            assertEquals(202, accepted.statusCode(), accepted.bodyAsString());
+            String flowId = accepted.bodyAsJsonObject().getString("flowId");
+
+            clock.advance(Duration.ofSeconds(6));
+            await(node.node.passes().deadlines().runOnce());
+            JsonObject ended = node.until("/api/flows/" + flowId, f -> !"running".equals(f.getString("state")));
+            assertEquals("failed", ended.getString("state"), ended::encode);
+            assertEquals("expired", ended.getJsonArray("tasks").getJsonObject(0).getString("state"), ended::encode);
+            running.succeed(new JsonObject());
+        }
+    }
+
+    @Test
     void no_claim_takes_a_task_past_its_deadline_whether_or_not_the_sweep_came_first() throws Exception {
         GateHandler.reset();
         MutableClock clock = new MutableClock();
