@@ -513,18 +513,37 @@ DELETE FROM rate_starts WHERE ctid IN (SELECT ctid FROM rate_starts WHERE at < :
 -- primary key, walked from the oldest, finds them without an index on finished_at (see migration
 -- 000008). The ids go as arrays, so that both deletes look them up by key: as "IN (subquery)" the
 -- planner may hash them against a scan of the whole table.
+-- A flow goes as a whole, once it ended before the cut-off: a task of a flow still running may
+-- have ended long ago and still be a parent whose result a child has yet to read, or a failed step
+-- a retry resumes from. Its edges go with their child (every edge's child is in the flow, so
+-- every edge goes), its keys and its row with its last task.
 WITH gone AS (
   DELETE FROM tasks
-   WHERE id = ANY (ARRAY(SELECT id FROM tasks WHERE id < :least_id AND finished_at < :cutoff ORDER BY id LIMIT :most))
-  RETURNING id, batch_id
+   WHERE id = ANY (ARRAY(SELECT t.id FROM tasks t
+                          WHERE t.id < :least_id AND t.finished_at < :cutoff
+                            AND (t.flow_id IS NULL
+                                 OR EXISTS (SELECT 1 FROM flows f WHERE f.id = t.flow_id AND f.finished_at < :cutoff))
+                          ORDER BY t.id LIMIT :most))
+  RETURNING id, batch_id, flow_id
 ), events AS (
   DELETE FROM task_events WHERE task_id = ANY (ARRAY(SELECT id FROM gone))
+), edges AS (
+  DELETE FROM task_edges WHERE child_id = ANY (ARRAY(SELECT id FROM gone WHERE flow_id IS NOT NULL))
 ), batches_gone AS (
   DELETE FROM batches b
    WHERE b.id IN (SELECT batch_id FROM gone WHERE batch_id IS NOT NULL)
      AND NOT EXISTS (SELECT 1 FROM tasks t
                       WHERE t.id BETWEEN b.first_task_id AND b.last_task_id AND t.batch_id = b.id
                         AND t.id NOT IN (SELECT id FROM gone))
+), flows_gone AS (
+  DELETE FROM flows f
+   WHERE f.id IN (SELECT flow_id FROM gone WHERE flow_id IS NOT NULL)
+     AND NOT EXISTS (SELECT 1 FROM tasks t
+                      WHERE t.id BETWEEN f.first_task_id AND f.last_task_id AND t.flow_id = f.id
+                        AND t.id NOT IN (SELECT id FROM gone))
+  RETURNING f.id
+), keys_gone AS (
+  DELETE FROM flow_keys k WHERE k.flow_id = ANY (ARRAY(SELECT id FROM flows_gone))
 )
 SELECT count(*) AS deleted FROM gone;
 

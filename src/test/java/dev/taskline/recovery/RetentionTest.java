@@ -2,17 +2,24 @@ package dev.taskline.recovery;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.taskline.journal.PgUrl;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.TestNode;
 import dev.taskline.testing.TestPostgres;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
  * Retention deletes finished tasks older than its time to live with their history, and nothing
  * else: not a younger finished task, not an old task that has not finished. It finds them by id
- * (time-ordered), as the journal keeps no index on finished_at.
+ * (time-ordered), as the journal keeps no index on finished_at. A flow goes whole, once it has
+ * ended: until then its tasks that ended are still its children's parents.
  */
 class RetentionTest {
 
@@ -43,6 +50,71 @@ class RetentionTest {
             assertEquals(404, node.get("/api/tasks/" + young).statusCode());
             assertEquals("pending", node.getJson("/api/tasks/" + waiting).getString("state"));
         }
+    }
+
+    @Test
+    void a_flow_goes_as_a_whole_once_it_ended_past_the_time_to_live_with_its_edges_and_keys() throws Exception {
+        MutableClock clock = new MutableClock();
+        String url = TestPostgres.newDatabase();
+        Vertx vertx = Vertx.vertx();
+        Pool pool = PgBuilder.pool().connectingTo(PgUrl.parse(url)).using(vertx).build();
+        try (TestNode node = TestNode.start(
+                url,
+                "{\"queues\": {\"default\": {\"slots\": 2}}, \"retention\": {\"finishedTaskTtlMs\": 3600000}}",
+                clock)) {
+            // Still running when the cut-off passes it: a ended long ago, but b (due in a day) waits on it.
+            JsonObject running = flow(node, "b", new JsonObject().put("delayMs", 86_400_000L));
+            String a = running.getJsonArray("tasks").getJsonObject(0).getString("id");
+            String b = running.getJsonArray("tasks").getJsonObject(1).getString("id");
+            node.waitForState(a, "succeeded");
+            node.waitForState(b, "pending");
+            JsonObject ended = flow(node, "d", new JsonObject());
+            String endedId = ended.getString("flowId");
+            node.until("/api/flows/" + endedId, f -> "succeeded".equals(f.getString("state")));
+
+            clock.advance(Duration.ofMinutes(90));
+            assertEquals(2, TestNode.await(node.node.passes().recovery().cleanOnce()), "the ended flow's two tasks");
+            assertEquals(404, node.get("/api/flows/" + endedId).statusCode());
+            assertEquals(0, count(pool, "SELECT count(*) AS n FROM flows WHERE id = $1", endedId));
+            assertEquals(0, count(pool, "SELECT count(*) AS n FROM flow_keys WHERE flow_id = $1", endedId));
+            String runningId = running.getString("flowId");
+            assertEquals("succeeded", node.getJson("/api/tasks/" + a).getString("state"), "its flow still runs");
+            assertEquals(1, count(pool, "SELECT count(*) AS n FROM task_edges", null), "the running flow's edge");
+            assertEquals(2, count(pool, "SELECT count(*) AS n FROM flow_keys WHERE flow_id = $1", runningId));
+
+            assertEquals(
+                    202,
+                    node.post("/api/tasks/" + b + "/cancel", new JsonObject()).statusCode());
+            node.until("/api/flows/" + runningId, f -> "cancelled".equals(f.getString("state")));
+            assertEquals(0, TestNode.await(node.node.passes().recovery().cleanOnce()), "it ended only now");
+            clock.advance(Duration.ofMinutes(90));
+            assertEquals(2, TestNode.await(node.node.passes().recovery().cleanOnce()), "now it goes whole");
+            assertEquals(404, node.get("/api/flows/" + runningId).statusCode());
+            for (String table : new String[] {"tasks", "task_edges", "flow_keys", "flows"}) {
+                assertEquals(0, count(pool, "SELECT count(*) AS n FROM " + table, null), table);
+            }
+        } finally {
+            TestNode.await(pool.close());
+            TestNode.await(vertx.close());
+        }
+    }
+
+    /** A flow of two: a, then {@code second} (with {@code options}) once a succeeded. */
+    private static JsonObject flow(TestNode node, String second, JsonObject options) throws Exception {
+        JsonArray tasks = new JsonArray()
+                .add(new JsonObject().put("key", "a").put("type", "sleep"))
+                .add(options.copy().put("key", second).put("type", "sleep").put("dependsOn", new JsonArray().add("a")));
+        var response = node.post("/api/flows", new JsonObject().put("tasks", tasks));
+        assertEquals(202, response.statusCode(), response.bodyAsString());
+        return response.bodyAsJsonObject();
+    }
+
+    private static long count(Pool pool, String sql, String id) throws Exception {
+        Tuple args = id == null ? Tuple.tuple() : Tuple.of(java.util.UUID.fromString(id));
+        return TestNode.await(pool.preparedQuery(sql).execute(args))
+                .iterator()
+                .next()
+                .getLong("n");
     }
 
     private static String submit(TestNode node, JsonObject task) throws Exception {
