@@ -158,25 +158,3 @@ BEGIN
     FROM unnest(gone) AS g(id);
 END;
 $$;
-
--- What a child's parents in its flow ended with, as the flow_parents query reads it (see there), for
--- that query and for the claim, which passes it on with the lease: a step of a chain starts without
--- a second round trip for what the step before it answered.
-CREATE FUNCTION flow_parents_of(child uuid, max_bytes bigint)
-RETURNS TABLE (parents int, bytes bigint, parent_values text, parent_states text)
-LANGUAGE sql STABLE AS $$
-WITH p AS MATERIALIZED (
-  SELECT t.flow_key, t.state, CASE WHEN t.state = 'succeeded' THEN t.result ELSE t.error END AS value,
-         COALESCE(octet_length(t.result::text), 0) + COALESCE(octet_length(t.error::text), 0) AS bytes
-    FROM task_edges e JOIN tasks t ON t.id = e.parent_id
-   WHERE e.child_id = child
-), total AS (
-  SELECT count(*)::int AS parents, COALESCE(sum(bytes), 0)::bigint AS bytes FROM p
-)
-SELECT total.parents, total.bytes,
-       CASE WHEN total.bytes <= max_bytes
-            THEN (SELECT json_object_agg(p.flow_key, p.value) FROM p)::text END,
-       CASE WHEN total.bytes <= max_bytes
-            THEN (SELECT json_object_agg(p.flow_key, p.state) FROM p)::text END
-  FROM total;
-$$;

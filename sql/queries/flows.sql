@@ -51,7 +51,20 @@ SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, :now FROM ins WHERE
 -- each parent's key to its result (or, for one that did not succeed, its error) and one of each
 -- key to its state. One row of text rather than a row a parent: a fan-in of 10,000 costs the
 -- reader one value to pass on or decode, not 10,000 rows.
-SELECT parents, bytes, parent_values, parent_states FROM flow_parents_of(:id, :max_bytes);
+WITH p AS MATERIALIZED (
+  SELECT t.flow_key, t.state, CASE WHEN t.state = 'succeeded' THEN t.result ELSE t.error END AS value,
+         COALESCE(octet_length(t.result::text), 0) + COALESCE(octet_length(t.error::text), 0) AS bytes
+    FROM task_edges e JOIN tasks t ON t.id = e.parent_id
+   WHERE e.child_id = :id
+), total AS (
+  SELECT count(*)::int AS parents, COALESCE(sum(bytes), 0)::bigint AS bytes FROM p
+)
+SELECT total.parents, total.bytes,
+       CASE WHEN total.bytes <= :max_bytes
+            THEN (SELECT json_object_agg(p.flow_key, p.value) FROM p)::text END AS parent_values,
+       CASE WHEN total.bytes <= :max_bytes
+            THEN (SELECT json_object_agg(p.flow_key, p.state) FROM p)::text END AS parent_states
+  FROM total;
 
 -- name: get_flow
 SELECT * FROM flows WHERE id = :id;

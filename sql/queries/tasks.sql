@@ -64,9 +64,7 @@ SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, :now FROM ins WHERE
 -- never started and is past the deadline of its first start (000014): it is expire_overdue's to
 -- end, not a worker's to run late. Every way a task goes from pending to running (a local worker's,
 -- a remote worker's, claim_gated) goes through this check; insert_tasks claims no task with a
--- deadline. A flow task with parents comes with what they ended with (flow_parents_of, 000018; its
--- values null past :max_parent_bytes), unless :max_parent_bytes is negative: a chain's step then
--- starts on its claim alone. The other rows skip it (the one-time filter on join_mode).
+-- deadline.
 WITH req AS MATERIALIZED (
   SELECT r.*, 'pending'::text AS held_state, :now::timestamptz AS at
     FROM unnest(:ids::uuid[], :expected_versions::bigint[], :worker_ids::text[], :lease_expires_at::timestamptz[])
@@ -79,15 +77,12 @@ WITH req AS MATERIALIZED (
     FROM req
    WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
      AND t.run_at <= req.at AND (t.start_by IS NULL OR t.start_by >= req.at OR t.attempt > 0)
-  RETURNING t.id, t.lease_version, t.attempt, t.worker_id, t.join_mode
+  RETURNING t.id, t.lease_version, t.attempt, t.worker_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
   SELECT id, 'pending', 'running', 'claimed', worker_id, lease_version, attempt, :now FROM claimed
 )
-SELECT c.id, c.lease_version, c.attempt, p.parents, p.bytes, p.parent_values, p.parent_states
-  FROM claimed c
-  LEFT JOIN LATERAL (SELECT * FROM flow_parents_of(c.id, :max_parent_bytes)
-                      WHERE c.join_mode IS NOT NULL AND :max_parent_bytes >= 0) p ON true;
+SELECT id, lease_version, attempt FROM claimed;
 
 -- name: read_committed
 -- The first statement of a gated claim's transaction: the bound rests on each of its statements

@@ -206,7 +206,6 @@ public final class Taskline {
 
     private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
         flows = new JournalFlows(journal);
-        journal.passParentsWithClaims(config.flows().maxParentBytes());
         admission = new Admission(config, queues, handlers, journal, metrics, clock);
         spawns = new Spawns(admission, config.flows().maxTasks());
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());

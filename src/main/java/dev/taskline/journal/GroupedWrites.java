@@ -57,10 +57,6 @@ final class GroupedWrites {
     private final Sql.Bound<Params.Progress> progress;
     private final Sql.Statement readCommitted;
     private final Sql.Statement claimKeysLock;
-    private final PrefetchedParents prefetched = new PrefetchedParents();
-    /** The bound on the parents a claim passes on (flows.maxParentBytes); negative: it passes none. */
-    private volatile long claimParentBytes = -1;
-
     private final GroupCommit<List<Insert>, Void> inserts;
     private final GroupCommit<ClaimRequest, Lease> claims;
     private final GroupCommit<GatedClaimRequest, GatedClaim> gatedClaims;
@@ -111,19 +107,6 @@ final class GroupedWrites {
             long start = System.nanoTime();
             return flush.apply(requests).onComplete(done -> writeTimes.accept(statement, System.nanoTime() - start));
         };
-    }
-
-    /**
-     * From now on a claim of a flow task with parents reads what they ended with, up to {@code
-     * maxBytes} (flows.maxParentBytes), for {@link #prefetchedParents} to hand its attempt.
-     */
-    void passParentsWithClaims(long maxBytes) {
-        this.claimParentBytes = maxBytes;
-    }
-
-    /** What the claim of {@code taskId} read of its parents with that bound; null when it read none. */
-    ParentsRow prefetchedParents(UUID taskId, long maxBytes) {
-        return prefetched.take(taskId, maxBytes);
     }
 
     /** A claim of a task seen pending at {@code expectedVersion}. */
@@ -221,25 +204,12 @@ final class GroupedWrites {
             workers[i] = request.workerId;
             deadlines[i] = deadline.get(request.leaseFor);
         }
-        long parentBytes = claimParentBytes;
         return pool.preparedQuery(claim.text())
-                .execute(claim.bind(new Params.Claim(ids, versions, workers, deadlines, now, parentBytes)))
+                .execute(claim.bind(new Params.Claim(ids, versions, workers, deadlines, now)))
                 .map(rows -> {
                     Map<UUID, Row> claimed = new HashMap<>();
                     for (Row row : rows) {
-                        UUID id = row.getUUID("id");
-                        claimed.put(id, row);
-                        Integer parents = row.getInteger("parents");
-                        if (parents != null) {
-                            prefetched.put(
-                                    id,
-                                    new ParentsRow(
-                                            parents,
-                                            row.getLong("bytes"),
-                                            row.getString("parent_values"),
-                                            row.getString("parent_states"),
-                                            parentBytes));
-                        }
+                        claimed.put(row.getUUID("id"), row);
                     }
                     changed.accept(new ArrayList<>(claimed.keySet()));
                     List<Lease> answers = new ArrayList<>(n);

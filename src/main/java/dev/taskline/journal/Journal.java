@@ -85,15 +85,6 @@ public final class Journal {
         this.pageInFair = sql.bound("page_in_fair", Params.PageIn.class);
     }
 
-    /**
-     * Claims of flow tasks with parents read what the parents ended with in the same statement (up
-     * to {@code maxBytes}, flows.maxParentBytes), so that {@link JournalFlows#parents} answers
-     * without a round trip of its own.
-     */
-    public void passParentsWithClaims(long maxBytes) {
-        grouped.passParentsWithClaims(maxBytes);
-    }
-
     public Clock clock() {
         return clock;
     }

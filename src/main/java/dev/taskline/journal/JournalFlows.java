@@ -257,37 +257,22 @@ public final class JournalFlows {
      * errors weigh more than {@code maxBytes} together, before any of them is read.
      */
     public Future<Parents> parents(UUID taskId, long maxBytes) {
-        ParentsRow claimed = journal.grouped().prefetchedParents(taskId, maxBytes);
-        if (claimed != null) {
-            try {
-                return Future.succeededFuture(parents(claimed));
-            } catch (InvalidTaskException e) {
-                return Future.failedFuture(e);
-            }
-        }
         Sql.Statement read = sql.statement("flow_parents");
         return guard(pool.preparedQuery(read.text()).execute(read.bind("id", taskId, "max_bytes", maxBytes)))
                 .map(rows -> {
                     Row row = rows.iterator().next();
-                    return parents(new ParentsRow(
-                            row.getInteger("parents"),
-                            row.getLong("bytes"),
-                            row.getString("parent_values"),
-                            row.getString("parent_states"),
-                            maxBytes));
+                    int count = row.getInteger("parents");
+                    if (count == 0) {
+                        return Parents.NONE;
+                    }
+                    String values = row.getString("parent_values");
+                    if (values == null) {
+                        throw new InvalidTaskException("the results of its parents weigh " + row.getLong("bytes")
+                                + " bytes together, more than the " + maxBytes
+                                + " a task may be passed (flows.maxParentBytes)");
+                    }
+                    return new Parents(count, values, row.getString("parent_states"));
                 });
-    }
-
-    private static Parents parents(ParentsRow row) {
-        if (row.parents() == 0) {
-            return Parents.NONE;
-        }
-        if (row.values() == null) {
-            throw new InvalidTaskException("the results of its parents weigh " + row.bytes()
-                    + " bytes together, more than the " + row.maxBytes()
-                    + " a task may be passed (flows.maxParentBytes)");
-        }
-        return new Parents(row.parents(), row.values(), row.states());
     }
 
     /** Puts back to blocked what the retried tasks' failures cancelled, and counts their flows anew. */

@@ -65,8 +65,7 @@ final class Params {
             Long[] expectedVersions,
             String[] workerIds,
             OffsetDateTime[] leaseExpiresAt,
-            OffsetDateTime now,
-            Long maxParentBytes) {}
+            OffsetDateTime now) {}
 
     record ClaimGated(
             UUID[] ids,

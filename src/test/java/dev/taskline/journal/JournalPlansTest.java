@@ -117,8 +117,7 @@ class JournalPlansTest {
                                 filled(new Long[GROUP], 0L),
                                 filled(new String[GROUP], "w"),
                                 filled(new OffsetDateTime[GROUP], now().plusMinutes(1)),
-                                now(),
-                                16L << 20))));
+                                now()))));
     }
 
     @Test

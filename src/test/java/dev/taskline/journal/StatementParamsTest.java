@@ -56,8 +56,7 @@ class StatementParamsTest {
 
     @Test
     void a_record_that_disagrees_with_its_statement_is_refused_when_it_is_bound() {
-        Sql one = Sql.parse(
-                "-- name: claim\nSELECT :ids, :expected_versions, :worker_ids, :deadline, :now, :max_parent_bytes;\n");
+        Sql one = Sql.parse("-- name: claim\nSELECT :ids, :expected_versions, :worker_ids, :deadline, :now;\n");
         IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(
                 IllegalStateException.class, () -> one.bound("claim", Params.Claim.class));
         assertTrue(
