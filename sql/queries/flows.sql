@@ -4,17 +4,21 @@
 -- of the flow tasks they end through flow_settle, in the same statement.
 
 -- name: insert_flow
--- :flow_id, :name (or null), :tenant (or null), :now, :first_id and :last_id its smallest and
--- largest task id; per task: :ids, :keys, :queues, :types, :payloads (JSON text), :priorities,
--- :run_at, :max_attempts, :timeout_ms, :worker_ids and :lease_expires_at (a root dispatched at
--- once, as insert_tasks does; null for the others), :concurrency_keys, :start_by, :start_within_ms
--- (a blocked task's deadline, counted from when it becomes pending), :joins and :parents_left (null
--- for a root); per edge: :edge_parents, :edge_children. The whole flow in one statement: the flow,
--- its roots pending (or claimed), the others blocked, the edges, and each task's first event.
+-- Flows, each all or nothing, several in one statement (their ends group-committed as new tasks
+-- are): per flow :flow_ids, :names (or null), :tenants (or null), :sizes, :first_ids and :last_ids
+-- its smallest and largest task id; :now; per task, the flows' tasks one after the other:
+-- :task_flows its flow, :task_tenants its flow's tenant, :ids, :keys, :queues, :types, :payloads
+-- (JSON text), :priorities, :run_at, :max_attempts, :timeout_ms, :worker_ids and :lease_expires_at
+-- (a root dispatched at once, as insert_tasks does; null for the others), :concurrency_keys,
+-- :start_by, :start_within_ms (a blocked task's deadline, counted from when it becomes pending: its
+-- start_by is set then), :joins and :parents_left (null for a root); per edge: :edge_parents,
+-- :edge_children. The flows, their roots pending (or claimed), the others blocked, the edges, the
+-- keys, and each task's first event.
 WITH flow AS (
   INSERT INTO flows (id, name, tenant, size, unfinished, state, first_task_id, last_task_id, created_at)
-  VALUES (:flow_id, :name, :tenant, cardinality(:ids::uuid[]), cardinality(:ids::uuid[]), 'running',
-          :first_id, :last_id, :now)
+  SELECT f.id, f.name, f.tenant, f.size, f.size, 'running', f.first_id, f.last_id, :now
+    FROM unnest(:flow_ids::uuid[], :names::text[], :tenants::text[], :sizes::int[], :first_ids::uuid[],
+                :last_ids::uuid[]) AS f(id, name, tenant, size, first_id, last_id)
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
                      created_at, updated_at, worker_id, lease_version, attempt, lease_expires_at, started_at,
@@ -24,20 +28,20 @@ WITH flow AS (
          r.payload::jsonb, r.priority, r.run_at, r.max_attempts, r.timeout_ms, :now, :now,
          r.worker_id, CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN r.worker_id IS NULL THEN 0 ELSE 1 END, r.lease_expires_at,
-         CASE WHEN r.worker_id IS NULL THEN NULL ELSE :now END, :tenant, r.concurrency_key, r.start_by,
-         :flow_id, r.key, r.join_mode, r.parents_left, r.start_within_ms
-    FROM unnest(:ids::uuid[], :keys::text[], :queues::text[], :types::text[], :payloads::text[], :priorities::int[],
-                :run_at::timestamptz[], :max_attempts::int[], :timeout_ms::bigint[], :worker_ids::text[],
-                :lease_expires_at::timestamptz[], :concurrency_keys::text[], :start_by::timestamptz[],
-                :start_within_ms::bigint[], :joins::text[], :parents_left::int[])
-         AS r(id, key, queue, type, payload, priority, run_at, max_attempts, timeout_ms, worker_id, lease_expires_at,
-              concurrency_key, start_by, start_within_ms, join_mode, parents_left)
+         CASE WHEN r.worker_id IS NULL THEN NULL ELSE :now END, r.tenant, r.concurrency_key, r.start_by,
+         r.flow_id, r.key, r.join_mode, r.parents_left, r.start_within_ms
+    FROM unnest(:ids::uuid[], :task_flows::uuid[], :task_tenants::text[], :keys::text[], :queues::text[],
+                :types::text[], :payloads::text[], :priorities::int[], :run_at::timestamptz[], :max_attempts::int[],
+                :timeout_ms::bigint[], :worker_ids::text[], :lease_expires_at::timestamptz[], :concurrency_keys::text[],
+                :start_by::timestamptz[], :start_within_ms::bigint[], :joins::text[], :parents_left::int[])
+         AS r(id, flow_id, tenant, key, queue, type, payload, priority, run_at, max_attempts, timeout_ms, worker_id,
+              lease_expires_at, concurrency_key, start_by, start_within_ms, join_mode, parents_left)
   RETURNING id, state, worker_id
 ), edges AS (
   INSERT INTO task_edges (parent_id, child_id)
   SELECT * FROM unnest(:edge_parents::uuid[], :edge_children::uuid[])
 ), keys AS (
-  INSERT INTO flow_keys (flow_id, key) SELECT :flow_id, k.key FROM unnest(:keys::text[]) AS k(key)
+  INSERT INTO flow_keys (flow_id, key) SELECT * FROM unnest(:task_flows::uuid[], :keys::text[])
 )
 INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
 SELECT id, NULL, CASE WHEN state = 'blocked' THEN 'blocked' ELSE 'pending' END, 'submitted', NULL, 0, 0, :now FROM ins

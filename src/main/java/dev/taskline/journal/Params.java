@@ -144,13 +144,16 @@ final class Params {
 
     /** A whole flow: its row, its tasks (roots pending or claimed, the others blocked) and its edges. */
     record InsertFlow(
-            UUID flowId,
-            String name,
-            String tenant,
+            UUID[] flowIds,
+            String[] names,
+            String[] tenants,
+            Integer[] sizes,
+            UUID[] firstIds,
+            UUID[] lastIds,
             OffsetDateTime now,
-            UUID firstId,
-            UUID lastId,
             UUID[] ids,
+            UUID[] taskFlows,
+            String[] taskTenants,
             String[] keys,
             String[] queues,
             String[] types,

@@ -146,6 +146,61 @@ class JournalFlowsTest {
                 String.valueOf(refused.getCause()));
     }
 
+    @Test
+    void small_flows_journaled_in_one_statement_are_each_whole_with_their_own_tenant_edges_and_keys() throws Exception {
+        JournalFlows flows = new JournalFlows(journals.get(0));
+        List<FlowInsert> sent = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            UUID flowId = TaskIds.next(clock);
+            String tenant = i % 3 == 0 ? null : "t" + (i % 3);
+            Insert parent = waiting(flowId);
+            Insert child = waiting(flowId);
+            sent.add(new FlowInsert(
+                    flowId,
+                    "f" + i,
+                    tenant,
+                    List.of(
+                            new FlowInsert.Node(parent, "p", null, 0, null),
+                            new FlowInsert.Node(child, "c", "all", 1, null)),
+                    List.of(new FlowInsert.Edge(parent.task().id(), child.task().id()))));
+        }
+        await(flows.insertAll(sent));
+
+        UUID[] ids = sent.stream().map(FlowInsert::id).toArray(UUID[]::new);
+        assertEquals(
+                1L,
+                await(pools.get(0)
+                                .preparedQuery("SELECT count(DISTINCT xmin::text) AS n FROM flows WHERE id = ANY($1)")
+                                .execute(io.vertx.sqlclient.Tuple.of(ids)))
+                        .iterator()
+                        .next()
+                        .getLong("n"),
+                "one statement journaled them all");
+        for (FlowInsert flow : sent) {
+            FlowRecord record = await(flows.get(flow.id()));
+            assertEquals(flow.name(), record.name());
+            assertEquals(flow.tenant(), record.tenant());
+            assertEquals(2, record.size());
+            assertEquals("running", record.state());
+            var tasks = await(flows.tasks(flow.id()));
+            assertEquals(List.of("p", "c"), tasks.stream().map(t -> t.key()).toList());
+            assertEquals(
+                    List.of(List.of(), List.of("p")),
+                    tasks.stream().map(t -> t.dependsOn()).toList());
+            for (var task : tasks) {
+                assertEquals(flow.tenant(), task.tenant(), "a task has its own flow's tenant");
+            }
+        }
+        assertEquals(
+                24L,
+                await(pools.get(0)
+                                .preparedQuery("SELECT count(*) AS n FROM flow_keys WHERE flow_id = ANY($1)")
+                                .execute(io.vertx.sqlclient.Tuple.of(ids)))
+                        .iterator()
+                        .next()
+                        .getLong("n"));
+    }
+
     private static Insert waiting(UUID flowId) {
         return Insert.waiting(Task.builder(TaskIds.next(clock), "default", "sleep")
                 .runAt(clock.instant())
