@@ -169,12 +169,7 @@ class JournalFlowsTest {
         UUID[] ids = sent.stream().map(FlowInsert::id).toArray(UUID[]::new);
         assertEquals(
                 1L,
-                await(pools.get(0)
-                                .preparedQuery("SELECT count(DISTINCT xmin::text) AS n FROM flows WHERE id = ANY($1)")
-                                .execute(io.vertx.sqlclient.Tuple.of(ids)))
-                        .iterator()
-                        .next()
-                        .getLong("n"),
+                count("SELECT count(DISTINCT xmin::text) AS n FROM flows WHERE id = ANY($1)", ids),
                 "one statement journaled them all");
         for (FlowInsert flow : sent) {
             FlowRecord record = await(flows.get(flow.id()));
@@ -191,14 +186,14 @@ class JournalFlowsTest {
                 assertEquals(flow.tenant(), task.tenant(), "a task has its own flow's tenant");
             }
         }
-        assertEquals(
-                24L,
-                await(pools.get(0)
-                                .preparedQuery("SELECT count(*) AS n FROM flow_keys WHERE flow_id = ANY($1)")
-                                .execute(io.vertx.sqlclient.Tuple.of(ids)))
-                        .iterator()
-                        .next()
-                        .getLong("n"));
+        assertEquals(24L, count("SELECT count(*) AS n FROM flow_keys WHERE flow_id = ANY($1)", ids));
+    }
+
+    private static long count(String sql, UUID[] ids) throws Exception {
+        return await(pools.get(0).preparedQuery(sql).execute(io.vertx.sqlclient.Tuple.of(ids)))
+                .iterator()
+                .next()
+                .getLong("n");
     }
 
     private static Insert waiting(UUID flowId) {
