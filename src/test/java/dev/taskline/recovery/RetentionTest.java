@@ -60,7 +60,8 @@ class RetentionTest {
         Pool pool = PgBuilder.pool().connectingTo(PgUrl.parse(url)).using(vertx).build();
         try (TestNode node = TestNode.start(
                 url,
-                "{\"queues\": {\"default\": {\"slots\": 2}}, \"retention\": {\"finishedTaskTtlMs\": 3600000}}",
+                "{\"queues\": {\"default\": {\"slots\": 2}, \"remote\": {\"remote\": true, \"slots\": 2}},"
+                        + " \"retention\": {\"finishedTaskTtlMs\": 3600000}}",
                 clock)) {
             // Still running when the cut-off passes it: a ended long ago, but b (due in a day) waits on it.
             JsonObject running = flow(node, "b", new JsonObject().put("delayMs", 86_400_000L));
@@ -68,12 +69,39 @@ class RetentionTest {
             String b = running.getJsonArray("tasks").getJsonObject(1).getString("id");
             node.waitForState(a, "succeeded");
             node.waitForState(b, "pending");
-            JsonObject ended = flow(node, "d", new JsonObject());
+            // Ended: a, then d (a remote worker's), which spawned s into it.
+            JsonObject ended =
+                    flow(node, "d", new JsonObject().put("type", "split").put("queue", "remote"));
             String endedId = ended.getString("flowId");
+            JsonArray claimed = new JsonArray();
+            node.until(
+                    () -> {
+                        claimed.addAll(node.post(
+                                        "/api/queues/remote/claim",
+                                        new JsonObject().put("worker", "w").put("waitMs", 200))
+                                .bodyAsJsonObject()
+                                .getJsonArray("tasks"));
+                        return !claimed.isEmpty();
+                    },
+                    () -> "d was never claimed");
+            JsonObject d = claimed.getJsonObject(0);
+            var spawned = node.post(
+                    "/api/tasks/" + d.getString("id") + "/complete",
+                    new JsonObject()
+                            .put("lease", d.getJsonObject("lease").getString("token"))
+                            .put("result", new JsonObject())
+                            .put(
+                                    "spawn",
+                                    new JsonArray()
+                                            .add(new JsonObject()
+                                                    .put("key", "s")
+                                                    .put("type", "sleep"))));
+            assertEquals(200, spawned.statusCode(), spawned.bodyAsString());
             node.until("/api/flows/" + endedId, f -> "succeeded".equals(f.getString("state")));
+            assertEquals(3, count(pool, "SELECT count(*) AS n FROM flow_keys WHERE flow_id = $1", endedId));
 
             clock.advance(Duration.ofMinutes(90));
-            assertEquals(2, TestNode.await(node.node.passes().recovery().cleanOnce()), "the ended flow's two tasks");
+            assertEquals(3, TestNode.await(node.node.passes().recovery().cleanOnce()), "the ended flow's three tasks");
             assertEquals(404, node.get("/api/flows/" + endedId).statusCode());
             assertEquals(0, count(pool, "SELECT count(*) AS n FROM flows WHERE id = $1", endedId));
             assertEquals(0, count(pool, "SELECT count(*) AS n FROM flow_keys WHERE flow_id = $1", endedId));
@@ -103,7 +131,11 @@ class RetentionTest {
     private static JsonObject flow(TestNode node, String second, JsonObject options) throws Exception {
         JsonArray tasks = new JsonArray()
                 .add(new JsonObject().put("key", "a").put("type", "sleep"))
-                .add(options.copy().put("key", second).put("type", "sleep").put("dependsOn", new JsonArray().add("a")));
+                .add(new JsonObject()
+                        .put("type", "sleep")
+                        .mergeIn(options)
+                        .put("key", second)
+                        .put("dependsOn", new JsonArray().add("a")));
         var response = node.post("/api/flows", new JsonObject().put("tasks", tasks));
         assertEquals(202, response.statusCode(), response.bodyAsString());
         return response.bodyAsJsonObject();

@@ -505,6 +505,53 @@ class FlowsApiTest {
     }
 
     @Test
+    void a_key_spawned_once_in_a_flow_cannot_be_spawned_again_by_another_task() throws Exception {
+        JsonObject answer = accepted(new JsonObject()
+                .put(
+                        "group",
+                        new JsonArray()
+                                .add(new JsonObject()
+                                        .put("key", "x")
+                                        .put("type", "split")
+                                        .put("queue", "remote"))
+                                .add(new JsonObject()
+                                        .put("key", "y")
+                                        .put("type", "split")
+                                        .put("queue", "remote"))));
+        JsonArray claimed = new JsonArray();
+        node.until(
+                () -> {
+                    HttpResponse<Buffer> claim = node.post(
+                            "/api/queues/remote/claim",
+                            new JsonObject().put("worker", "py-2").put("max", 2).put("waitMs", 200));
+                    claimed.addAll(claim.bodyAsJsonObject().getJsonArray("tasks"));
+                    return claimed.size() == 2;
+                },
+                () -> "both remote tasks were not claimed: " + claimed.encode());
+        HttpResponse<Buffer> first = complete(claimed.getJsonObject(0), sleep("twin", 0));
+        assertEquals(200, first.statusCode(), first.bodyAsString());
+        HttpResponse<Buffer> second = complete(claimed.getJsonObject(1), sleep("twin", 0));
+        assertEquals(422, second.statusCode(), "a key spawned before: " + second.bodyAsString());
+        assertTrue(second.bodyAsString().contains("already has"), second.bodyAsString());
+        assertEquals(
+                "running",
+                node.getJson("/api/tasks/" + claimed.getJsonObject(1).getString("id"))
+                        .getString("state"));
+        assertEquals(200, complete(claimed.getJsonObject(1), sleep("other", 0)).statusCode());
+        JsonObject flow = flowWhen(answer.getString("flowId"), "succeeded");
+        assertEquals(4, flow.getInteger("size"));
+    }
+
+    private HttpResponse<Buffer> complete(JsonObject task, JsonObject spawned) throws Exception {
+        return node.post(
+                "/api/tasks/" + task.getString("id") + "/complete",
+                new JsonObject()
+                        .put("lease", task.getJsonObject("lease").getString("token"))
+                        .put("result", new JsonObject())
+                        .put("spawn", new JsonArray().add(spawned)));
+    }
+
+    @Test
     void a_child_whose_parents_results_are_too_heavy_to_pass_on_fails_for_good_saying_so() throws Exception {
         JsonObject answer = accepted(new JsonObject()
                 .put(
