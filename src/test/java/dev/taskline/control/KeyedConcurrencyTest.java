@@ -131,8 +131,13 @@ class KeyedConcurrencyTest {
         {"queues": {"default": {"slots": 2, "keyConcurrency": 1, "leaseMs": 1000, "heartbeatMs": 200}},
          "recovery": {"intervalMs": 3600000}}
         """;
-        try (TestNode a = TestNode.start(db, config, new MutableClock());
-                TestNode b = TestNode.start(db, config, new MutableClock())) {
+        // Both clocks start at one instant: b's, made once a had started (which may take over a second
+        // on a loaded machine), would otherwise already stand past a's lease, and b could take the key
+        // before the test lets a's lease lapse.
+        MutableClock clockA = new MutableClock();
+        MutableClock clockB = new MutableClock(clockA.instant());
+        try (TestNode a = TestNode.start(db, config, clockA);
+                TestNode b = TestNode.start(db, config, clockB)) {
             String held = submit(a, "gate", "model-a");
             GateHandler.Call onA = GateHandler.next(TestNode.WAIT);
             String waiting = submit(b, "gate", "model-a");
