@@ -148,10 +148,7 @@ class PushTargetTest {
                 .put(
                         "tasks",
                         new JsonArray()
-                                .add(new JsonObject()
-                                        .put("key", "list")
-                                        .put("type", "render")
-                                        .put("queue", "pushed"))
+                                .add(listTask())
                                 .add(sleepTask().put("key", "report").put("dependsOn", new JsonArray().add("list"))));
         String flowId = node.post("/api/flows", flow).bodyAsJsonObject().getString("flowId");
         JsonObject done = node.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
@@ -179,16 +176,7 @@ class PushTargetTest {
         assertEquals(
                 new JsonObject().put("spawn", 5),
                 node.waitForState(plain, "succeeded").getJsonObject("result"));
-        String bad = node.post(
-                        "/api/flows",
-                        new JsonObject()
-                                .put(
-                                        "tasks",
-                                        new JsonArray()
-                                                .add(new JsonObject()
-                                                        .put("key", "list")
-                                                        .put("type", "render")
-                                                        .put("queue", "pushed"))))
+        String bad = node.post("/api/flows", new JsonObject().put("tasks", new JsonArray().add(listTask())))
                 .bodyAsJsonObject()
                 .getJsonArray("tasks")
                 .getJsonObject(0)
@@ -196,6 +184,11 @@ class PushTargetTest {
         JsonObject failed = node.waitForState(bad, "failed");
         assertEquals(1, failed.getInteger("attempt"));
         assertTrue(failed.getJsonObject("error").getString("message").contains("spawn"), failed.encode());
+    }
+
+    /** The flow task the push target renders: its answer may spawn. */
+    private static JsonObject listTask() {
+        return new JsonObject().put("key", "list").put("type", "render").put("queue", "pushed");
     }
 
     private static JsonObject sleepTask() {
