@@ -2,6 +2,7 @@ package dev.taskline.http;
 
 import dev.taskline.model.problem.JournalUnavailableException;
 import dev.taskline.model.problem.ProblemException;
+import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
@@ -36,6 +37,15 @@ final class Problems {
                 && e.getStatusCode() >= 400
                 && e.getStatusCode() < 500) {
             byStatus(ctx, e.getStatusCode());
+            return;
+        }
+        if (failure instanceof HttpClosedException) {
+            // The connection went while its request was still arriving (the client gave up, or the
+            // node closed it as it shut down): nobody is left to answer, and nothing failed here.
+            LOG.log(
+                    Level.FINE,
+                    "connection closed before its request was read: "
+                            + ctx.request().method() + " " + ctx.request().path());
             return;
         }
         Problem problem = of(ctx, failure);
