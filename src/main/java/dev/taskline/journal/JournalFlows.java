@@ -355,6 +355,8 @@ public final class JournalFlows {
         UUID[] lastIds = new UUID[f];
         List<FlowInsert.Node> tasks = new ArrayList<>();
         List<FlowInsert.Edge> edges = new ArrayList<>();
+        List<UUID> taskFlows = new ArrayList<>();
+        List<String> taskTenants = new ArrayList<>();
         for (int k = 0; k < f; k++) {
             FlowInsert flow = flows.get(k);
             flowIds[k] = flow.id();
@@ -365,15 +367,8 @@ public final class JournalFlows {
             lastIds[k] = flow.tasks().get(sizes[k] - 1).insert().task().id();
             tasks.addAll(flow.tasks());
             edges.addAll(flow.edges());
-        }
-        UUID[] taskFlows = new UUID[tasks.size()];
-        String[] taskTenants = new String[tasks.size()];
-        int t = 0;
-        for (FlowInsert flow : flows) {
-            for (int i = 0; i < flow.tasks().size(); i++, t++) {
-                taskFlows[t] = flow.id();
-                taskTenants[t] = flow.tenant();
-            }
+            taskFlows.addAll(Collections.nCopies(sizes[k], flow.id()));
+            taskTenants.addAll(Collections.nCopies(sizes[k], flow.tenant()));
         }
         FlowColumns c = new FlowColumns(tasks, edges);
         return new Params.InsertFlow(
@@ -385,8 +380,8 @@ public final class JournalFlows {
                 lastIds,
                 now,
                 c.ids,
-                taskFlows,
-                taskTenants,
+                taskFlows.toArray(UUID[]::new),
+                taskTenants.toArray(String[]::new),
                 c.keys,
                 c.queues,
                 c.types,
