@@ -457,36 +457,16 @@ class FlowsApiTest {
                                         .put("type", "split")
                                         .put("queue", "remote"))));
         String flowId = answer.getString("flowId");
-        JsonArray claimed = new JsonArray();
-        node.until(
-                () -> {
-                    HttpResponse<Buffer> claim = node.post(
-                            "/api/queues/remote/claim",
-                            new JsonObject().put("worker", "py-1").put("max", 1).put("waitMs", 200));
-                    claimed.addAll(claim.bodyAsJsonObject().getJsonArray("tasks"));
-                    return !claimed.isEmpty();
-                },
-                () -> "the remote task was never claimed");
-        JsonObject task = claimed.getJsonObject(0);
+        JsonObject task = claimRemote("py-1", 1).getJsonObject(0);
         assertEquals(0, task.getJsonObject("parents").getJsonObject("a").getInteger("sleptMs"));
         assertEquals("succeeded", task.getJsonObject("parentStates").getString("a"));
 
         String lease = task.getJsonObject("lease").getString("token");
-        HttpResponse<Buffer> bad = node.post(
-                "/api/tasks/" + task.getString("id") + "/complete",
-                new JsonObject()
-                        .put("lease", lease)
-                        .put("result", new JsonObject())
-                        .put("spawn", new JsonArray().add(new JsonObject().put("type", "nope"))));
+        HttpResponse<Buffer> bad = complete(task, new JsonObject().put("type", "nope"));
         assertEquals(422, bad.statusCode(), bad.bodyAsString());
         assertEquals(
                 "running", node.getJson("/api/tasks/" + task.getString("id")).getString("state"));
-        HttpResponse<Buffer> taken = node.post(
-                "/api/tasks/" + task.getString("id") + "/complete",
-                new JsonObject()
-                        .put("lease", lease)
-                        .put("result", new JsonObject())
-                        .put("spawn", new JsonArray().add(sleep("a", 0))));
+        HttpResponse<Buffer> taken = complete(task, sleep("a", 0));
         assertEquals(422, taken.statusCode(), "a key the flow has: " + taken.bodyAsString());
         assertTrue(taken.bodyAsString().contains("already has"), taken.bodyAsString());
         assertEquals(
@@ -518,16 +498,7 @@ class FlowsApiTest {
                                         .put("key", "y")
                                         .put("type", "split")
                                         .put("queue", "remote"))));
-        JsonArray claimed = new JsonArray();
-        node.until(
-                () -> {
-                    HttpResponse<Buffer> claim = node.post(
-                            "/api/queues/remote/claim",
-                            new JsonObject().put("worker", "py-2").put("max", 2).put("waitMs", 200));
-                    claimed.addAll(claim.bodyAsJsonObject().getJsonArray("tasks"));
-                    return claimed.size() == 2;
-                },
-                () -> "both remote tasks were not claimed: " + claimed.encode());
+        JsonArray claimed = claimRemote("py-2", 2);
         HttpResponse<Buffer> first = complete(claimed.getJsonObject(0), sleep("twin", 0));
         assertEquals(200, first.statusCode(), first.bodyAsString());
         HttpResponse<Buffer> second = complete(claimed.getJsonObject(1), sleep("twin", 0));
@@ -542,6 +513,25 @@ class FlowsApiTest {
         assertEquals(4, flow.getInteger("size"));
     }
 
+    /** Claims from the remote queue as {@code worker} until it holds {@code n} tasks. */
+    private JsonArray claimRemote(String worker, int n) throws Exception {
+        JsonArray claimed = new JsonArray();
+        node.until(
+                () -> {
+                    HttpResponse<Buffer> claim = node.post(
+                            "/api/queues/remote/claim",
+                            new JsonObject()
+                                    .put("worker", worker)
+                                    .put("max", n - claimed.size())
+                                    .put("waitMs", 200));
+                    claimed.addAll(claim.bodyAsJsonObject().getJsonArray("tasks"));
+                    return claimed.size() == n;
+                },
+                () -> n + " remote tasks were not claimed: " + claimed.encode());
+        return claimed;
+    }
+
+    /** Completes a claimed remote task with an empty result, spawning {@code spawned}. */
     private HttpResponse<Buffer> complete(JsonObject task, JsonObject spawned) throws Exception {
         return node.post(
                 "/api/tasks/" + task.getString("id") + "/complete",
