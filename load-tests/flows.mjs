@@ -281,7 +281,7 @@ async function chordPhase() {
     plainTasksPerSecond: { median: median(plainTps), min: Math.min(...plainTps), max: Math.max(...plainTps) },
     ratioOfMedians: r2(median(chordTps) / median(plainTps)),
     ratioPerRun: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) },
-    // The same from each drain's first start (the submission left out: a flow's journals its
+    // The same from each drain's first start (the submission left out: a flow journals its
     // edges and keys beside its tasks, which a batch has not).
     runningRatioOfMedians: r2(median(runs.map((x) => x.chord.runningTasksPerSecond))
       / median(runs.map((x) => x.plain.runningTasksPerSecond))),
