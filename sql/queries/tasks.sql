@@ -217,7 +217,8 @@ SELECT c.id, NULL, NULL, CASE WHEN k.id IS NULL THEN 'key_full' ELSE 'rate_full'
 -- or back to pending (a retry, a snooze, a release at shutdown). Fenced: lands only while state,
 -- worker and version match and the lease is live, checked in the statement that writes. A stale
 -- worker's row is not returned and the caller counts it. A task asked to cancel never goes back to
--- pending: it ends cancelled; nor, where :cancel_wins says so, does it end succeeded or failed.
+-- pending: it ends cancelled; nor, where :cancel_wins says so, does it end succeeded or failed. A
+-- compensating task (steps.sql, cancel_compensate) that succeeds has undone its work: cancelled.
 -- A flow task's end settles its children in the same statement (flow_settle, migration 000017):
 -- rows of kind ready are children that became pending, cancelled children cancelled with it, flow
 -- flows that ended; the attempts' own rows have no kind.
@@ -233,6 +234,7 @@ WITH req AS MATERIALIZED (
   -- locked (a cancel request that committed meanwhile is seen), so no separate read is needed.
   UPDATE tasks t
      SET state = CASE WHEN t.cancel_requested AND (req.to_state = 'pending' OR req.cancel_wins) THEN 'cancelled'
+                      WHEN t.compensating AND req.to_state = 'succeeded' THEN 'cancelled'
                       ELSE req.to_state END,
          result = req.result::jsonb, error = req.error::jsonb,
          progress_percent = CASE WHEN req.to_state = 'succeeded' AND NOT (t.cancel_requested AND req.cancel_wins)
@@ -249,8 +251,8 @@ WITH req AS MATERIALIZED (
    WHERE t.id = req.id AND t.state = req.held_state AND t.worker_id = req.worker_id
      AND t.lease_version = req.lease_version AND t.lease_expires_at > req.at
   RETURNING t.id, t.state, t.lease_version, t.attempt, req.worker_id,
-            CASE WHEN t.state = 'cancelled' AND (req.to_state = 'pending' OR req.cancel_wins) THEN 'cancelled'
-                 ELSE req.reason END AS final_reason,
+            CASE WHEN t.state = 'cancelled' AND (req.to_state = 'pending' OR req.cancel_wins OR t.compensating)
+                 THEN 'cancelled' ELSE req.reason END AS final_reason,
             req.error, req.run_at, t.flow_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
@@ -356,12 +358,14 @@ SELECT s.kind, s.id, NULL, s.state, s.task
   FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: pending_count
--- :queue, :now. How many tasks of the queue are due and waiting in the journal: page-in runs
+-- :queue, :now. How many tasks of the queue are due and waiting in the journal (a suspended task
+-- is not: the waker wakes it, see steps.sql): page-in runs
 -- only when that is more than this node holds, since its query must skip every id held here.
 -- Tasks past their first start's deadline are left out, as page_in leaves them: no claim would take
 -- them, and the sweep ends them.
 SELECT count(*) AS pending FROM tasks
- WHERE state = 'pending' AND queue = :queue AND run_at <= :now AND (start_by IS NULL OR start_by >= :now OR attempt > 0);
+ WHERE state = 'pending' AND wait IS NULL AND queue = :queue AND run_at <= :now
+   AND (start_by IS NULL OR start_by >= :now OR attempt > 0);
 
 -- name: page_in
 -- :queue, :now, :held_ids ids already held in memory, :most most rows, :aging_per_second the
@@ -372,7 +376,8 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
        timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id, join_mode,
        flow_key
   FROM tasks
- WHERE state = 'pending' AND queue = :queue AND run_at <= :now AND NOT (id = ANY (:held_ids::uuid[]))
+ WHERE state = 'pending' AND wait IS NULL AND queue = :queue AND run_at <= :now
+   AND NOT (id = ANY (:held_ids::uuid[]))
    AND (start_by IS NULL OR start_by >= :now OR attempt > 0)
  ORDER BY priority - :aging_per_second * extract(epoch FROM run_at) DESC, id
  LIMIT :most
@@ -392,7 +397,8 @@ SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_ve
                                       ORDER BY priority - :aging_per_second * extract(epoch FROM run_at) DESC, id) AS turn,
                priority - :aging_per_second * extract(epoch FROM run_at) AS effective
           FROM tasks
-         WHERE state = 'pending' AND queue = :queue AND run_at <= :now AND NOT (id = ANY (:held_ids::uuid[]))
+         WHERE state = 'pending' AND wait IS NULL AND queue = :queue AND run_at <= :now
+           AND NOT (id = ANY (:held_ids::uuid[]))
            AND (start_by IS NULL OR start_by >= :now OR attempt > 0)
          ORDER BY turn, effective DESC, id
          LIMIT :most) AS picked ON picked.id = t.id
@@ -503,7 +509,7 @@ DELETE FROM rate_starts WHERE ctid IN (SELECT ctid FROM rate_starts WHERE at < :
 
 -- name: delete_finished
 -- :cutoff cut-off, :most most rows, :least_id the least task id of the cut-off's millisecond.
--- Retention: finished tasks older than the cut-off go with their history. A task finished before
+-- Retention: finished tasks older than the cut-off go with their history, steps and signals. A task finished before
 -- the cut-off was created before it, so its id (UUIDv7, time first) sorts below :least_id: the
 -- primary key, walked from the oldest, finds them without an index on finished_at (see migration
 -- 000008). The ids go as arrays, so that both deletes look them up by key: as "IN (subquery)" the
@@ -522,6 +528,10 @@ WITH gone AS (
   RETURNING id, batch_id, flow_id
 ), events AS (
   DELETE FROM task_events WHERE task_id = ANY (ARRAY(SELECT id FROM gone))
+), steps AS (
+  DELETE FROM task_steps WHERE task_id = ANY (ARRAY(SELECT id FROM gone))
+), signals AS (
+  DELETE FROM task_signals WHERE task_id = ANY (ARRAY(SELECT id FROM gone))
 ), edges AS (
   DELETE FROM task_edges WHERE child_id = ANY (ARRAY(SELECT id FROM gone WHERE flow_id IS NOT NULL))
 ), batches_gone AS (

@@ -333,7 +333,8 @@ export class FlowView {
       }
       this.scheduleRender();
     });
-    source.addEventListener('state', (e) => {
+    // A durable task's suspend and resume move its state as any transition does.
+    const onState = (e) => {
       const data = JSON.parse(e.data);
       const entry = this.tasks.get(data.taskId);
       const id = Number(e.lastEventId);
@@ -353,7 +354,10 @@ export class FlowView {
         entry.error = data.error ?? entry.error ?? null;
       }
       this.scheduleRender();
-    });
+    };
+    for (const name of ['state', 'suspended', 'resumed']) {
+      source.addEventListener(name, onState);
+    }
     source.addEventListener('result', (e) => {
       const data = JSON.parse(e.data);
       const entry = this.tasks.get(data.taskId);

@@ -272,7 +272,8 @@ class BatchView {
       }
       this.scheduleRender();
     });
-    source.addEventListener('state', (e) => {
+    // A durable task's suspend and resume move its state as any transition does.
+    const onState = (e) => {
       const data = JSON.parse(e.data);
       this.lastEventId = e.lastEventId || this.lastEventId;
       const task = this.tasks.get(data.taskId);
@@ -299,7 +300,10 @@ class BatchView {
         }
         this.scheduleRender();
       }
-    });
+    };
+    for (const name of ['state', 'suspended', 'resumed']) {
+      source.addEventListener(name, onState);
+    }
     source.addEventListener('progress', (e) => {
       const data = JSON.parse(e.data);
       const task = this.tasks.get(data.taskId);

@@ -9,6 +9,7 @@ import dev.taskline.schedule.Scheduler;
 import dev.taskline.service.KeyService;
 import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.workflow.BlockedCount;
+import dev.taskline.workflow.Waker;
 
 /**
  * A node's background loops, each of which exposes the one pass its timer runs: what a test runs by
@@ -23,6 +24,7 @@ import dev.taskline.workflow.BlockedCount;
  * @param events    streams caught up with other nodes' writes
  * @param keys      the keys issued through any node's API ({@code refresh})
  * @param blocked   the journal's blocked flow tasks, counted for flows.maxBlocked and tenant limits
+ * @param waker     suspended tasks whose sleep or wait's time came
  */
 public record Passes(
         Recovery recovery,
@@ -33,4 +35,5 @@ public record Passes(
         RemoteWorkers remote,
         EventHub events,
         KeyService keys,
-        BlockedCount blocked) {}
+        BlockedCount blocked,
+        Waker waker) {}

@@ -21,6 +21,7 @@ import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalKeys;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.JournalSchedules;
+import dev.taskline.journal.JournalSteps;
 import dev.taskline.journal.Migrator;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.Promoter;
@@ -30,6 +31,7 @@ import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.schedule.Schedules;
+import dev.taskline.service.DurableService;
 import dev.taskline.service.FlowService;
 import dev.taskline.service.KeyService;
 import dev.taskline.service.NodeService;
@@ -39,11 +41,13 @@ import dev.taskline.service.TaskService;
 import dev.taskline.service.WorkService;
 import dev.taskline.support.Periodic;
 import dev.taskline.worker.RemoteWorkers;
+import dev.taskline.worker.Suspensions;
 import dev.taskline.worker.WorkerVerticle;
 import dev.taskline.workflow.BlockedCount;
 import dev.taskline.workflow.FlowSettlements;
 import dev.taskline.workflow.Flows;
 import dev.taskline.workflow.Spawns;
+import dev.taskline.workflow.Waker;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -82,6 +86,9 @@ public final class Taskline {
     private JournalFlows flows;
     private volatile BlockedCount blocked;
     private Spawns spawns;
+    private JournalSteps steps;
+    private Waker waker;
+    private Suspensions suspensions;
     private final JournalReads reads;
     private final QueueRegistry queues;
     private final TasklineMetrics metrics;
@@ -110,6 +117,8 @@ public final class Taskline {
     private static final long BLOCKED_COUNT_MS = 2_000;
     /** How often a node reads the keys issued through the API: a revocation reaches it within this. */
     private static final long KEYS_REFRESH_MS = 1_000;
+    /** Events are kept a day (their ids, and waits that come late); a pass a minute deletes the older. */
+    private static final long EVENTS_CLEAN_MS = 60_000;
     /** How often a node reads the queues' switches: a pause made through another node holds here within this. */
     private static final long CONTROLS_REFRESH_MS = 500;
     /**
@@ -206,6 +215,9 @@ public final class Taskline {
 
     private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
         flows = new JournalFlows(journal);
+        steps = new JournalSteps(pool, clock);
+        waker = new Waker(steps, queues, clock, config.recovery().batchSize());
+        suspensions = new Suspensions(journal, steps, waker::wakeAt, task -> waker.hold(List.of(task)));
         admission = new Admission(config, queues, handlers, journal, metrics, clock);
         spawns = new Spawns(admission, config.flows().maxTasks());
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
@@ -227,7 +239,8 @@ public final class Taskline {
                         config.http().maxWaitingClaims(), config.http().tenantShare()),
                 flows,
                 config.flows().maxParentBytes(),
-                spawns);
+                spawns,
+                suspensions);
         JournalSchedules journalSchedules = new JournalSchedules(journal);
         scheduler = new Scheduler(
                 journalSchedules,
@@ -261,8 +274,9 @@ public final class Taskline {
                 new NodeService(admission, reads, queues, metrics, pauses, clock),
                 new ScheduleService(schedules),
                 keyService,
-                new WorkService(queues, remote));
-        passes = new Passes(recovery, promoter, pauses, deadlines, scheduler, remote, hub, keyService, blocked);
+                new WorkService(queues, remote, clock),
+                new DurableService(steps, admission, config.triggers(), waker::hold));
+        passes = new Passes(recovery, promoter, pauses, deadlines, scheduler, remote, hub, keyService, blocked, waker);
         return Migrator.migrate(vertx, pool)
                 // A queue paused before this node started must not start anything on it, even once.
                 .compose(applied -> pauses.runOnce())
@@ -277,6 +291,11 @@ public final class Taskline {
                 .compose(v -> track(vertx.deployVerticle(
                         new Periodic("counting blocked flow tasks", BLOCKED_COUNT_MS, blocked::runOnce))))
                 .compose(v -> track(vertx.deployVerticle(promoter)))
+                .compose(v -> track(vertx.deployVerticle(waker)))
+                .compose(v -> track(vertx.deployVerticle(new Periodic(
+                        "deleting events older than a day",
+                        EVENTS_CLEAN_MS,
+                        () -> steps.deleteOldEvents(clock.instant().minus(Duration.ofDays(1)), 10_000)))))
                 .compose(v -> track(vertx.deployVerticle(
                         new Periodic("catching streams up with other nodes' writes", CATCH_UP_MS, hub::catchUp))))
                 .compose(v -> track(vertx.deployVerticle(
@@ -342,7 +361,8 @@ public final class Taskline {
                     config.worker().progressIntervalMs(),
                     flows,
                     config.flows().maxParentBytes(),
-                    spawns);
+                    spawns,
+                    suspensions);
             workers.add(worker);
             chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
         }

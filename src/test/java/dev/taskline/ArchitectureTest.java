@@ -16,6 +16,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalReads;
+import dev.taskline.journal.JournalSteps;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -147,7 +148,8 @@ class ArchitectureTest {
                 .and(not(type(Journal.class)))
                 .and(not(type(JournalReads.class)))
                 .and(not(type(JournalFlows.class)))
-                .as("journal classes other than Journal, JournalReads and JournalFlows");
+                .and(not(type(JournalSteps.class)))
+                .as("journal classes other than Journal, JournalReads, JournalFlows and JournalSteps");
         holds(noClasses()
                 .that()
                 .resideInAPackage("dev.taskline.worker..")

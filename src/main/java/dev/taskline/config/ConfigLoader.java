@@ -96,7 +96,8 @@ public final class ConfigLoader {
                 "auth",
                 "scheduler",
                 "schedules",
-                "flows");
+                "flows",
+                "triggers");
 
         Node http = top.object("http");
         http.only(
@@ -231,7 +232,33 @@ public final class ConfigLoader {
                 new TasklineConfig.Flows(
                         flows.integer("maxTasks", TasklineConfig.Flows.DEFAULTS.maxTasks()),
                         flows.integer("maxBlocked", TasklineConfig.Flows.DEFAULTS.maxBlocked()),
-                        flows.longValue("maxParentBytes", TasklineConfig.Flows.DEFAULTS.maxParentBytes())));
+                        flows.longValue("maxParentBytes", TasklineConfig.Flows.DEFAULTS.maxParentBytes())),
+                triggers(top));
+    }
+
+    private static List<Trigger> triggers(Node top) {
+        List<Trigger> triggers = new ArrayList<>();
+        JsonNode list = top.node.get("triggers");
+        if (list == null || list.isNull()) {
+            return triggers;
+        }
+        if (!list.isArray()) {
+            throw new ConfigException(
+                    top.key("triggers") + " must be an array of {event, type, queue?, concurrencyKey?}");
+        }
+        for (int i = 0; i < list.size(); i++) {
+            if (!list.get(i).isObject()) {
+                throw new ConfigException(top.key("triggers") + "[" + i + "] must be an object");
+            }
+            Node trigger = new Node(top.key("triggers") + "[" + i + "]", list.get(i));
+            trigger.only("event", "type", "queue", "concurrencyKey");
+            triggers.add(new Trigger(
+                    trigger.text("event", null),
+                    trigger.text("type", null),
+                    trigger.text("queue", null),
+                    trigger.text("concurrencyKey", null)));
+        }
+        return triggers;
     }
 
     private static AuthConfig auth(Node auth) {

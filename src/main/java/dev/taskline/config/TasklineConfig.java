@@ -3,6 +3,7 @@ package dev.taskline.config;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /** Everything a node needs to start, read once by {@link ConfigLoader}. */
@@ -17,7 +18,8 @@ public record TasklineConfig(
         Handlers handlers,
         AuthConfig auth,
         Scheduling scheduling,
-        Flows flows) {
+        Flows flows,
+        List<Trigger> triggers) {
 
     public static final String DEFAULT_QUEUE = "default";
 
@@ -25,6 +27,13 @@ public record TasklineConfig(
         queues = Map.copyOf(queues);
         if (!queues.containsKey(DEFAULT_QUEUE)) {
             throw new ConfigException("queues." + DEFAULT_QUEUE + " must exist");
+        }
+        triggers = List.copyOf(triggers);
+        for (Trigger trigger : triggers) {
+            if (!queues.containsKey(trigger.queue())) {
+                throw new ConfigException("the trigger of event '" + trigger.event() + "' names queue '"
+                        + trigger.queue() + "', which is not configured");
+            }
         }
         if (!auth.enabled() && !auth.allowAnonymous() && !loopback(http.host())) {
             throw new ConfigException("http.host " + http.host() + " is reachable from other machines and no API key is"

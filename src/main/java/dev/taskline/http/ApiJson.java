@@ -8,6 +8,8 @@ import dev.taskline.model.Event;
 import dev.taskline.model.Insert;
 import dev.taskline.model.QueueControl;
 import dev.taskline.model.ScheduleRecord;
+import dev.taskline.model.SignalView;
+import dev.taskline.model.StepView;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskSnapshot;
 import dev.taskline.model.TaskState;
@@ -15,10 +17,12 @@ import dev.taskline.model.TaskView;
 import dev.taskline.model.TickRecord;
 import dev.taskline.schedule.ScheduleSpec;
 import dev.taskline.schedule.ScheduleView;
+import dev.taskline.service.DurableService;
 import dev.taskline.service.Views.QueueView;
 import dev.taskline.service.Views.Stats;
 import dev.taskline.support.IsoTime;
 import dev.taskline.worker.RemoteWorkers;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
@@ -109,6 +113,32 @@ final class ApiJson {
         return value == null
                 ? out.append("null")
                 : out.append('"').append(quote.quoteAsString(value)).append('"');
+    }
+
+    /**
+     * A task's durable part, as its read shows it: the steps done (name, result, at, attempt), the
+     * wait it is in (null: none) and the signals no wait has taken yet.
+     */
+    static JsonObject durable(DurableService.DurableView view) {
+        JsonArray steps = new JsonArray();
+        for (StepView step : view.steps()) {
+            if (!step.done()) {
+                continue;
+            }
+            steps.add(new JsonObject()
+                    .put("name", step.name())
+                    .put("result", step.resultJson() == null ? null : Json.decodeValue(step.resultJson()))
+                    .put("at", time(step.at()))
+                    .put("attempt", step.attempt()));
+        }
+        JsonArray signals = new JsonArray();
+        for (SignalView signal : view.signals()) {
+            signals.add(new JsonObject()
+                    .put("name", signal.name())
+                    .put("payload", new JsonObject(signal.payloadJson()))
+                    .put("at", time(signal.at())));
+        }
+        return new JsonObject().put("steps", steps).put("wait", view.waiting()).put("signals", signals);
     }
 
     static JsonObject task(TaskView task) {
@@ -334,6 +364,23 @@ final class ApiJson {
                         .append(c.parents().valuesJson())
                         .append(",\"parentStates\":")
                         .append(c.parents().statesJson());
+            }
+            if (c.steps() != null) {
+                // As the journal holds them (JSON text), not decoded and encoded again.
+                out.append(",\"steps\":{");
+                boolean first = true;
+                for (java.util.Map.Entry<String, String> step :
+                        c.steps().steps().entrySet()) {
+                    out.append(first ? "\"" : ",\"")
+                            .append(quote.quoteAsString(step.getKey()))
+                            .append("\":")
+                            .append(step.getValue());
+                    first = false;
+                }
+                out.append('}');
+                if (c.steps().compensating()) {
+                    out.append(",\"compensating\":true");
+                }
             }
             out.append(",\"lease\":{\"token\":\"")
                     .append(quote.quoteAsString(c.token()))

@@ -49,9 +49,21 @@ final class SseSink implements StreamSink {
         send("snapshot", -1, ApiJson.snapshot(tasks));
     }
 
+    /**
+     * A transition, named {@code state}; a durable step's, {@code step} (the task stays running),
+     * and a suspend's and resume's, {@code suspended} and {@code resumed}, with the same fields.
+     */
     @Override
     public void state(Event event, Object result, Object error) {
-        send("state", event.eventId(), ApiJson.stateEvent(event, result, error));
+        String name = event.reason() == null
+                ? "state"
+                : switch (event.reason()) {
+                    case STEP_COMPLETED -> "step";
+                    case SUSPENDED -> "suspended";
+                    case RESUMED -> "resumed";
+                    default -> "state";
+                };
+        send(name, event.eventId(), ApiJson.stateEvent(event, result, error));
     }
 
     @Override

@@ -6,6 +6,7 @@ import dev.taskline.model.Insert;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.service.DurableService;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.Views.TaskFilter;
 import io.vertx.core.json.JsonArray;
@@ -27,11 +28,14 @@ final class TaskRoutes implements Routes {
     private static final Set<String> BULK_RETRY_FIELDS = Set.of("queue", "type", "limit");
 
     private final TaskService service;
+    private final DurableService durable;
     private final BodyHandler body;
     private final Submissions submissions;
     private final EventLinks links;
 
-    TaskRoutes(TaskService service, BodyHandler body, Submissions submissions, EventLinks links) {
+    TaskRoutes(
+            TaskService service, DurableService durable, BodyHandler body, Submissions submissions, EventLinks links) {
+        this.durable = durable;
         this.links = links;
         this.service = service;
         this.body = body;
@@ -42,7 +46,7 @@ final class TaskRoutes implements Routes {
     public void mount(Router router) {
         router.post("/api/tasks").handler(body).handler(this::submit);
         router.post("/api/tasks/retry").handler(body).handler(this::retryFailed);
-        router.post("/api/tasks/:id/cancel").handler(this::cancel);
+        router.post("/api/tasks/:id/cancel").handler(body).handler(this::cancel);
         router.post("/api/tasks/:id/retry").handler(this::retry);
         router.get("/api/tasks").handler(this::list);
         router.get("/api/tasks/:id").handler(this::get);
@@ -69,8 +73,11 @@ final class TaskRoutes implements Routes {
 
     private void get(RoutingContext ctx) {
         service.task(Requests.caller(ctx), Requests.idParam(ctx))
-                .onSuccess(task -> Requests.json(
-                        ctx, 200, ApiJson.task(task).put("eventsUrl", links.task(task.id(), task.tenant()))))
+                .compose(task -> durable.view(task.id())
+                        .map(steps -> ApiJson.task(task)
+                                .put("eventsUrl", links.task(task.id(), task.tenant()))
+                                .mergeIn(ApiJson.durable(steps))))
+                .onSuccess(json -> Requests.json(ctx, 200, json))
                 .onFailure(ctx::fail);
     }
 
@@ -98,6 +105,36 @@ final class TaskRoutes implements Routes {
 
     private void cancel(RoutingContext ctx) {
         UUID id = Requests.idParam(ctx);
+        boolean compensate = false;
+        if (!ctx.body().isEmpty()) {
+            JsonObject json = Requests.jsonBody(ctx);
+            Requests.knownFields(json, Set.of("compensate"), "");
+            Object value = json.getValue("compensate");
+            if (value != null && !(value instanceof Boolean)) {
+                throw new InvalidTaskException("compensate must be true or false");
+            }
+            compensate = Boolean.TRUE.equals(value);
+        }
+        if (compensate) {
+            // A task that ran no step has nothing to undo: cancelled as without compensation.
+            durable.compensate(Requests.caller(ctx), id)
+                    .onSuccess(will -> {
+                        if (will) {
+                            Requests.json(
+                                    ctx,
+                                    202,
+                                    new JsonObject().put("id", id.toString()).put("state", "compensating"));
+                        } else {
+                            cancelled(ctx, id);
+                        }
+                    })
+                    .onFailure(ctx::fail);
+            return;
+        }
+        cancelled(ctx, id);
+    }
+
+    private void cancelled(RoutingContext ctx, UUID id) {
         service.cancel(Requests.caller(ctx), id)
                 .onSuccess(done -> Requests.json(
                         ctx,

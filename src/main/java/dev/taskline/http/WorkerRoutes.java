@@ -1,6 +1,8 @@
 package dev.taskline.http;
 
+import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.service.Views;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
 import dev.taskline.service.WorkService;
@@ -38,6 +40,7 @@ final class WorkerRoutes implements Routes {
         router.post("/api/tasks/:id/heartbeat").handler(body).handler(this::heartbeat);
         router.post("/api/tasks/:id/complete").handler(body).handler(this::complete);
         router.post("/api/tasks/:id/fail").handler(body).handler(this::fail);
+        router.post("/api/tasks/:id/steps/:name").handler(body).handler(this::step);
         router.get("/api/workers").handler(this::workers);
     }
 
@@ -76,11 +79,45 @@ final class WorkerRoutes implements Routes {
     private void complete(RoutingContext ctx) {
         UUID id = Requests.idParam(ctx);
         JsonObject json = Requests.jsonBody(ctx);
-        known(json, "lease", "result", "spawn");
+        known(json, "lease", "result", "spawn", "suspend");
+        if (json.containsKey("suspend")) {
+            if (json.containsKey("result") || json.containsKey("spawn")) {
+                throw new InvalidTaskException("an attempt ends with a result or a suspend, not both");
+            }
+            Views.Suspend suspend = SuspendJson.parse(json.getValue("suspend"));
+            service.suspend(Requests.caller(ctx), id, text(json, "lease"), suspend)
+                    .onSuccess(state -> Requests.json(
+                            ctx,
+                            200,
+                            new JsonObject()
+                                    .put("id", id.toString())
+                                    .put("state", state.sql())
+                                    .put("suspended", state == TaskState.PENDING)))
+                    .onFailure(ctx::fail);
+            return;
+        }
         LeaseWrite write = leaseWrite(json, id, true);
         service.complete(Requests.caller(ctx), id, write.lease(), write.result(), write.spawn())
                 .onSuccess(state -> Requests.json(
                         ctx, 200, new JsonObject().put("id", id.toString()).put("state", state.sql())))
+                .onFailure(ctx::fail);
+    }
+
+    /** A durable step of a remote attempt: 200 with the result kept, the first one written for its name. */
+    private void step(RoutingContext ctx) {
+        UUID id = Requests.idParam(ctx);
+        String name = ctx.pathParam("name");
+        JsonObject json = Requests.jsonBody(ctx);
+        known(json, "lease", "result");
+        if (!json.containsKey("result")) {
+            throw new InvalidTaskException("result is required (null is a result)");
+        }
+        service.step(Requests.caller(ctx), id, text(json, "lease"), name, json.getValue("result"))
+                .onSuccess(kept -> ctx.response()
+                        .setStatusCode(200)
+                        .putHeader("Content-Type", "application/json")
+                        .end("{\"name\":" + io.vertx.core.json.Json.encode(name) + ",\"result\":" + kept.resultJson()
+                                + ",\"first\":" + kept.first() + "}"))
                 .onFailure(ctx::fail);
     }
 

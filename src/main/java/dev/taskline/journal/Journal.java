@@ -287,6 +287,14 @@ public final class Journal {
     }
 
     /**
+     * The handler suspended on a durable wait (its step opened by JournalSteps.open): pending again,
+     * due at {@code due}, the attempt not counted; as {@link #snoozeUntil} otherwise.
+     */
+    public Future<TaskState> suspendUntil(Lease lease, Instant due) {
+        return end(lease, TaskState.PENDING, null, null, Reason.SUSPENDED, due, Attempts.NOT_COUNTED);
+    }
+
+    /**
      * Hands a task back at shutdown: pending and due now, the attempt not counted, and the version
      * bumped so that the holder is fenced at once and any node may claim it.
      */

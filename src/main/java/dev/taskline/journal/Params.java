@@ -34,7 +34,12 @@ final class Params {
             Map.entry("ticks_decide", TicksDecide.class),
             Map.entry("insert_flow", InsertFlow.class),
             Map.entry("list_tenant_flows", ListTenantFlows.class),
-            Map.entry("flow_spawn", FlowSpawn.class));
+            Map.entry("flow_spawn", FlowSpawn.class),
+            Map.entry("step_write", StepWrite.class),
+            Map.entry("suspend_open", SuspendOpen.class),
+            Map.entry("signal_send", SignalSend.class),
+            Map.entry("event_insert", EventIn.class),
+            Map.entry("event_deliver", EventIn.class));
 
     /** New tasks, and the batches they make ({@code newBatches}, one element each), in one insert. */
     record InsertTasks(
@@ -197,4 +202,28 @@ final class Params {
             UUID[] edgeParents,
             UUID[] edgeChildren,
             UUID[] tails) {}
+
+    /** Steps handlers ran, one element each (see step_write). */
+    record StepWrite(
+            UUID[] ids,
+            Long[] leaseVersions,
+            String[] workerIds,
+            String[] names,
+            String[] results,
+            OffsetDateTime now) {}
+
+    /** An attempt ending suspended on a wait (see suspend_open); {@code until} null for none. */
+    record SuspendOpen(
+            UUID id,
+            long leaseVersion,
+            String workerId,
+            String step,
+            String waitFor,
+            OffsetDateTime until,
+            OffsetDateTime now) {}
+
+    record SignalSend(UUID id, String tenant, String name, String payload, String key, OffsetDateTime now) {}
+
+    /** For event_insert and event_deliver alike: one event ({@code tenant} '' for none). */
+    record EventIn(String tenant, String id, String name, String data, OffsetDateTime now) {}
 }

@@ -48,6 +48,7 @@ final class Sql {
                 "/sql/queries/controls.sql",
                 "/sql/queries/schedules.sql",
                 "/sql/queries/flows.sql",
+                "/sql/queries/steps.sql",
                 "/sql/queries/migrations.sql");
     }
 

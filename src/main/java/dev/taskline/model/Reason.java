@@ -24,7 +24,15 @@ public enum Reason {
     /** A flow task's parents did what its join waits for: blocked to pending. */
     UNBLOCKED,
     /** A flow task's join can no longer be met (a parent failed, or all did): blocked to cancelled. */
-    PARENT_FAILED;
+    PARENT_FAILED,
+    /** A durable step's result was journaled (the task stays running). */
+    STEP_COMPLETED,
+    /** The handler slept or waited: back to pending until its wait ends, no attempt spent. */
+    SUSPENDED,
+    /** A suspended task's wait ended (its time, its signal or event, a compensating cancel): due now. */
+    RESUMED,
+    /** A cancel asked a task to undo what it did: it runs again with cancelled() true. */
+    COMPENSATE_REQUESTED;
 
     // Made once: every attempt's end and every event shown names its reason.
     private final String sql = name().toLowerCase(Locale.ROOT);

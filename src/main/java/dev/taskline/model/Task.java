@@ -21,7 +21,8 @@ import java.util.UUID;
  * task from being claimed ahead of a slot, see {@link #deadlineHolds}); {@code schedule} and {@code
  * scheduledForMillis} name the schedule and the tick a scheduled task was made for (null and 0 for
  * any other task); {@code flowId} the flow it is a task of (null for none), {@code flowKey} its key there, and {@code hasParents}
- * whether it waits for parents in it (whose results it reads as it starts).
+ * whether it waits for parents in it (whose results it reads as it starts); {@code durable} whether
+ * it was suspended or resumed (its attempts read its steps as they start, see {@link #readsSteps}).
  */
 public record Task(
         UUID id,
@@ -42,7 +43,8 @@ public record Task(
         long scheduledForMillis,
         UUID flowId,
         String flowKey,
-        boolean hasParents) {
+        boolean hasParents,
+        boolean durable) {
 
     /** A new task, not journaled yet: version 0, no attempt made, due now unless {@link Builder#runAt} says. */
     public static Builder builder(UUID id, String queue, String type) {
@@ -79,7 +81,47 @@ public record Task(
                 scheduledForMillis,
                 flowId,
                 flowKey,
-                hasParents);
+                hasParents,
+                durable);
+    }
+
+    /**
+     * The same task, known to have journaled steps or to have been suspended: its attempts read what
+     * its steps did before they start (see {@code durable}).
+     */
+    public Task asDurable() {
+        return durable
+                ? this
+                : new Task(
+                        id,
+                        queue,
+                        type,
+                        payloadJson,
+                        priority,
+                        maxAttempts,
+                        timeoutMs,
+                        batchId,
+                        tenant,
+                        dueAtMillis,
+                        leaseVersion,
+                        attempt,
+                        concurrencyKey,
+                        startByMillis,
+                        schedule,
+                        scheduledForMillis,
+                        flowId,
+                        flowKey,
+                        hasParents,
+                        true);
+    }
+
+    /**
+     * Whether an attempt must read the task's steps before it starts: it was suspended, or resumed,
+     * or a run of it may have journaled steps (an attempt was made before). A fresh task reads
+     * them only if its handler asks.
+     */
+    public boolean readsSteps() {
+        return durable || attempt > 0;
     }
 
     /** The tick a scheduled task was made for; null for a task no schedule made. */
@@ -110,7 +152,8 @@ public record Task(
                         scheduledForMillis,
                         flowId,
                         flowKey,
-                        hasParents);
+                        hasParents,
+                        durable);
     }
 
     /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */
@@ -246,7 +289,8 @@ public record Task(
                     scheduledForMillis,
                     flowId,
                     flowKey,
-                    hasParents);
+                    hasParents,
+                    false);
         }
     }
 }

@@ -10,4 +10,5 @@ public record Services(
         NodeService node,
         ScheduleService schedules,
         KeyService keys,
-        WorkService work) {}
+        WorkService work,
+        DurableService durable) {}

@@ -33,10 +33,12 @@ public final class WorkService {
 
     private final QueueRegistry queues;
     private final RemoteWorkers remote;
+    private final java.time.Clock clock;
 
-    public WorkService(QueueRegistry queues, RemoteWorkers remote) {
+    public WorkService(QueueRegistry queues, RemoteWorkers remote, java.time.Clock clock) {
         this.queues = queues;
         this.remote = remote;
+        this.clock = clock;
     }
 
     /**
@@ -114,6 +116,27 @@ public final class WorkService {
             io.vertx.core.json.JsonObject result,
             io.vertx.core.json.JsonArray spawn) {
         return mayWrite(caller, lease).compose(v -> remote.complete(lease, id, result, spawn, null, caller.tenant()));
+    }
+
+    /**
+     * Ends a remote attempt suspended: the task pending again until its wait ends, the attempt not
+     * counted; the state it is in after (cancelled when someone had asked).
+     */
+    public Future<TaskState> suspend(Caller caller, UUID id, String lease, Views.Suspend suspend) {
+        if (suspend.afterMs() != null && suspend.afterMs() > Admission.MAX_DELAY_MS) {
+            return Future.failedFuture(
+                    new InvalidTaskException("a sleep or timeout must be at most " + Admission.MAX_DELAY_MS + " ms"));
+        }
+        return mayWrite(caller, lease)
+                .compose(v -> remote.suspend(lease, id, suspend.at(clock.instant()), caller.tenant()));
+    }
+
+    /** Journals a step of a remote attempt: the result kept (the first one written for its name). */
+    public Future<dev.taskline.model.StepWritten> step(
+            Caller caller, UUID id, String lease, String name, Object result) {
+        return permitted(() -> DurableService.checkName("a step's name", name))
+                .compose(v -> mayWrite(caller, lease))
+                .compose(v -> remote.step(lease, id, name, io.vertx.core.json.Json.encode(result), caller.tenant()));
     }
 
     /** Ends a remote attempt failed: retried (after {@code retryAfterMs}, or the queue's backoff) or failed for good. */

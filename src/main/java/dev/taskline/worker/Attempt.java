@@ -46,6 +46,7 @@ final class Attempt implements TaskContext {
     private long timeoutTimer = -1;
 
     private final JsonArray spawned = new JsonArray();
+    private final DurableSteps durable;
     private Parents read = Parents.NONE;
     private Map<String, Object> parents;
     private Map<String, String> parentStates;
@@ -68,8 +69,10 @@ final class Attempt implements TaskContext {
             Lease lease,
             long timeoutMs,
             long progressIntervalMs,
-            ProgressListener listener) {
+            ProgressListener listener,
+            DurableSteps durable) {
         this.listener = listener;
+        this.durable = durable;
         this.vertx = vertx;
         this.context = context;
         this.journal = journal;
@@ -230,7 +233,43 @@ final class Attempt implements TaskContext {
 
     @Override
     public boolean cancelled() {
-        return stopRequested;
+        return stopRequested || durable.compensating();
+    }
+
+    /** The task's durable steps, as this attempt reads and writes them. */
+    DurableSteps durable() {
+        return durable;
+    }
+
+    @Override
+    public <T> Future<T> step(String name, java.util.function.Supplier<Future<T>> code) {
+        return durable.step(name, code);
+    }
+
+    @Override
+    public Future<Boolean> stepDone(String name) {
+        return durable.done(name);
+    }
+
+    @Override
+    public Future<Void> sleep(String name, Duration duration) {
+        return durable.sleepUntil(name, durable.now().plus(duration));
+    }
+
+    @Override
+    public Future<Void> sleepUntil(String name, java.time.Instant until) {
+        return durable.sleepUntil(name, until);
+    }
+
+    @Override
+    public Future<java.util.Optional<JsonObject>> waitForSignal(String step, String name, Duration timeout) {
+        return durable.waitForSignal(step, name, timeout);
+    }
+
+    @Override
+    public Future<java.util.Optional<JsonObject>> waitForEvent(
+            String step, String name, String field, Object value, Duration timeout) {
+        return durable.waitForEvent(step, name, field, value, timeout);
     }
 
     @Override

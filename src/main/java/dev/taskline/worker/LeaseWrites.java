@@ -6,7 +6,9 @@ import dev.taskline.journal.JournalFlows;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
 import dev.taskline.model.SpawnPlanner;
+import dev.taskline.model.StepWritten;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.Wait;
 import dev.taskline.model.problem.ForbiddenException;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
 import dev.taskline.queue.TaskQueue;
@@ -47,6 +49,7 @@ final class LeaseWrites {
     private final ProgressListener progress;
     private final JournalFlows flows;
     private final SpawnPlanner spawns;
+    private final Suspensions suspensions;
 
     LeaseWrites(
             Map<String, TaskQueue> queues,
@@ -58,7 +61,9 @@ final class LeaseWrites {
             DoubleSupplier jitter,
             ProgressListener progress,
             JournalFlows flows,
-            SpawnPlanner spawns) {
+            SpawnPlanner spawns,
+            Suspensions suspensions) {
+        this.suspensions = suspensions;
         this.flows = flows;
         this.spawns = spawns;
         this.queues = queues;
@@ -117,6 +122,31 @@ final class LeaseWrites {
                                         .compose(planned -> flows.succeedSpawning(t.lease(), value, planned, true)));
         return end.compose(
                 state -> state == null ? custody.lost(t) : Future.succeededFuture(custody.ended(t, state, null)));
+    }
+
+    /** Ends the attempt suspended on {@code wait}; the state the task is in after it (409 when the lease was lost). */
+    Future<TaskState> suspend(String token, UUID taskId, Wait wait, String tenant) {
+        LeaseTokens.Token t = verify(token, taskId, null, tenant);
+        registry.saw(t.lease().workerId(), t.queue());
+        return suspensions.suspend(t.lease(), wait).compose(suspended -> {
+            if (suspended.state() == null) {
+                return custody.lost(t);
+            }
+            if (suspended.state() == TaskState.PENDING) {
+                custody.suspended(t, suspended.dueNow());
+                return Future.succeededFuture(TaskState.PENDING);
+            }
+            return Future.succeededFuture(custody.ended(t, suspended.state(), null));
+        });
+    }
+
+    /** Journals a step of the attempt; the result kept. 409 when the lease was lost. */
+    Future<StepWritten> step(String token, UUID taskId, String name, String resultJson, String tenant) {
+        LeaseTokens.Token t = verify(token, taskId, null, tenant);
+        return suspensions
+                .steps()
+                .step(t.lease(), name, resultJson)
+                .compose(kept -> kept != null ? Future.succeededFuture(kept) : custody.lost(t));
     }
 
     /**

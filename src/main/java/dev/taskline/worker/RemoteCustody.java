@@ -94,7 +94,8 @@ final class RemoteCustody {
                 lease,
                 tokens.get().sign(lease, queue.name(), task.maxAttempts(), task.tenant()),
                 clock.instant().plusMillis(leaseMs),
-                Parents.NONE);
+                Parents.NONE,
+                null);
         held.put(task.id(), new Held(queue, task, lease, now + leaseMs, now + timeoutMs(queue, task)));
         return claimed;
     }
@@ -162,6 +163,26 @@ final class RemoteCustody {
                             : null);
         }
         return state;
+    }
+
+    /**
+     * The journal ended the attempt suspended: the task leaves this node's custody, or, due again
+     * at once (what it waits for was there), waits here to be claimed again.
+     */
+    void suspended(LeaseTokens.Token t, boolean dueNow) {
+        UUID id = t.lease().taskId();
+        Held h = held.get(id);
+        if (h != null && h.lease.version() == t.lease().version()) {
+            held.remove(id);
+            release(
+                    h.queue,
+                    id,
+                    dueNow
+                            ? h.task.pendingAgain(t.lease().version(), t.lease().attempt() - 1, clock.millis())
+                                    .withoutDeadline()
+                                    .asDurable()
+                            : null);
+        }
     }
 
     /** The attempts held past their {@code timeoutMs} at {@code nowMillis}, each handed out once to be ended. */

@@ -4,11 +4,14 @@ import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.model.DurableStart;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Parents;
 import dev.taskline.model.SpawnPlanner;
+import dev.taskline.model.StepWritten;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.Wait;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.ShuttingDownException;
@@ -59,6 +62,7 @@ public final class RemoteWorkers extends VerticleBase {
     private final int tenantMost;
     private final JournalFlows flows;
     private final SpawnPlanner spawns;
+    private final Suspensions suspensions;
     private final long maxParentBytes;
     private final WorkerRegistry registry;
     /** The journal's lease-token secret, once read; written on this loop, read from any thread. */
@@ -84,7 +88,9 @@ public final class RemoteWorkers extends VerticleBase {
             int tenantMost,
             JournalFlows flows,
             long maxParentBytes,
-            SpawnPlanner spawns) {
+            SpawnPlanner spawns,
+            Suspensions suspensions) {
+        this.suspensions = suspensions;
         this.spawns = spawns;
         this.flows = flows;
         this.maxParentBytes = maxParentBytes;
@@ -106,10 +112,15 @@ public final class RemoteWorkers extends VerticleBase {
      * A task handed to a remote worker, with its lease and the token that names it, and for a flow
      * task what its parents ended with (empty for any other).
      */
-    public record Claimed(Task task, Lease lease, String token, Instant expiresAt, Parents parents) {
+    public record Claimed(
+            Task task, Lease lease, String token, Instant expiresAt, Parents parents, DurableStart steps) {
 
         Claimed withParents(Parents read) {
-            return new Claimed(task, lease, token, expiresAt, read);
+            return new Claimed(task, lease, token, expiresAt, read, steps);
+        }
+
+        Claimed withSteps(DurableStart read) {
+            return new Claimed(task, lease, token, expiresAt, parents, read);
         }
     }
 
@@ -164,7 +175,7 @@ public final class RemoteWorkers extends VerticleBase {
                 maxWaiting,
                 tenantMost);
         writes = new LeaseWrites(
-                queues, journal, custody, registry, () -> tokens, clock, jitter, progress, flows, spawns);
+                queues, journal, custody, registry, () -> tokens, clock, jitter, progress, flows, spawns, suspensions);
         for (TaskQueue queue : queues.values()) {
             queue.onAvailable(() -> claims.wake(queue));
         }
@@ -224,7 +235,8 @@ public final class RemoteWorkers extends VerticleBase {
             }
             registry.saw(worker, queueName);
             return claims.claim(queues.get(queueName), worker, max, want, waitMs, gone)
-                    .compose(this::withParents);
+                    .compose(this::withParents)
+                    .compose(this::withSteps);
         });
     }
 
@@ -262,6 +274,47 @@ public final class RemoteWorkers extends VerticleBase {
             }
             return answer;
         });
+    }
+
+    /**
+     * The claimed tasks that ran or slept before with the steps they did, read in one statement for
+     * the batch (which also ends the waits that can end: see steps_load). A task whose lease was
+     * lost meanwhile is left out of the answer.
+     */
+    private Future<List<Claimed>> withSteps(List<Claimed> claimed) {
+        List<Lease> leases = new ArrayList<>();
+        for (Claimed c : claimed) {
+            if (c.task().readsSteps()) {
+                leases.add(c.lease());
+            }
+        }
+        if (leases.isEmpty()) {
+            return Future.succeededFuture(claimed);
+        }
+        return suspensions.steps().load(leases).map(read -> {
+            List<Claimed> answer = new ArrayList<>(claimed.size());
+            for (Claimed c : claimed) {
+                if (!c.task().readsSteps()) {
+                    answer.add(c);
+                } else if (read.containsKey(c.task().id())) {
+                    answer.add(c.withSteps(read.get(c.task().id())));
+                }
+            }
+            return answer;
+        });
+    }
+
+    /**
+     * Ends the attempt suspended on {@code wait} (a remote worker's complete with {@code suspend});
+     * the state the task is in after it.
+     */
+    public Future<TaskState> suspend(String token, UUID taskId, Wait wait, String tenant) {
+        return onContext(() -> writes.suspend(token, taskId, wait, tenant));
+    }
+
+    /** Journals a step of a remote attempt, fenced by its lease; the result kept (the first written). */
+    public Future<StepWritten> step(String token, UUID taskId, String name, String resultJson, String tenant) {
+        return onContext(() -> writes.step(token, taskId, name, resultJson, tenant));
     }
 
     /**

@@ -15,6 +15,7 @@ import dev.taskline.model.Parents;
 import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.Wait;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.queue.TaskQueue.Dispatched;
@@ -69,6 +70,7 @@ public final class WorkerVerticle extends VerticleBase {
     private final Journal journal;
     private final JournalFlows flows;
     private final SpawnPlanner spawns;
+    private final Suspensions suspensions;
     private final long maxParentBytes;
     private final HandlerRegistry handlers;
     private final QueueMeters meters;
@@ -117,7 +119,9 @@ public final class WorkerVerticle extends VerticleBase {
             long progressIntervalMs,
             JournalFlows flows,
             long maxParentBytes,
-            SpawnPlanner spawns) {
+            SpawnPlanner spawns,
+            Suspensions suspensions) {
+        this.suspensions = suspensions;
         this.progress = progress;
         this.flows = flows;
         this.spawns = spawns;
@@ -457,7 +461,9 @@ public final class WorkerVerticle extends VerticleBase {
 
     private Attempt run(Task task, Lease lease) {
         long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
-        Attempt attempt = new Attempt(vertx, context, journal, task, lease, timeoutMs, progressIntervalMs, progress);
+        DurableSteps durable = new DurableSteps(suspensions.steps(), lease, clock);
+        Attempt attempt =
+                new Attempt(vertx, context, journal, task, lease, timeoutMs, progressIntervalMs, progress, durable);
         attempts.put(task.id(), attempt);
         TaskHandler handler = push != null ? push : handlers.get(task.type());
         attempt.handlerDone(
@@ -467,16 +473,20 @@ public final class WorkerVerticle extends VerticleBase {
                         : !attempt.payloadReadable()
                                 ? Future.failedFuture(
                                         new PermanentTaskException("the payload in the journal is not a JSON object"))
-                                : !task.hasParents()
-                                        ? invoke(handler, attempt)
-                                        : readParents(task).compose(read -> {
-                                            attempt.parents(read);
-                                            if (task.attempt() == 0) {
-                                                // Due when its parents let it run: the fan-in, to the handler's start.
-                                                meters.fannedIn(clock.millis() - task.dueAtMillis());
-                                            }
-                                            return invoke(handler, attempt);
-                                        }));
+                                // A task that ran or slept before reads its steps first: whether it
+                                // compensates must be known before its handler asks.
+                                : (task.readsSteps() ? durable.load() : Future.<Void>succeededFuture())
+                                        .compose(v -> !task.hasParents()
+                                                ? invoke(handler, attempt)
+                                                : readParents(task).compose(read -> {
+                                                    attempt.parents(read);
+                                                    if (task.attempt() == 0) {
+                                                        // Due when its parents let it run: the fan-in, to the handler's
+                                                        // start.
+                                                        meters.fannedIn(clock.millis() - task.dueAtMillis());
+                                                    }
+                                                    return invoke(handler, attempt);
+                                                })));
         return attempt;
     }
 
@@ -522,6 +532,18 @@ public final class WorkerVerticle extends VerticleBase {
             return end.map(state -> {
                 counted(state, false);
                 return null;
+            });
+        }
+        Wait wait = attempt.durable().suspend();
+        if (wait != null && (outcome instanceof Outcome.Succeeded || outcome instanceof Outcome.Failed)) {
+            // Even when the handler recovered from its Suspension: it asked to wait.
+            return suspensions.suspend(lease, wait).map(suspended -> {
+                counted(suspended.state(), false);
+                return suspended.dueNow() && suspended.state() == TaskState.PENDING
+                        ? task.pendingAgain(lease.version(), lease.attempt() - 1, now.toEpochMilli())
+                                .withoutDeadline()
+                                .asDurable()
+                        : null;
             });
         }
         Throwable cause = outcome instanceof Outcome.Failed f ? f.cause() : null;

@@ -72,6 +72,9 @@ class AuthTest {
             Map.entry("POST /api/tasks/{id}/heartbeat", "work"),
             Map.entry("POST /api/tasks/{id}/complete", "work"),
             Map.entry("POST /api/tasks/{id}/fail", "work"),
+            Map.entry("POST /api/tasks/{id}/steps/{name}", "work"),
+            Map.entry("POST /api/tasks/{id}/signals/{name}", "submit"),
+            Map.entry("POST /api/events", "submit"),
             Map.entry("GET /api/workers", "admin"),
             Map.entry("POST /api/queues/{queue}/pause", "admin"),
             Map.entry("POST /api/queues/{queue}/resume", "admin"),
@@ -172,6 +175,10 @@ class AuthTest {
                 new JsonObject().put("lease", "x");
             case "POST /api/tasks/{id}/fail" ->
                 new JsonObject().put("lease", "x").put("error", "e");
+            case "POST /api/tasks/{id}/steps/{name}" ->
+                new JsonObject().put("lease", "x").put("result", 1);
+            case "POST /api/tasks/{id}/signals/{name}" -> new JsonObject();
+            case "POST /api/events" -> new JsonObject().put("name", "e");
             default -> null;
         };
     }

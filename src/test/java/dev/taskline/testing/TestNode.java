@@ -156,6 +156,15 @@ public final class TestNode implements AutoCloseable {
         return await(node.passes().promoter().runOnce());
     }
 
+    /**
+     * Moves the clock and runs the waker once, as its timer would when the time came: suspended
+     * tasks whose sleep or wait ended are woken. Returns how many it woke.
+     */
+    public int wake(Duration by) throws Exception {
+        clock.advance(by);
+        return await(node.passes().waker().runOnce());
+    }
+
     public JsonObject waitForState(String taskId, String state) throws Exception {
         return until("/api/tasks/" + taskId, task -> state.equals(task.getString("state")));
     }

@@ -1,0 +1,332 @@
+package dev.taskline.journal;
+
+import dev.taskline.model.DurableStart;
+import dev.taskline.model.Lease;
+import dev.taskline.model.SignalSent;
+import dev.taskline.model.SignalView;
+import dev.taskline.model.StepView;
+import dev.taskline.model.StepWritten;
+import dev.taskline.model.Suspended;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.Wait;
+import dev.taskline.model.Woken;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Durable steps in the journal (migration 000019, sql/queries/steps.sql): steps written and read
+ * back by attempts, suspended attempts, signals, events and the wake-ups they cause. Step writes
+ * of concurrent attempts share statements, as claims and completions do.
+ */
+public final class JournalSteps {
+
+    /** Steps of different attempts written in one statement, at most. */
+    private static final int MAX_STEP_GROUP = 500;
+
+    private final Pool pool;
+    private final Sql sql;
+    private final Clock clock;
+    private final Sql.Bound<Params.StepWrite> stepWrite;
+    private final Sql.Bound<Params.SuspendOpen> suspendOpen;
+    private final Sql.Bound<Params.SignalSend> signalSend;
+    private final Sql.Bound<Params.EventIn> eventInsert;
+    private final Sql.Bound<Params.EventIn> eventDeliver;
+    private final GroupCommit<StepRequest, StepWritten> steps;
+
+    public JournalSteps(Pool pool, Clock clock) {
+        this.pool = pool;
+        this.sql = Sql.queries();
+        this.clock = clock;
+        this.stepWrite = sql.bound("step_write", Params.StepWrite.class);
+        this.suspendOpen = sql.bound("suspend_open", Params.SuspendOpen.class);
+        this.signalSend = sql.bound("signal_send", Params.SignalSend.class);
+        this.eventInsert = sql.bound("event_insert", Params.EventIn.class);
+        this.eventDeliver = sql.bound("event_deliver", Params.EventIn.class);
+        this.steps = new GroupCommit<>(MAX_STEP_GROUP, this::writeSteps);
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    /**
+     * Journals a step an attempt ran, fenced by its lease. The step already there keeps its first
+     * result, which the answer gives. Null when the lease was lost.
+     */
+    public Future<StepWritten> step(Lease lease, String name, String resultJson) {
+        return JournalFailures.guard(steps.submit(new StepRequest(lease, name, resultJson)));
+    }
+
+    private Future<List<StepWritten>> writeSteps(List<StepRequest> requests) {
+        int n = requests.size();
+        UUID[] ids = new UUID[n];
+        Long[] versions = new Long[n];
+        String[] workers = new String[n];
+        String[] names = new String[n];
+        String[] results = new String[n];
+        for (int i = 0; i < n; i++) {
+            StepRequest r = requests.get(i);
+            ids[i] = r.lease().taskId();
+            versions[i] = r.lease().version();
+            workers[i] = r.lease().workerId();
+            names[i] = r.name();
+            results[i] = r.resultJson();
+        }
+        return pool.preparedQuery(stepWrite.text())
+                .execute(stepWrite.bind(new Params.StepWrite(ids, versions, workers, names, results, now())))
+                .map(rows -> {
+                    Map<String, StepWritten> written = new HashMap<>();
+                    for (Row row : rows) {
+                        written.put(
+                                row.getUUID("id") + "\n" + row.getString("name"),
+                                new StepWritten(row.getString("result"), row.getBoolean("first")));
+                    }
+                    List<StepWritten> answers = new ArrayList<>(n);
+                    for (StepRequest r : requests) {
+                        answers.add(written.get(r.lease().taskId() + "\n" + r.name()));
+                    }
+                    return answers;
+                });
+    }
+
+    /**
+     * What attempts of durable tasks start from, by task id, after the open waits that can end
+     * have ended; a task whose lease was lost is left out.
+     */
+    public Future<Map<UUID, DurableStart>> load(List<Lease> leases) {
+        int n = leases.size();
+        UUID[] ids = new UUID[n];
+        Long[] versions = new Long[n];
+        String[] workers = new String[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = leases.get(i).taskId();
+            versions[i] = leases.get(i).version();
+            workers[i] = leases.get(i).workerId();
+        }
+        Sql.Statement load = sql.statement("steps_load");
+        return JournalFailures.guard(pool.preparedQuery(load.text())
+                        .execute(
+                                load.bind("ids", ids, "lease_versions", versions, "worker_ids", workers, "now", now())))
+                .map(rows -> {
+                    Map<UUID, Boolean> compensating = new LinkedHashMap<>();
+                    Map<UUID, Map<String, String>> done = new HashMap<>();
+                    for (Row row : rows) {
+                        UUID id = row.getUUID("id");
+                        compensating.put(id, row.getBoolean("compensating"));
+                        Map<String, String> steps = done.computeIfAbsent(id, k -> new LinkedHashMap<>());
+                        if (row.getString("name") != null) {
+                            steps.put(row.getString("name"), row.getString("result"));
+                        }
+                    }
+                    Map<UUID, DurableStart> started = new HashMap<>();
+                    compensating.forEach((id, c) -> started.put(id, new DurableStart(c, done.get(id))));
+                    return started;
+                });
+    }
+
+    /**
+     * Opens a suspend's wait, fenced by the lease (see suspend_open): the deadline its step keeps and
+     * whether the task may run again at once. Null when the lease was lost.
+     */
+    public Future<Suspended> open(Lease lease, Wait wait) {
+        Params.SuspendOpen params = new Params.SuspendOpen(
+                lease.taskId(),
+                lease.version(),
+                lease.workerId(),
+                wait.step(),
+                wait.matchJson().encode(),
+                wait.until() == null ? null : Times.utc(wait.until()),
+                now());
+        return JournalFailures.guard(pool.preparedQuery(suspendOpen.text()).execute(suspendOpen.bind(params)))
+                .map(rows -> {
+                    if (rows.size() == 0) {
+                        return null;
+                    }
+                    Row row = rows.iterator().next();
+                    return new Suspended(instant(row, "until"), Boolean.TRUE.equals(row.getBoolean("ready")));
+                });
+    }
+
+    /** After a suspend committed: wakes the task if what it waits for came meanwhile (null: it did not). */
+    public Future<Task> recheck(UUID id) {
+        Sql.Statement recheck = sql.statement("suspend_recheck");
+        return JournalFailures.guard(pool.preparedQuery(recheck.text()).execute(recheck.bind("id", id, "now", now())))
+                .map(JournalSteps::firstTask);
+    }
+
+    /**
+     * Sends a signal to a task of {@code tenant} (null: any): buffered, and the task woken if it
+     * waits for it; {@code key} the sender's Idempotency-Key (null: none).
+     */
+    public Future<SignalSent> signal(UUID id, String tenant, String name, String payloadJson, String key) {
+        return JournalFailures.guard(pool.preparedQuery(signalSend.text())
+                        .execute(signalSend.bind(new Params.SignalSend(id, tenant, name, payloadJson, key, now()))))
+                .map(rows -> {
+                    if (rows.size() == 0) {
+                        return new SignalSent(null, null, false, null);
+                    }
+                    Row row = rows.iterator().next();
+                    Task woke =
+                            row.getUUID("id") == null ? null : Rows.task(row).asDurable();
+                    return new SignalSent(
+                            TaskState.parse(row.getString("state")),
+                            row.getLong("signal_id"),
+                            row.getBoolean("repeated"),
+                            woke);
+                });
+    }
+
+    /** Records an event; false when its id was seen already (within the day events are kept). */
+    public Future<Boolean> eventFirst(String tenant, String id, String name, String dataJson) {
+        return JournalFailures.guard(pool.preparedQuery(eventInsert.text())
+                        .execute(eventInsert.bind(new Params.EventIn(tenant, id, name, dataJson, now()))))
+                .map(rows -> rows.size() == 1);
+    }
+
+    /** The answer the event of this id was given (null: none yet, or no such event). */
+    public Future<JsonObject> eventAnswer(String tenant, String id) {
+        Sql.Statement read = sql.statement("event_answer");
+        return JournalFailures.guard(pool.preparedQuery(read.text()).execute(read.bind("tenant", tenant, "id", id)))
+                .map(rows -> {
+                    String answer =
+                            rows.size() == 0 ? null : rows.iterator().next().getString("answer");
+                    return answer == null ? null : new JsonObject(answer);
+                });
+    }
+
+    public Future<Void> eventAnswered(String tenant, String id, JsonObject answer) {
+        Sql.Statement write = sql.statement("event_answer_set");
+        return JournalFailures.guard(pool.preparedQuery(write.text())
+                        .execute(write.bind("tenant", tenant, "id", id, "answer", answer.encode())))
+                .mapEmpty();
+    }
+
+    /** Delivers an event to the tenant's tasks waiting for it; answers those it woke. */
+    public Future<List<Task>> deliver(String tenant, String id, String name, String dataJson) {
+        return JournalFailures.guard(pool.preparedQuery(eventDeliver.text())
+                        .execute(eventDeliver.bind(new Params.EventIn(tenant, id, name, dataJson, now()))))
+                .map(JournalSteps::tasks);
+    }
+
+    /** Wakes suspended tasks whose time came, at most {@code most}, soonest first. */
+    public Future<List<Task>> wakeDue(int most) {
+        Sql.Statement wake = sql.statement("wake_due");
+        return JournalFailures.guard(pool.preparedQuery(wake.text()).execute(wake.bind("now", now(), "most", most)))
+                .map(JournalSteps::tasks);
+    }
+
+    /** The earliest wake time of any suspended task; null when none is. */
+    public Future<Instant> nextWake() {
+        return JournalFailures.guard(pool.preparedQuery(sql.get("next_wake")).execute())
+                .map(rows -> instant(rows.iterator().next(), "next_wake"));
+    }
+
+    /**
+     * A cancel that asks a task of {@code tenant} (null: any) to compensate: a suspended task is
+     * woken for it. A state of null: no such task.
+     */
+    public Future<Woken> compensate(UUID id, String tenant, JsonObject detail) {
+        Sql.Statement mark = sql.statement("cancel_compensate");
+        return JournalFailures.guard(pool.preparedQuery(mark.text())
+                        .execute(mark.bind("id", id, "tenant", tenant, "now", now(), "detail", detail.encode())))
+                .map(rows -> {
+                    if (rows.size() == 0) {
+                        return new Woken(null, null);
+                    }
+                    Row row = rows.iterator().next();
+                    TaskState before = TaskState.parse(row.getString("state"));
+                    boolean woke = row.getUUID("id") != null && before == TaskState.PENDING;
+                    return new Woken(before, woke ? Rows.task(row).asDurable() : null);
+                });
+    }
+
+    /** A task's steps, done ones in the order reached and then its open wait. */
+    public Future<List<StepView>> steps(UUID id) {
+        Sql.Statement read = sql.statement("task_steps");
+        return JournalFailures.guard(pool.preparedQuery(read.text()).execute(read.bind("id", id)))
+                .map(rows -> {
+                    List<StepView> steps = new ArrayList<>();
+                    for (Row row : rows) {
+                        steps.add(new StepView(
+                                row.getString("name"),
+                                row.getBoolean("done"),
+                                row.getString("result"),
+                                instant(row, "until"),
+                                row.getString("wait"),
+                                row.getInteger("attempt"),
+                                instant(row, "at")));
+                    }
+                    return steps;
+                });
+    }
+
+    /** The wait a suspended task is in; null for a task in none. */
+    public Future<JsonObject> waitOf(UUID id) {
+        Sql.Statement read = sql.statement("task_wait");
+        return JournalFailures.guard(pool.preparedQuery(read.text()).execute(read.bind("id", id)))
+                .map(rows -> {
+                    String wait =
+                            rows.size() == 0 ? null : rows.iterator().next().getString("wait");
+                    return wait == null ? null : new JsonObject(wait);
+                });
+    }
+
+    /** Signals sent to a task that no wait has taken yet, oldest first. */
+    public Future<List<SignalView>> signalsWaiting(UUID id) {
+        Sql.Statement read = sql.statement("task_signals_waiting");
+        return JournalFailures.guard(pool.preparedQuery(read.text()).execute(read.bind("id", id)))
+                .map(rows -> {
+                    List<SignalView> signals = new ArrayList<>();
+                    for (Row row : rows) {
+                        signals.add(
+                                new SignalView(row.getString("name"), row.getString("payload"), instant(row, "at")));
+                    }
+                    return signals;
+                });
+    }
+
+    /** Deletes events received before {@code cutoff}, at most {@code most}; answers how many. */
+    public Future<Integer> deleteOldEvents(Instant cutoff, int most) {
+        Sql.Statement delete = sql.statement("delete_old_events");
+        return JournalFailures.guard(pool.preparedQuery(delete.text())
+                        .execute(delete.bind("cutoff", Times.utc(cutoff), "most", most)))
+                .map(RowSet::rowCount);
+    }
+
+    private static Task firstTask(RowSet<Row> rows) {
+        List<Task> tasks = tasks(rows);
+        return tasks.isEmpty() ? null : tasks.get(0);
+    }
+
+    private static List<Task> tasks(RowSet<Row> rows) {
+        List<Task> tasks = new ArrayList<>(rows.size());
+        for (Row row : rows) {
+            tasks.add(Rows.task(row).asDurable());
+        }
+        return tasks;
+    }
+
+    private static Instant instant(Row row, String column) {
+        OffsetDateTime at = row.getOffsetDateTime(column);
+        return at == null ? null : at.toInstant();
+    }
+
+    private OffsetDateTime now() {
+        return Times.utc(clock.instant());
+    }
+
+    private record StepRequest(Lease lease, String name, String resultJson) {}
+}

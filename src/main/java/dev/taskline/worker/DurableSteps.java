@@ -1,0 +1,169 @@
+package dev.taskline.worker;
+
+import dev.taskline.handler.Suspension;
+import dev.taskline.journal.JournalSteps;
+import dev.taskline.model.DurableStart;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Wait;
+import dev.taskline.model.problem.LeaseLostException;
+import io.vertx.core.Future;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonObject;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * The durable part of one attempt: the steps its task did before (read from the journal once, when
+ * the attempt starts for a task known to have some, or when the handler first asks), steps written
+ * as the handler runs them, and the wait it asked to suspend on. Methods may be called from any
+ * thread (blocking handlers); the maps are concurrent and the load is shared.
+ */
+final class DurableSteps {
+
+    static final int MAX_NAME = 200;
+
+    private final JournalSteps journal;
+    private final Lease lease;
+    private final Clock clock;
+    private final Map<String, String> steps = new ConcurrentHashMap<>();
+    private volatile Future<Void> loaded;
+    private volatile boolean compensating;
+    private volatile Wait suspend;
+    private volatile int written;
+
+    DurableSteps(JournalSteps journal, Lease lease, Clock clock) {
+        this.journal = journal;
+        this.lease = lease;
+        this.clock = clock;
+    }
+
+    /** Reads what the task's steps did; once, however many ask. */
+    synchronized Future<Void> load() {
+        if (loaded == null) {
+            loaded = journal.load(java.util.List.of(lease)).compose(found -> {
+                DurableStart start = found.get(lease.taskId());
+                if (start == null) {
+                    return Future.failedFuture(new LeaseLostException(lease.taskId(), null));
+                }
+                compensating = start.compensating();
+                steps.putAll(start.steps());
+                return Future.succeededFuture();
+            });
+        }
+        return loaded;
+    }
+
+    /** The steps as a claim read them (remote claims and pushes read them for the worker). */
+    void loaded(DurableStart start) {
+        compensating = start.compensating();
+        steps.putAll(start.steps());
+        loaded = Future.succeededFuture();
+    }
+
+    boolean compensating() {
+        return compensating;
+    }
+
+    /** The wait the handler asked to suspend on; null when it asked none. */
+    Wait suspend() {
+        return suspend;
+    }
+
+    /** Steps this attempt journaled. */
+    int written() {
+        return written;
+    }
+
+    @SuppressWarnings("unchecked")
+    <T> Future<T> step(String name, Supplier<Future<T>> code) {
+        checkName(name);
+        return load().compose(v -> {
+            String done = steps.get(name);
+            if (done != null) {
+                return Future.succeededFuture((T) Json.decodeValue(done));
+            }
+            Future<T> ran;
+            try {
+                ran = code.get();
+            } catch (RuntimeException e) {
+                ran = Future.failedFuture(e);
+            }
+            if (ran == null) {
+                ran = Future.failedFuture(new IllegalStateException("step '" + name + "' returned no future"));
+            }
+            return ran.compose(result -> journal.step(lease, name, Json.encode(result))
+                    .compose(kept -> {
+                        if (kept == null) {
+                            return Future.failedFuture(new LeaseLostException(lease.taskId(), null));
+                        }
+                        written++;
+                        steps.put(name, kept.resultJson());
+                        return Future.succeededFuture((T) Json.decodeValue(kept.resultJson()));
+                    }));
+        });
+    }
+
+    Future<Boolean> done(String name) {
+        return load().map(v -> steps.containsKey(name));
+    }
+
+    Future<Void> sleepUntil(String name, Instant until) {
+        checkName(name);
+        return load().compose(v ->
+                steps.containsKey(name) || compensating ? Future.succeededFuture() : suspend(Wait.sleep(name, until)));
+    }
+
+    Future<Optional<JsonObject>> waitForSignal(String step, String name, Duration timeout) {
+        checkName(step);
+        checkName(name);
+        return waitFor(step, Wait.signal(step, name, deadline(timeout)), "payload");
+    }
+
+    Future<Optional<JsonObject>> waitForEvent(String step, String name, String field, Object value, Duration timeout) {
+        checkName(step);
+        checkName(name);
+        if (field == null || !field.startsWith("data.") || field.length() <= "data.".length()) {
+            throw new IllegalArgumentException("an event's field is a path into its data: data.orderId");
+        }
+        if (!(value instanceof String || value instanceof Number || value instanceof Boolean)) {
+            throw new IllegalArgumentException("an event's value to match is a String, a Number or a Boolean");
+        }
+        return waitFor(step, Wait.event(step, name, field, String.valueOf(value), deadline(timeout)), "event");
+    }
+
+    private Future<Optional<JsonObject>> waitFor(String step, Wait wait, String key) {
+        return load().compose(v -> {
+            String done = steps.get(step);
+            if (done != null) {
+                JsonObject result = new JsonObject(done);
+                return Future.succeededFuture(Optional.ofNullable(result.getJsonObject(key)));
+            }
+            return compensating ? Future.succeededFuture(Optional.empty()) : suspend(wait);
+        });
+    }
+
+    private <T> Future<T> suspend(Wait wait) {
+        suspend = wait;
+        return Future.failedFuture(new Suspension(wait.step()));
+    }
+
+    /** The node's time, which the journal's wake-ups are read on. */
+    Instant now() {
+        return clock.instant();
+    }
+
+    private Instant deadline(Duration timeout) {
+        return timeout == null ? null : clock.instant().plus(timeout);
+    }
+
+    private static void checkName(String name) {
+        if (name == null || name.isEmpty() || name.length() > MAX_NAME) {
+            throw new IllegalArgumentException("a step's name is 1 to " + MAX_NAME + " characters");
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package dev.taskline.worker;
+
+import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalSteps;
+import dev.taskline.model.Lease;
+import dev.taskline.model.Task;
+import dev.taskline.model.TaskState;
+import dev.taskline.model.Wait;
+import io.vertx.core.Future;
+import java.time.Instant;
+import java.util.function.Consumer;
+
+/**
+ * Ends attempts suspended, for local and remote workers alike: opens the wait (its step and
+ * deadline, fenced), ends the attempt pending, due when the wait ends, and tells the waker when.
+ * A task whose signal or event is already there is due at once, for the caller to hold. A signal
+ * that came while the end was being written (and so only buffered) wakes it right after.
+ */
+public final class Suspensions {
+
+    /** The wake time of a wait with no timeout: far enough never to come. */
+    static final Instant FOREVER = Instant.parse("9999-01-01T00:00:00Z");
+
+    private final Journal journal;
+    private final JournalSteps steps;
+    private final Consumer<Instant> wakeAt;
+    private final Consumer<Task> hold;
+
+    /**
+     * @param wakeAt told of each suspended task's wake time (the waker arms its timer)
+     * @param hold   given a task a signal woke right after its suspend, to be held by its queue here
+     */
+    public Suspensions(Journal journal, JournalSteps steps, Consumer<Instant> wakeAt, Consumer<Task> hold) {
+        this.journal = journal;
+        this.steps = steps;
+        this.wakeAt = wakeAt;
+        this.hold = hold;
+    }
+
+    public JournalSteps steps() {
+        return steps;
+    }
+
+    /**
+     * What a suspend came to: the task's state (null: the lease was lost; cancelled when someone had
+     * asked), and whether it is due again at once (what it waits for was there).
+     */
+    public record Outcome(TaskState state, boolean dueNow) {}
+
+    /** Ends {@code lease}'s attempt suspended on {@code wait}. */
+    public Future<Outcome> suspend(Lease lease, Wait wait) {
+        return steps.open(lease, wait).compose(opened -> {
+            if (opened == null) {
+                return Future.succeededFuture(new Outcome(null, false));
+            }
+            Instant due = opened.ready() ? steps.clock().instant() : opened.until() == null ? FOREVER : opened.until();
+            return journal.suspendUntil(lease, due).map(state -> {
+                if (state == TaskState.PENDING && !opened.ready()) {
+                    wakeAt.accept(due);
+                    if (wait.kind() != Wait.Kind.SLEEP) {
+                        steps.recheck(lease.taskId()).onSuccess(task -> {
+                            if (task != null) {
+                                hold.accept(task);
+                            }
+                        });
+                    }
+                }
+                return new Outcome(state, opened.ready());
+            });
+        });
+    }
+}
