@@ -216,8 +216,9 @@ public final class Taskline {
     private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
         flows = new JournalFlows(journal);
         steps = new JournalSteps(pool, clock);
-        waker = new Waker(steps, queues, clock, config.recovery().batchSize());
-        suspensions = new Suspensions(journal, steps, waker::wakeAt, task -> waker.hold(List.of(task)));
+        waker = new Waker(steps, queues, clock, config.recovery().batchSize(), metrics.steps());
+        suspensions =
+                new Suspensions(journal, steps, waker::wakeAt, task -> waker.hold(List.of(task)), metrics.steps());
         admission = new Admission(config, queues, handlers, journal, metrics, clock);
         spawns = new Spawns(admission, config.flows().maxTasks());
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
@@ -275,7 +276,7 @@ public final class Taskline {
                 new ScheduleService(schedules),
                 keyService,
                 new WorkService(queues, remote, clock),
-                new DurableService(steps, admission, config.triggers(), waker::hold));
+                new DurableService(steps, admission, config.triggers(), waker::hold, metrics.steps()));
         passes = new Passes(recovery, promoter, pauses, deadlines, scheduler, remote, hub, keyService, blocked, waker);
         return Migrator.migrate(vertx, pool)
                 // A queue paused before this node started must not start anything on it, even once.

@@ -22,6 +22,7 @@ public final class TasklineMetrics {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final ScheduleMeters schedules = new ScheduleMeters(registry);
     private final FlowMeters flows = new FlowMeters(registry);
+    private final StepMeters steps = new StepMeters(registry);
     private final Map<String, QueueMeters> queues = new ConcurrentHashMap<>();
     private final Map<String, Timer> journalWrites = new ConcurrentHashMap<>();
     private final Clock clock;
@@ -79,6 +80,10 @@ public final class TasklineMetrics {
     }
 
     /** The schedules' tick counters. */
+    public StepMeters steps() {
+        return steps;
+    }
+
     public FlowMeters flows() {
         return flows;
     }

@@ -7,6 +7,7 @@ import dev.taskline.admission.Admission;
 import dev.taskline.admission.SubmissionJson;
 import dev.taskline.config.Trigger;
 import dev.taskline.journal.JournalSteps;
+import dev.taskline.metrics.StepMeters;
 import dev.taskline.model.SignalSent;
 import dev.taskline.model.SignalView;
 import dev.taskline.model.StepView;
@@ -37,9 +38,16 @@ public final class DurableService {
     private final Admission admission;
     private final List<Trigger> triggers;
     private final Consumer<List<Task>> hold;
+    private final StepMeters meters;
 
     /** @param hold given the tasks a signal, event or cancel woke, for this node's queues to hold */
-    public DurableService(JournalSteps steps, Admission admission, List<Trigger> triggers, Consumer<List<Task>> hold) {
+    public DurableService(
+            JournalSteps steps,
+            Admission admission,
+            List<Trigger> triggers,
+            Consumer<List<Task>> hold,
+            StepMeters meters) {
+        this.meters = meters;
         this.steps = steps;
         this.admission = admission;
         this.triggers = List.copyOf(triggers);
@@ -69,6 +77,9 @@ public final class DurableService {
         }
         if (sent.signalId() == null) {
             throw new TaskStateConflictException(TaskStateConflictException.Kind.ALREADY_FINISHED, id, sent.state());
+        }
+        if (!sent.repeated()) {
+            meters.signal();
         }
         if (sent.woke() != null) {
             hold.accept(List.of(sent.woke()));
@@ -109,6 +120,7 @@ public final class DurableService {
     private Future<JsonObject> deliver(
             String journalTenant, String owner, String id, String name, JsonObject data, String body) {
         return steps.deliver(journalTenant, id, name, body).compose(woke -> {
+            meters.event(woke.size());
             hold.accept(woke);
             return trigger(owner, id, name, data)
                     .compose(started -> answered(journalTenant, id, name, woke.size(), started));

@@ -1,7 +1,6 @@
 package dev.taskline.worker;
 
 import dev.taskline.handler.Suspension;
-import dev.taskline.journal.JournalSteps;
 import dev.taskline.model.DurableStart;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Wait;
@@ -27,17 +26,16 @@ final class DurableSteps {
 
     static final int MAX_NAME = 200;
 
-    private final JournalSteps journal;
+    private final Suspensions writes;
     private final Lease lease;
     private final Clock clock;
     private final Map<String, String> steps = new ConcurrentHashMap<>();
     private volatile Future<Void> loaded;
     private volatile boolean compensating;
     private volatile Wait suspend;
-    private volatile int written;
 
-    DurableSteps(JournalSteps journal, Lease lease, Clock clock) {
-        this.journal = journal;
+    DurableSteps(Suspensions writes, Lease lease, Clock clock) {
+        this.writes = writes;
         this.lease = lease;
         this.clock = clock;
     }
@@ -45,7 +43,7 @@ final class DurableSteps {
     /** Reads what the task's steps did; once, however many ask. */
     synchronized Future<Void> load() {
         if (loaded == null) {
-            loaded = journal.load(java.util.List.of(lease)).compose(found -> {
+            loaded = writes.steps().load(java.util.List.of(lease)).compose(found -> {
                 DurableStart start = found.get(lease.taskId());
                 if (start == null) {
                     return Future.failedFuture(new LeaseLostException(lease.taskId(), null));
@@ -74,11 +72,6 @@ final class DurableSteps {
         return suspend;
     }
 
-    /** Steps this attempt journaled. */
-    int written() {
-        return written;
-    }
-
     @SuppressWarnings("unchecked")
     <T> Future<T> step(String name, Supplier<Future<T>> code) {
         checkName(name);
@@ -96,12 +89,11 @@ final class DurableSteps {
             if (ran == null) {
                 ran = Future.failedFuture(new IllegalStateException("step '" + name + "' returned no future"));
             }
-            return ran.compose(result -> journal.step(lease, name, Json.encode(result))
+            return ran.compose(result -> writes.step(lease, name, Json.encode(result))
                     .compose(kept -> {
                         if (kept == null) {
                             return Future.failedFuture(new LeaseLostException(lease.taskId(), null));
                         }
-                        written++;
                         steps.put(name, kept.resultJson());
                         return Future.succeededFuture((T) Json.decodeValue(kept.resultJson()));
                     }));

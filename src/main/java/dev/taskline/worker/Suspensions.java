@@ -2,7 +2,9 @@ package dev.taskline.worker;
 
 import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalSteps;
+import dev.taskline.metrics.StepMeters;
 import dev.taskline.model.Lease;
+import dev.taskline.model.StepWritten;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
@@ -25,12 +27,15 @@ public final class Suspensions {
     private final JournalSteps steps;
     private final Consumer<Instant> wakeAt;
     private final Consumer<Task> hold;
+    private final StepMeters meters;
 
     /**
      * @param wakeAt told of each suspended task's wake time (the waker arms its timer)
      * @param hold   given a task a signal woke right after its suspend, to be held by its queue here
      */
-    public Suspensions(Journal journal, JournalSteps steps, Consumer<Instant> wakeAt, Consumer<Task> hold) {
+    public Suspensions(
+            Journal journal, JournalSteps steps, Consumer<Instant> wakeAt, Consumer<Task> hold, StepMeters meters) {
+        this.meters = meters;
         this.journal = journal;
         this.steps = steps;
         this.wakeAt = wakeAt;
@@ -39,6 +44,16 @@ public final class Suspensions {
 
     public JournalSteps steps() {
         return steps;
+    }
+
+    /** Journals a step an attempt ran, fenced by its lease: the result kept (null: the lease was lost). */
+    public Future<StepWritten> step(Lease lease, String name, String resultJson) {
+        return steps.step(lease, name, resultJson).map(kept -> {
+            if (kept != null && kept.first()) {
+                meters.completed();
+            }
+            return kept;
+        });
     }
 
     /**
@@ -56,6 +71,7 @@ public final class Suspensions {
             Instant due = opened.ready() ? steps.clock().instant() : opened.until() == null ? FOREVER : opened.until();
             return journal.suspendUntil(lease, due).map(state -> {
                 if (state == TaskState.PENDING && !opened.ready()) {
+                    meters.suspended(wait.kind().wire());
                     wakeAt.accept(due);
                     if (wait.kind() != Wait.Kind.SLEEP) {
                         steps.recheck(lease.taskId()).onSuccess(task -> {

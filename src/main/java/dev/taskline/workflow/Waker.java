@@ -1,6 +1,7 @@
 package dev.taskline.workflow;
 
 import dev.taskline.journal.JournalSteps;
+import dev.taskline.metrics.StepMeters;
 import dev.taskline.model.Task;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
@@ -33,6 +34,7 @@ public final class Waker extends VerticleBase {
     private final QueueRegistry queues;
     private final Clock clock;
     private final int batch;
+    private final StepMeters meters;
     private long poll = -1;
     private long timer = -1;
     private long armedFor = Long.MAX_VALUE;
@@ -40,7 +42,8 @@ public final class Waker extends VerticleBase {
     private boolean passAgain;
     private volatile Context loop;
 
-    public Waker(JournalSteps steps, QueueRegistry queues, Clock clock, int batch) {
+    public Waker(JournalSteps steps, QueueRegistry queues, Clock clock, int batch, StepMeters meters) {
+        this.meters = meters;
         this.steps = steps;
         this.queues = queues;
         this.clock = clock;
@@ -112,6 +115,10 @@ public final class Waker extends VerticleBase {
 
     private Future<Integer> wakeDue(int sofar) {
         return steps.wakeDue(batch).compose(tasks -> {
+            long now = clock.millis();
+            for (Task task : tasks) {
+                meters.woke(now - task.dueAtMillis());
+            }
             hold(tasks);
             return tasks.size() < batch ? Future.succeededFuture(sofar + tasks.size()) : wakeDue(sofar + tasks.size());
         });

@@ -110,6 +110,9 @@ class DurableStepsTest {
         List<String> reasons = TestNode.reasons(done);
         assertTrue(reasons.containsAll(List.of("suspended", "resumed")), reasons::toString);
         assertNull(done.getValue("wait"));
+        assertTrue(node.metric("taskline_tasks_suspended_total{kind=\"sleep\"}") >= 1);
+        assertTrue(node.metric("taskline_steps_completed_total") >= 2);
+        assertTrue(node.metric("taskline_wake_lateness_seconds_count") >= 1);
     }
 
     @Test
@@ -125,6 +128,7 @@ class DurableStepsTest {
                 "/api/tasks/" + id + "/signals/go", new JsonObject().put("payload", new JsonObject().put("n", 7)));
         assertEquals(202, sent.statusCode(), sent.bodyAsString());
         assertTrue(sent.bodyAsJsonObject().getBoolean("woke"));
+        assertTrue(node.metric("taskline_signals_total") >= 1);
         JsonObject done = node.waitForState(id, "succeeded");
         assertEquals(
                 7,
