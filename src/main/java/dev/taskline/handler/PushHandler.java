@@ -1,6 +1,9 @@
 package dev.taskline.handler;
 
 import dev.taskline.config.PushTarget;
+import dev.taskline.model.Suspend;
+import dev.taskline.model.SuspendJson;
+import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
@@ -25,7 +28,8 @@ import java.time.format.DateTimeParseException;
  * without spending an attempt, as the target asks; 408, other 5xx, a refused connection or the
  * timeout fail the attempt, retried with the queue's backoff; any other 4xx, and a redirect (never
  * followed), fail the task at once with the body's text. A flow task's answer may spawn tasks into
- * its flow ({@link #spawned}). The lease is renewed while the call is
+ * its flow ({@link #spawned}), and any task's may write durable steps or suspend ({@link #durable}).
+ * The lease is renewed while the call is
  * open like any attempt's, and an answer that comes after the lease was lost is fenced.
  */
 public final class PushHandler implements TaskHandler {
@@ -63,6 +67,10 @@ public final class PushHandler implements TaskHandler {
 
     @Override
     public Future<JsonObject> run(TaskContext context) {
+        return context.stepsDone().compose(steps -> call(context, steps));
+    }
+
+    private Future<JsonObject> call(TaskContext context, JsonObject steps) {
         JsonObject body = new JsonObject()
                 .put("id", context.taskId().toString())
                 .put("type", context.type())
@@ -70,6 +78,12 @@ public final class PushHandler implements TaskHandler {
                 .put("attempt", context.attempt());
         if (context.flowKey() != null) {
             body.put("flowKey", context.flowKey());
+        }
+        if (!steps.isEmpty()) {
+            body.put("steps", steps);
+        }
+        if (context.cancelled()) {
+            body.put("compensating", true);
         }
         if (!context.parents().isEmpty()) {
             body.put("parents", new JsonObject(new java.util.LinkedHashMap<>(context.parents())))
@@ -91,7 +105,61 @@ public final class PushHandler implements TaskHandler {
                                 + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
                         e)))
                 .compose(answer -> outcome(answer, clock.instant()))
+                .compose(result -> durable(context, result))
                 .compose(result -> spawned(context, result));
+    }
+
+    /**
+     * A target's answer may carry durable steps, as a remote worker writes them: {@code "steps":
+     * {name: result}} are journaled (a step already there keeps its first result), and {@code
+     * "suspend": {...}} ends the attempt suspended, as a remote worker's complete does, instead of
+     * succeeding. The fields are not kept in the result. The next call carries the steps done.
+     */
+    static Future<JsonObject> durable(TaskContext context, JsonObject result) {
+        Object steps = result.getValue("steps");
+        Object suspend = result.getValue("suspend");
+        if (steps == null && suspend == null) {
+            return Future.succeededFuture(result);
+        }
+        if (steps != null && !(steps instanceof JsonObject)) {
+            return Future.failedFuture(new PermanentTaskException("the push target's steps must be an object"));
+        }
+        Suspend asked;
+        try {
+            asked = suspend == null ? null : SuspendJson.parse(suspend);
+        } catch (InvalidTaskException e) {
+            return Future.failedFuture(new PermanentTaskException("the push target's " + e.getMessage()));
+        }
+        Future<Void> written = Future.succeededFuture();
+        if (steps != null) {
+            for (java.util.Map.Entry<String, Object> step : (JsonObject) steps) {
+                written =
+                        written.compose(v -> context.step(step.getKey(), () -> Future.succeededFuture(step.getValue()))
+                                .mapEmpty());
+            }
+        }
+        JsonObject kept = result.copy();
+        kept.remove("steps");
+        kept.remove("suspend");
+        if (asked == null) {
+            return written.map(kept);
+        }
+        return written.compose(v -> wait(context, asked))
+                .compose(
+                        done -> Future.failedFuture(new PermanentTaskException("the push target asked to wait in step '"
+                                + asked.step() + "', which is done: " + "its next call carries the step in steps")));
+    }
+
+    private static Future<?> wait(TaskContext context, Suspend asked) {
+        Duration timeout = asked.until() != null || asked.afterMs() == null ? null : Duration.ofMillis(asked.afterMs());
+        return switch (asked.kind()) {
+            case SLEEP ->
+                asked.until() != null
+                        ? context.sleepUntil(asked.step(), asked.until())
+                        : context.sleep(asked.step(), Duration.ofMillis(asked.afterMs()));
+            case SIGNAL -> context.waitForSignal(asked.step(), asked.name(), timeout);
+            case EVENT -> context.waitForEvent(asked.step(), asked.name(), asked.field(), asked.value(), timeout);
+        };
     }
 
     /**

@@ -90,6 +90,11 @@ public interface TaskContext {
         return Future.failedFuture(new UnsupportedOperationException("durable steps need a node's attempt"));
     }
 
+    /** The steps done by this and earlier runs of the task, by name in the order reached, with their results. */
+    default Future<JsonObject> stepsDone() {
+        return Future.succeededFuture(new JsonObject());
+    }
+
     /** {@code taskId:name}: the same on every run of the task, unique to the step; an idempotency key. */
     default String stepId(String name) {
         return taskId() + ":" + name;

@@ -2,7 +2,6 @@ package dev.taskline.http;
 
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
-import dev.taskline.service.Views;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
 import dev.taskline.service.WorkService;
@@ -84,7 +83,7 @@ final class WorkerRoutes implements Routes {
             if (json.containsKey("result") || json.containsKey("spawn")) {
                 throw new InvalidTaskException("an attempt ends with a result or a suspend, not both");
             }
-            Views.Suspend suspend = SuspendJson.parse(json.getValue("suspend"));
+            dev.taskline.model.Suspend suspend = dev.taskline.model.SuspendJson.parse(json.getValue("suspend"));
             service.suspend(Requests.caller(ctx), id, text(json, "lease"), suspend)
                     .onSuccess(state -> Requests.json(
                             ctx,

@@ -108,23 +108,4 @@ public final class Views {
         SHUTTING_DOWN,
         JOURNAL_DOWN
     }
-
-    /**
-     * A remote attempt's suspend, as asked: its step, what it waits for, and when the wait ends,
-     * either {@code until} or {@code afterMs} from when the node reads it (both null: no end).
-     */
-    public record Suspend(
-            String step,
-            dev.taskline.model.Wait.Kind kind,
-            String name,
-            String field,
-            String value,
-            java.time.Instant until,
-            Long afterMs) {
-
-        public dev.taskline.model.Wait at(java.time.Instant now) {
-            java.time.Instant end = until != null ? until : afterMs == null ? null : now.plusMillis(afterMs);
-            return new dev.taskline.model.Wait(kind, step, name, field, value, end);
-        }
-    }
 }

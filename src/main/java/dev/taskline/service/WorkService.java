@@ -122,7 +122,7 @@ public final class WorkService {
      * Ends a remote attempt suspended: the task pending again until its wait ends, the attempt not
      * counted; the state it is in after (cancelled when someone had asked).
      */
-    public Future<TaskState> suspend(Caller caller, UUID id, String lease, Views.Suspend suspend) {
+    public Future<TaskState> suspend(Caller caller, UUID id, String lease, dev.taskline.model.Suspend suspend) {
         if (suspend.afterMs() != null && suspend.afterMs() > Admission.MAX_DELAY_MS) {
             return Future.failedFuture(
                     new InvalidTaskException("a sleep or timeout must be at most " + Admission.MAX_DELAY_MS + " ms"));

@@ -247,6 +247,11 @@ final class Attempt implements TaskContext {
     }
 
     @Override
+    public Future<JsonObject> stepsDone() {
+        return durable.all(task.readsSteps());
+    }
+
+    @Override
     public Future<Boolean> stepDone(String name) {
         return durable.done(name);
     }

@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -29,7 +28,7 @@ final class DurableSteps {
     private final Suspensions writes;
     private final Lease lease;
     private final Clock clock;
-    private final Map<String, String> steps = new ConcurrentHashMap<>();
+    private final Map<String, String> steps = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
     private volatile Future<Void> loaded;
     private volatile boolean compensating;
     private volatile Wait suspend;
@@ -97,6 +96,21 @@ final class DurableSteps {
                         steps.put(name, kept.resultJson());
                         return Future.succeededFuture((T) Json.decodeValue(kept.resultJson()));
                     }));
+        });
+    }
+
+    /**
+     * The steps done, decoded. A task that never ran nor slept has none, and is not asked: what a
+     * push call sends for every task costs a fresh one no read.
+     */
+    Future<JsonObject> all(boolean mayHaveSteps) {
+        if (!mayHaveSteps && loaded == null) {
+            return Future.succeededFuture(new JsonObject());
+        }
+        return load().map(v -> {
+            JsonObject all = new JsonObject();
+            steps.forEach((name, json) -> all.put(name, Json.decodeValue(json)));
+            return all;
         });
     }
 

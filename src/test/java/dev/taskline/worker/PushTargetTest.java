@@ -2,6 +2,7 @@ package dev.taskline.worker;
 
 import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.testing.TestNode;
@@ -101,6 +102,35 @@ class PushTargetTest {
             }
             response.end(body);
         };
+    }
+
+    @Test
+    void a_target_writes_steps_and_suspends_and_its_next_call_carries_the_steps_done() throws Exception {
+        String json = "Content-Type";
+        script.add(answer(
+                200,
+                "{\"steps\": {\"reserve\": {\"r\": 1}}, \"suspend\": {\"signal\": \"go\"}}",
+                json,
+                "application/json"));
+        script.add(answer(200, "{\"shipped\": true}", json, "application/json"));
+        String id = submit();
+        JsonObject waiting = node.until(
+                "/api/tasks/" + id, t -> "pending".equals(t.getString("state")) && t.getValue("wait") != null);
+        assertEquals("go", waiting.getJsonObject("wait").getString("name"));
+        assertEquals("reserve", waiting.getJsonArray("steps").getJsonObject(0).getString("name"));
+        assertEquals(
+                202,
+                node.post(
+                                "/api/tasks/" + id + "/signals/go",
+                                new JsonObject().put("payload", new JsonObject().put("n", 1)))
+                        .statusCode());
+        JsonObject task = node.waitForState(id, "succeeded");
+        assertEquals(new JsonObject().put("shipped", true), task.getJsonObject("result"));
+        assertEquals(1, task.getInteger("attempt"), "the suspend spent no attempt");
+        assertFalse(calls.get(0).getJsonObject("body").containsKey("steps"), "a first call has none");
+        JsonObject steps = calls.get(1).getJsonObject("body").getJsonObject("steps");
+        assertEquals(1, steps.getJsonObject("reserve").getInteger("r"));
+        assertEquals(1, steps.getJsonObject("go").getJsonObject("payload").getInteger("n"));
     }
 
     @Test

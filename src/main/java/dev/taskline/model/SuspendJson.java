@@ -1,15 +1,13 @@
-package dev.taskline.http;
+package dev.taskline.model;
 
-import dev.taskline.model.Wait;
 import dev.taskline.model.problem.InvalidTaskException;
-import dev.taskline.service.Views;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Set;
 
 /**
- * A remote worker's {@code suspend} (on complete, or a push target's answer): {@code {"step"?,
+ * A remote worker's or a push target's {@code suspend} (on complete, or in the target's answer): {@code {"step"?,
  * "until"? | "sleepMs"? | "signal"? | "event"?: {name, field, value}, "timeoutMs"?}}. A sleep's
  * step is named by default after its end, a wait's after what it waits for.
  */
@@ -20,12 +18,12 @@ public final class SuspendJson {
 
     private SuspendJson() {}
 
-    public static Views.Suspend parse(Object value) {
+    public static Suspend parse(Object value) {
         if (!(value instanceof JsonObject json)) {
             throw new InvalidTaskException(
                     "suspend must be an object: {step?, until? | sleepMs? | signal? | event?," + " timeoutMs?}");
         }
-        Requests.knownFields(json, FIELDS, "suspend.");
+        knownFields(json, FIELDS, "suspend.");
         int kinds = (json.containsKey("until") || json.containsKey("sleepMs") ? 1 : 0)
                 + (json.containsKey("signal") ? 1 : 0)
                 + (json.containsKey("event") ? 1 : 0);
@@ -36,14 +34,13 @@ public final class SuspendJson {
         Long timeoutMs = millis(json, "timeoutMs");
         if (json.containsKey("signal")) {
             String signal = name(json, "signal", true);
-            return new Views.Suspend(
-                    step == null ? signal : step, Wait.Kind.SIGNAL, signal, null, null, null, timeoutMs);
+            return new Suspend(step == null ? signal : step, Wait.Kind.SIGNAL, signal, null, null, null, timeoutMs);
         }
         if (json.containsKey("event")) {
             if (!(json.getValue("event") instanceof JsonObject event)) {
                 throw new InvalidTaskException("suspend.event must be {name, field, value}");
             }
-            Requests.knownFields(event, EVENT_FIELDS, "suspend.event.");
+            knownFields(event, EVENT_FIELDS, "suspend.event.");
             String name = name(event, "name", true);
             String field = name(event, "field", true);
             if (!field.startsWith("data.") || field.length() <= "data.".length()) {
@@ -54,7 +51,7 @@ public final class SuspendJson {
             if (!(match instanceof String || match instanceof Number || match instanceof Boolean)) {
                 throw new InvalidTaskException("suspend.event.value must be a string, a number or a boolean");
             }
-            return new Views.Suspend(
+            return new Suspend(
                     step == null ? name : step, Wait.Kind.EVENT, name, field, String.valueOf(match), null, timeoutMs);
         }
         if (timeoutMs != null) {
@@ -68,14 +65,13 @@ public final class SuspendJson {
             } catch (DateTimeParseException e) {
                 throw new InvalidTaskException("suspend.until must be an ISO-8601 instant, as 2026-12-24T18:00:00Z");
             }
-            return new Views.Suspend(
-                    step == null ? "sleep@" + until : step, Wait.Kind.SLEEP, null, null, null, until, null);
+            return new Suspend(step == null ? "sleep@" + until : step, Wait.Kind.SLEEP, null, null, null, until, null);
         }
         Long sleepMs = millis(json, "sleepMs");
         if (step == null) {
             throw new InvalidTaskException("suspend.step must name a sleep of sleepMs, so that it is not slept again");
         }
-        return new Views.Suspend(step, Wait.Kind.SLEEP, null, null, null, null, sleepMs);
+        return new Suspend(step, Wait.Kind.SLEEP, null, null, null, null, sleepMs);
     }
 
     private static String name(JsonObject json, String field, boolean required) {
@@ -98,5 +94,14 @@ public final class SuspendJson {
             throw new InvalidTaskException("suspend." + field + " must be a whole number of milliseconds, at least 0");
         }
         return ((Number) value).longValue();
+    }
+
+    private static void knownFields(JsonObject json, Set<String> known, String where) {
+        for (String field : json.fieldNames()) {
+            if (!known.contains(field)) {
+                throw new InvalidTaskException(where + field + " is not a known field (known: "
+                        + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+            }
+        }
     }
 }
