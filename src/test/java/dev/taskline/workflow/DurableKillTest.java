@@ -146,4 +146,75 @@ class DurableKillTest extends ChildNodeTest {
         assertTrue(steps(done).contains("go"));
         second.stop(Duration.ofSeconds(60));
     }
+
+    @Test
+    @Timeout(value = 4, unit = TimeUnit.MINUTES)
+    void the_python_order_workflow_goes_on_after_its_node_is_killed_while_it_waits() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                python() || System.getenv("CI") != null, "python3 is not installed here");
+        Map<String, String> env = childEnv("""
+                {"queues":{"default":{"slots":2},"orders":{"remote":true,"slots":4,"leaseMs":1500,"heartbeatMs":300}},
+                 "recovery":{"intervalMs":200}}
+                """);
+        Path effects = tmp.resolve("effects.jsonl");
+        ChildNode first = startChild("node1", env);
+        JsonObject order = new JsonObject()
+                .put("type", "order")
+                .put("queue", "orders")
+                .put("payload", new JsonObject().put("orderId", "o-1").put("amount", 5));
+        HttpResponse<String> accepted = first.post("/api/tasks", order);
+        assertEquals(202, accepted.statusCode(), accepted::body);
+        String id = new JsonObject(accepted.body()).getString("id");
+        Process worker = orderWorker(first, effects, "w-1");
+        try {
+            poll(first, id, t -> t.getValue("wait") != null, "the order waits for its payment");
+            first.kill(Duration.ofSeconds(30));
+        } finally {
+            worker.destroy();
+        }
+        ChildNode second = startChild("node2", env);
+        HttpResponse<String> paid = second.post(
+                "/api/tasks/" + id + "/signals/payment",
+                new JsonObject().put("payload", new JsonObject().put("paid", true)));
+        assertEquals(202, paid.statusCode(), paid::body);
+        Process again = orderWorker(second, effects, "w-2");
+        try {
+            JsonObject done = poll(second, id, t -> TERMINAL.contains(t.getString("state")), "ended");
+            assertEquals("succeeded", done.getString("state"), done::encode);
+            assertEquals(List.of("reserve", "payment", "charge", "ship", "email"), steps(done));
+            List<String> made = Files.readAllLines(effects).stream()
+                    .map(line -> new JsonObject(line).getString("effect"))
+                    .sorted()
+                    .toList();
+            assertEquals(List.of("charge", "email", "reserve", "ship"), made, "each effect once");
+        } finally {
+            again.destroy();
+        }
+        second.stop(Duration.ofSeconds(60));
+    }
+
+    private Process orderWorker(ChildNode node, Path effects, String name) throws java.io.IOException {
+        return new ProcessBuilder(
+                        "python3",
+                        "examples/python-worker/order.py",
+                        "--url",
+                        "http://127.0.0.1:" + node.port(),
+                        "--queue",
+                        "orders",
+                        "--worker",
+                        name,
+                        "--effects",
+                        effects.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(tmp.resolve(name + ".log").toFile())
+                .start();
+    }
+
+    private static boolean python() {
+        try {
+            return new ProcessBuilder("python3", "--version").start().waitFor(10, TimeUnit.SECONDS);
+        } catch (java.io.IOException | InterruptedException e) {
+            return false;
+        }
+    }
 }
