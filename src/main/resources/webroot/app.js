@@ -8,6 +8,7 @@ import { $, h, num, reconcileRows, time } from './dom.js';
 import { flowsSection } from './flows.js';
 import { setupMatchForm } from './match.js';
 import { schedulesTable } from './schedules.js';
+import { StepsPanel } from './steps.js';
 import { deadLetterTable, recentTasksTable } from './tasks.js';
 
 const SAMPLE_MS = 1000;
@@ -191,7 +192,10 @@ const schedules = schedulesTable($('#schedules'), { notify });
 const recentSection = $('#recent');
 const recentState = $('#recent-state');
 const recentQueue = $('#recent-queue');
-const recent = recentTasksTable(recentSection, () => ({ state: recentState.value, queue: recentQueue.value }));
+const steps = new StepsPanel($('#task-steps'));
+const recent = recentTasksTable(recentSection, () => ({ state: recentState.value, queue: recentQueue.value }), {
+  onSteps: (id) => steps.toggle(id),
+});
 recentState.addEventListener('change', () => recent.reset());
 recentQueue.addEventListener('change', () => recent.reset());
 

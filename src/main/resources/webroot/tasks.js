@@ -147,7 +147,11 @@ function idCell(task) {
   return h('td.mono', { title: task.id }, h('a', { href: `api/tasks/${task.id}`, target: '_blank', rel: 'noopener' }, shortId(task.id)));
 }
 
-export function recentTasksTable(root, params) {
+/**
+ * The recent tasks, each with a button that opens its steps ({@code onSteps(id)}): a durable
+ * task's timeline of steps and the wait it is in.
+ */
+export function recentTasksTable(root, params, { onSteps } = {}) {
   return new PagedTaskTable({
     tbody: root.querySelector('tbody'),
     prev: root.querySelector('[data-page=prev]'),
@@ -165,7 +169,8 @@ export function recentTasksTable(root, params) {
         h('td.num', { 'data-col': 'attempt' }),
         h('td', { 'data-col': 'progress' }, progressBar(`progress of task ${shortId(task.id)}`)),
         h('td.summary', { 'data-col': 'summary' }),
-        h('td.num', { 'data-col': 'updated' }));
+        h('td.num', { 'data-col': 'updated' }),
+        h('td.actions', null, stepsButton(task, onSteps)));
     },
     updateRow(row, task) {
       row.dataset.state = task.state;
@@ -189,6 +194,12 @@ export function recentTasksTable(root, params) {
       cells[7].title = dateTime(task.updatedAt);
     },
   });
+}
+
+function stepsButton(task, onSteps) {
+  const button = h('button.btn.secondary.small', { type: 'button', 'aria-label': `Steps of task ${task.id}`, 'data-steps': task.id }, 'Steps');
+  button.addEventListener('click', () => onSteps && onSteps(task.id));
+  return button;
 }
 
 export function deadLetterTable(root, params, { onRetry }) {

@@ -160,6 +160,29 @@ class DashboardBrowserTest {
 
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void a_durable_tasks_steps_are_shown_as_a_timeline_that_follows_it_live() throws Exception {
+        Tools tools = tools();
+        try (TestNode taskline =
+                TestNode.start(TestPostgres.newDatabase(), "{\"queues\": {\"default\": {\"slots\": 2}}}")) {
+            String order = taskline.post(
+                            "/api/tasks",
+                            new io.vertx.core.json.JsonObject()
+                                    .put("type", "order")
+                                    .put("payload", new io.vertx.core.json.JsonObject().put("orderId", "o-1")))
+                    .bodyAsJsonObject()
+                    .getString("id");
+            taskline.until("/api/tasks/" + order, t -> t.getValue("wait") != null);
+            run(
+                    tools,
+                    tools.project().resolve("src/test/browser/dashboard-steps.test.mjs"),
+                    "http://127.0.0.1:" + taskline.node.httpPort(),
+                    java.util.Map.of("TL_TASK", order));
+            assertEquals("succeeded", taskline.getJson("/api/tasks/" + order).getString("state"));
+        }
+    }
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void an_expired_task_is_counted_in_its_queue_and_shown_in_the_recent_tasks() throws Exception {
         Tools tools = tools();
         dev.taskline.testing.GateHandler.reset();

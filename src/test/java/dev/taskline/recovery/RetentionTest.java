@@ -25,7 +25,7 @@ class RetentionTest {
 
     @Test
     void finished_tasks_past_their_time_to_live_go_with_their_history_and_nothing_else_does() throws Exception {
-        MutableClock clock = new MutableClock();
+        MutableClock clock = MutableClock.afterEveryId();
         try (TestNode node = TestNode.start(
                 TestPostgres.newDatabase(),
                 "{\"queues\": {\"default\": {\"slots\": 2}}, \"retention\": {\"finishedTaskTtlMs\": 3600000}}",
@@ -54,7 +54,7 @@ class RetentionTest {
 
     @Test
     void a_flow_goes_as_a_whole_once_it_ended_past_the_time_to_live_with_its_edges_and_keys() throws Exception {
-        MutableClock clock = new MutableClock();
+        MutableClock clock = MutableClock.afterEveryId();
         String url = TestPostgres.newDatabase();
         Vertx vertx = Vertx.vertx();
         Pool pool = PgBuilder.pool().connectingTo(PgUrl.parse(url)).using(vertx).build();

@@ -19,6 +19,17 @@ public final class MutableClock extends Clock {
         this.now = start;
     }
 
+    /**
+     * A clock at the time of the newest task id this JVM could make now: ids are made monotonic
+     * across every clock of the JVM (TaskIds), so a test that moved its own clock days ahead leaves
+     * the ids of the tests after it stamped then. A test that compares ids with its clock's time
+     * (retention's cut-off) starts here.
+     */
+    public static MutableClock afterEveryId() {
+        long millis = dev.taskline.model.TaskIds.next(Clock.systemUTC()).getMostSignificantBits() >>> 16;
+        return new MutableClock(Instant.ofEpochMilli(millis + 1));
+    }
+
     public void advance(Duration by) {
         now = now.plus(by);
     }
