@@ -199,13 +199,6 @@ WITH t AS MATERIALIZED (
 SELECT t.state, COALESCE(ins.id, prior.id) AS signal_id, prior.id IS NOT NULL AS repeated, w.*
   FROM t LEFT JOIN ins ON true LEFT JOIN prior ON true LEFT JOIN woke w ON true;
 
--- name: event_insert
--- :tenant ('' for none), :id, :name, :data (JSON), :now. Records an event; no row when its id was
--- seen already (see event_answer).
-INSERT INTO events (tenant, id, name, data, at) VALUES (:tenant, :id, :name, :data::text::jsonb, :now)
-ON CONFLICT DO NOTHING
-RETURNING id;
-
 -- name: event_answer
 -- :tenant, :id. The answer given when the event was first received (null: not given yet).
 SELECT answer::text AS answer FROM events WHERE tenant = :tenant AND id = :id;
@@ -214,13 +207,21 @@ SELECT answer::text AS answer FROM events WHERE tenant = :tenant AND id = :id;
 -- :tenant, :id, :answer (JSON).
 UPDATE events SET answer = :answer::text::jsonb WHERE tenant = :tenant AND id = :id;
 
--- name: event_deliver
--- :tenant ('' for none), :id, :name, :data (JSON), :now. Delivers an event to every task of the
--- tenant waiting for its name whose field matches: for each field waited on for that name (few),
--- the tasks are found in tasks_event_waits by the event's value of it. Each gets the event in its
--- signals, taken by its wait when it runs, and is woken. Rows are locked as signal_send locks them.
-WITH f AS (
-  SELECT field, string_to_array(substr(field, 6), '.') AS path FROM event_fields WHERE name = :name
+-- name: event_receive
+-- :tenant ('' for none), :id, :name, :data (JSON), :now. Records an event and, the first time its id
+-- is seen, delivers it to every task of the tenant waiting for its name whose field matches: for
+-- each field waited on for that name (few), the tasks are found in tasks_event_waits by the
+-- event's value of it. Each gets the event in its signals, taken by its wait when it runs, and is
+-- woken. An id seen before delivers nothing (the insert waits for a concurrent one of the same id,
+-- and then finds it). Rows are locked as signal_send locks them. Answers whether the event was
+-- new, on a row per task woken with its page-in columns (one row with none when none woke).
+WITH ins AS (
+  INSERT INTO events (tenant, id, name, data, at) VALUES (:tenant, :id, :name, :data::text::jsonb, :now)
+  ON CONFLICT DO NOTHING
+  RETURNING id
+), f AS (
+  SELECT field, string_to_array(substr(field, 6), '.') AS path FROM event_fields
+   WHERE name = :name AND EXISTS (SELECT 1 FROM ins)
 ), w AS MATERIALIZED (
   SELECT t.id FROM f JOIN tasks t
       ON t.state = 'pending' AND t.wait->>'kind' = 'event' AND t.wait->>'name' = :name
@@ -228,7 +229,7 @@ WITH f AS (
    WHERE COALESCE(t.tenant, '') = :tenant
    ORDER BY t.id
      FOR UPDATE OF t
-), ins AS (
+), sig AS (
   INSERT INTO task_signals (task_id, kind, name, payload, at)
   SELECT id, 'event', :name, jsonb_build_object('id', :id::text, 'name', :name::text, 'data', :data::text::jsonb), :now
     FROM w
@@ -246,7 +247,8 @@ WITH f AS (
          jsonb_build_object('by', 'event', 'event', :name::text, 'eventId', :id::text)
     FROM woke x
 )
-SELECT * FROM woke;
+SELECT f.fresh, woke.*
+  FROM (SELECT EXISTS (SELECT 1 FROM ins) AS fresh) f LEFT JOIN woke ON true;
 
 -- name: delete_old_events
 -- :cutoff, :most most rows. Events are kept a day: for their ids, and for waits that come late.

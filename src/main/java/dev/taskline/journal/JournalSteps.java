@@ -42,8 +42,7 @@ public final class JournalSteps {
     private final Sql.Bound<Params.StepWrite> stepWrite;
     private final Sql.Bound<Params.SuspendOpen> suspendOpen;
     private final Sql.Bound<Params.SignalSend> signalSend;
-    private final Sql.Bound<Params.EventIn> eventInsert;
-    private final Sql.Bound<Params.EventIn> eventDeliver;
+    private final Sql.Bound<Params.EventIn> eventReceive;
     private final GroupCommit<StepRequest, StepWritten> steps;
 
     public JournalSteps(Pool pool, Clock clock) {
@@ -53,8 +52,7 @@ public final class JournalSteps {
         this.stepWrite = sql.bound("step_write", Params.StepWrite.class);
         this.suspendOpen = sql.bound("suspend_open", Params.SuspendOpen.class);
         this.signalSend = sql.bound("signal_send", Params.SignalSend.class);
-        this.eventInsert = sql.bound("event_insert", Params.EventIn.class);
-        this.eventDeliver = sql.bound("event_deliver", Params.EventIn.class);
+        this.eventReceive = sql.bound("event_receive", Params.EventIn.class);
         this.steps = new GroupCommit<>(MAX_STEP_GROUP, this::writeSteps);
     }
 
@@ -189,11 +187,27 @@ public final class JournalSteps {
                 });
     }
 
-    /** Records an event; false when its id was seen already (within the day events are kept). */
-    public Future<Boolean> eventFirst(String tenant, String id, String name, String dataJson) {
-        return JournalFailures.guard(pool.preparedQuery(eventInsert.text())
-                        .execute(eventInsert.bind(new Params.EventIn(tenant, id, name, dataJson, now()))))
-                .map(rows -> rows.size() == 1);
+    /**
+     * What receiving an event did: whether its id was new (a seen one delivers nothing), and the
+     * tasks of the tenant waiting for it that it woke.
+     */
+    public record Received(boolean fresh, List<Task> woke) {}
+
+    /** Records an event and, the first time its id is seen, delivers it to the tenant's tasks waiting for it. */
+    public Future<Received> receive(String tenant, String id, String name, String dataJson) {
+        return JournalFailures.guard(pool.preparedQuery(eventReceive.text())
+                        .execute(eventReceive.bind(new Params.EventIn(tenant, id, name, dataJson, now()))))
+                .map(rows -> {
+                    boolean fresh = false;
+                    List<Task> woke = new ArrayList<>();
+                    for (Row row : rows) {
+                        fresh = row.getBoolean("fresh");
+                        if (row.getUUID("id") != null) {
+                            woke.add(Rows.task(row).asDurable());
+                        }
+                    }
+                    return new Received(fresh, woke);
+                });
     }
 
     /** The answer the event of this id was given (null: none yet, or no such event). */
@@ -212,13 +226,6 @@ public final class JournalSteps {
         return JournalFailures.guard(pool.preparedQuery(write.text())
                         .execute(write.bind("tenant", tenant, "id", id, "answer", answer.encode())))
                 .mapEmpty();
-    }
-
-    /** Delivers an event to the tenant's tasks waiting for it; answers those it woke. */
-    public Future<List<Task>> deliver(String tenant, String id, String name, String dataJson) {
-        return JournalFailures.guard(pool.preparedQuery(eventDeliver.text())
-                        .execute(eventDeliver.bind(new Params.EventIn(tenant, id, name, dataJson, now()))))
-                .map(JournalSteps::tasks);
     }
 
     /** Wakes suspended tasks whose time came, at most {@code most}, soonest first. */

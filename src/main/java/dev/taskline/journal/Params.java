@@ -38,8 +38,7 @@ final class Params {
             Map.entry("step_write", StepWrite.class),
             Map.entry("suspend_open", SuspendOpen.class),
             Map.entry("signal_send", SignalSend.class),
-            Map.entry("event_insert", EventIn.class),
-            Map.entry("event_deliver", EventIn.class));
+            Map.entry("event_receive", EventIn.class));
 
     /** New tasks, and the batches they make ({@code newBatches}, one element each), in one insert. */
     record InsertTasks(
@@ -224,6 +223,6 @@ final class Params {
 
     record SignalSend(UUID id, String tenant, String name, String payload, String key, OffsetDateTime now) {}
 
-    /** For event_insert and event_deliver alike: one event ({@code tenant} '' for none). */
+    /** One event received ({@code tenant} '' for none). */
     record EventIn(String tenant, String id, String name, String data, OffsetDateTime now) {}
 }

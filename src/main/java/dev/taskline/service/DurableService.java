@@ -103,27 +103,23 @@ public final class DurableService {
             String journalTenant = owner == null ? "" : owner;
             String id = eventId == null ? UUID.randomUUID().toString() : eventId;
             String body = (data == null ? new JsonObject() : data).encode();
-            return steps.eventFirst(journalTenant, id, name, body)
-                    .compose(first -> first
-                            ? deliver(journalTenant, owner, id, name, data == null ? new JsonObject() : data, body)
-                            : steps.eventAnswer(journalTenant, id)
-                                    .compose(earlier -> earlier != null
-                                            ? Future.succeededFuture(earlier)
-                                            // Received before, but its answer was never written (the node stopped
-                                            // between): its triggers run again, idempotently; its deliveries were made.
-                                            : trigger(owner, id, name, data == null ? new JsonObject() : data)
-                                                    .compose(
-                                                            started -> answered(journalTenant, id, name, 0, started))));
-        });
-    }
-
-    private Future<JsonObject> deliver(
-            String journalTenant, String owner, String id, String name, JsonObject data, String body) {
-        return steps.deliver(journalTenant, id, name, body).compose(woke -> {
-            meters.event(woke.size());
-            hold.accept(woke);
-            return trigger(owner, id, name, data)
-                    .compose(started -> answered(journalTenant, id, name, woke.size(), started));
+            JsonObject payload = data == null ? new JsonObject() : data;
+            return steps.receive(journalTenant, id, name, body).compose(received -> {
+                if (received.fresh()) {
+                    meters.event(received.woke().size());
+                    hold.accept(received.woke());
+                    return trigger(owner, id, name, payload)
+                            .compose(started -> answered(
+                                    journalTenant, id, name, received.woke().size(), started));
+                }
+                return steps.eventAnswer(journalTenant, id)
+                        .compose(earlier -> earlier != null
+                                ? Future.succeededFuture(earlier)
+                                // Received before, but its answer was never written (the node stopped
+                                // between): its triggers run again, idempotently; its deliveries were made.
+                                : trigger(owner, id, name, payload)
+                                        .compose(started -> answered(journalTenant, id, name, 0, started)));
+            });
         });
     }
 
