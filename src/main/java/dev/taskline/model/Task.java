@@ -62,6 +62,38 @@ public record Task(
 
     /** The same task after an attempt ended and it went back to pending, due at {@code dueAtMillis}. */
     public Task pendingAgain(long leaseVersion, int attempt, long dueAtMillis) {
+        return copy(dueAtMillis, leaseVersion, attempt, startByMillis, durable);
+    }
+
+    /**
+     * The same task, known to have journaled steps or to have been suspended: its attempts read what
+     * its steps did before they start (see {@code durable}).
+     */
+    public Task asDurable() {
+        return durable ? this : copy(dueAtMillis, leaseVersion, attempt, startByMillis, true);
+    }
+
+    /**
+     * Whether an attempt must read the task's steps before it starts: it was suspended, or resumed,
+     * or a run of it may have journaled steps (an attempt was made before). A fresh task reads
+     * them only if its handler asks.
+     */
+    public boolean readsSteps() {
+        return durable || attempt > 0;
+    }
+
+    /** The tick a scheduled task was made for; null for a task no schedule made. */
+    public Instant scheduledFor() {
+        return schedule == null ? null : Instant.ofEpochMilli(scheduledForMillis);
+    }
+
+    /** The same task without its first start's deadline: its handler ran, so it did start (see the journal's Attempts). */
+    public Task withoutDeadline() {
+        return startByMillis == 0 ? this : copy(dueAtMillis, leaseVersion, attempt, 0, durable);
+    }
+
+    /** This task with where it stands changed; what it is stays. */
+    private Task copy(long dueAtMillis, long leaseVersion, int attempt, long startByMillis, boolean durable) {
         return new Task(
                 id,
                 queue,
@@ -83,77 +115,6 @@ public record Task(
                 flowKey,
                 hasParents,
                 durable);
-    }
-
-    /**
-     * The same task, known to have journaled steps or to have been suspended: its attempts read what
-     * its steps did before they start (see {@code durable}).
-     */
-    public Task asDurable() {
-        return durable
-                ? this
-                : new Task(
-                        id,
-                        queue,
-                        type,
-                        payloadJson,
-                        priority,
-                        maxAttempts,
-                        timeoutMs,
-                        batchId,
-                        tenant,
-                        dueAtMillis,
-                        leaseVersion,
-                        attempt,
-                        concurrencyKey,
-                        startByMillis,
-                        schedule,
-                        scheduledForMillis,
-                        flowId,
-                        flowKey,
-                        hasParents,
-                        true);
-    }
-
-    /**
-     * Whether an attempt must read the task's steps before it starts: it was suspended, or resumed,
-     * or a run of it may have journaled steps (an attempt was made before). A fresh task reads
-     * them only if its handler asks.
-     */
-    public boolean readsSteps() {
-        return durable || attempt > 0;
-    }
-
-    /** The tick a scheduled task was made for; null for a task no schedule made. */
-    public Instant scheduledFor() {
-        return schedule == null ? null : Instant.ofEpochMilli(scheduledForMillis);
-    }
-
-    /** The same task without its first start's deadline: its handler ran, so it did start (see the journal's Attempts). */
-    public Task withoutDeadline() {
-        return startByMillis == 0
-                ? this
-                : new Task(
-                        id,
-                        queue,
-                        type,
-                        payloadJson,
-                        priority,
-                        maxAttempts,
-                        timeoutMs,
-                        batchId,
-                        tenant,
-                        dueAtMillis,
-                        leaseVersion,
-                        attempt,
-                        concurrencyKey,
-                        0,
-                        schedule,
-                        scheduledForMillis,
-                        flowId,
-                        flowKey,
-                        hasParents,
-                        durable);
     }
 
     /** Named construction: the defaults are a payload of {@code {}}, priority 0 and one attempt. */

@@ -151,17 +151,12 @@ final class RemoteCustody {
             case PENDING -> meters.retried();
             default -> {}
         }
-        UUID id = t.lease().taskId();
-        Held h = held.get(id);
-        if (h != null && h.lease.version() == t.lease().version()) {
-            held.remove(id);
-            release(
-                    h.queue,
-                    id,
-                    state == TaskState.PENDING && retryAt != null
-                            ? h.task.pendingAgain(t.lease().version(), t.lease().attempt(), retryAt.toEpochMilli())
-                            : null);
-        }
+        leave(
+                t,
+                state == TaskState.PENDING && retryAt != null
+                        ? h -> h.task.pendingAgain(
+                                t.lease().version(), t.lease().attempt(), retryAt.toEpochMilli())
+                        : h -> null);
         return state;
     }
 
@@ -170,18 +165,23 @@ final class RemoteCustody {
      * at once (what it waits for was there), waits here to be claimed again.
      */
     void suspended(LeaseTokens.Token t, boolean dueNow) {
+        leave(
+                t,
+                dueNow
+                        ? h -> h.task.pendingAgain(
+                                        t.lease().version(), t.lease().attempt() - 1, clock.millis())
+                                .withoutDeadline()
+                                .asDurable()
+                        : h -> null);
+    }
+
+    /** The attempt of {@code t} left: out of custody here, and held again as {@code again} makes it (null: not). */
+    private void leave(LeaseTokens.Token t, java.util.function.Function<Held, Task> again) {
         UUID id = t.lease().taskId();
         Held h = held.get(id);
         if (h != null && h.lease.version() == t.lease().version()) {
             held.remove(id);
-            release(
-                    h.queue,
-                    id,
-                    dueNow
-                            ? h.task.pendingAgain(t.lease().version(), t.lease().attempt() - 1, clock.millis())
-                                    .withoutDeadline()
-                                    .asDurable()
-                            : null);
+            release(h.queue, id, again.apply(h));
         }
     }
 
