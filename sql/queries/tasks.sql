@@ -372,9 +372,11 @@ SELECT count(*) AS pending FROM tasks
 -- queue's aging rate (priority points per second of waiting). The same order as the in-memory
 -- queue: effective priority = priority + rate * seconds waited, which ranks like priority - rate *
 -- run_at. A task past its first start's deadline is not read: no claim would take it (see claim).
+-- durable: it has steps journaled (a claim handed back after its waits ended, say), which its next
+-- attempt reads before it starts.
 SELECT id, queue, type, payload::text AS payload, priority, lease_version, attempt, max_attempts,
        timeout_ms, run_at, tenant, concurrency_key, start_by, schedule, scheduled_for, flow_id, join_mode,
-       flow_key
+       flow_key, EXISTS (SELECT 1 FROM task_steps s WHERE s.task_id = tasks.id) AS durable
   FROM tasks
  WHERE state = 'pending' AND wait IS NULL AND queue = :queue AND run_at <= :now
    AND NOT (id = ANY (:held_ids::uuid[]))
@@ -391,7 +393,7 @@ SELECT id, queue, type, payload::text AS payload, priority, lease_version, attem
 -- allowed beside one.
 SELECT t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt, t.max_attempts,
        t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule, t.scheduled_for, t.flow_id,
-       t.join_mode, t.flow_key
+       t.join_mode, t.flow_key, EXISTS (SELECT 1 FROM task_steps s WHERE s.task_id = t.id) AS durable
   FROM tasks t
   JOIN (SELECT id, row_number() OVER (PARTITION BY tenant
                                       ORDER BY priority - :aging_per_second * extract(epoch FROM run_at) DESC, id) AS turn,

@@ -45,6 +45,7 @@ final class Rows {
                 .hasParents(row.getString("join_mode") != null)
                 .runAt(row.getOffsetDateTime("run_at").toInstant())
                 .leased(row.getLong("lease_version"), row.getInteger("attempt"))
+                .durable(row.getColumnIndex("durable") >= 0 && Boolean.TRUE.equals(row.getBoolean("durable")))
                 .build();
     }
 

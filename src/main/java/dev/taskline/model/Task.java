@@ -138,6 +138,7 @@ public record Task(
         private UUID flowId;
         private String flowKey;
         private boolean hasParents;
+        private boolean durable;
 
         private Builder(UUID id, String queue, String type) {
             this.id = id;
@@ -213,6 +214,12 @@ public record Task(
             return this;
         }
 
+        /** Suspended or resumed before, or with steps journaled: its attempts read them first. */
+        public Builder durable(boolean durable) {
+            this.durable = durable;
+            return this;
+        }
+
         public Builder runAt(Instant runAt) {
             this.dueAtMillis = runAt.toEpochMilli();
             return this;
@@ -251,7 +258,7 @@ public record Task(
                     flowId,
                     flowKey,
                     hasParents,
-                    false);
+                    durable);
         }
     }
 }

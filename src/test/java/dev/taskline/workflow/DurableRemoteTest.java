@@ -56,6 +56,8 @@ class DurableRemoteTest {
                                                 "remote",
                                                 new JsonObject()
                                                         .put("remote", true)
+                                                        // The tests leave attempts running: room for all.
+                                                        .put("slots", 64)
                                                         .put("leaseMs", 5_000)
                                                         .put("heartbeatMs", 1_000)))
                         .put("auth", new JsonObject().put("keys", keys).put("maxFailuresPerMinute", 1_000_000))
@@ -205,6 +207,49 @@ class DurableRemoteTest {
         assertEquals(List.of("a"), DurableStepsTest.stepNames(task));
         assertEquals(1, taken.getJsonObject("steps").getInteger("a"), "the new holder reads the step done");
         assertEquals(200, step(id, lease(taken), "b", 2).statusCode());
+    }
+
+    @Test
+    void a_claim_handed_back_after_its_wait_ended_is_claimed_again_with_its_steps() throws Exception {
+        String id = submit("acme", "handed-back");
+        JsonObject first = claim(id);
+        assertEquals(200, step(id, lease(first), "reserve", "r-1").statusCode());
+        assertEquals(
+                200,
+                suspend(id, lease(first), new JsonObject().put("signal", "go")).statusCode());
+        assertEquals(
+                202,
+                post("acme", "/api/tasks/" + id + "/signals/go", new JsonObject())
+                        .statusCode());
+        // A claim whose answer never reached its worker (it went away): its lease is handed back.
+        List<dev.taskline.worker.RemoteWorkers.Claimed> lost = List.of();
+        for (int i = 0;
+                i < 100 && lost.stream().noneMatch(c -> c.task().id().toString().equals(id));
+                i++) {
+            lost = await(node.node
+                    .passes()
+                    .remote()
+                    .claim(
+                            "remote",
+                            "w-gone",
+                            10,
+                            dev.taskline.worker.RemoteWorkers.Want.ANY,
+                            200,
+                            io.vertx.core.Promise.<Void>promise().future()));
+            await(node.node.passes().remote().handBack(lost));
+        }
+        assertTrue(lost.stream().anyMatch(c -> c.task().id().toString().equals(id)), "claimed, then handed back");
+        await(node.node.passes().recovery().runOnce());
+        JsonObject again = claim(id);
+        assertEquals("r-1", again.getJsonObject("steps").getString("reserve"));
+        assertTrue(again.getJsonObject("steps").containsKey("go"), "the wait it ended is done: " + again.encode());
+        assertEquals(
+                200,
+                post(
+                                "worker",
+                                "/api/tasks/" + id + "/complete",
+                                new JsonObject().put("lease", lease(again)).put("result", new JsonObject()))
+                        .statusCode());
     }
 
     @Test
