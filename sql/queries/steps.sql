@@ -207,51 +207,69 @@ SELECT answer::text AS answer FROM events WHERE tenant = :tenant AND id = :id;
 -- :tenant, :id, :answer (JSON).
 UPDATE events SET answer = :answer::text::jsonb WHERE tenant = :tenant AND id = :id;
 
--- name: event_receive
--- :tenant ('' for none), :id, :name, :data (JSON), :now. Records an event and, the first time its id
--- is seen, delivers it to every task of the tenant waiting for its name whose field matches: for
--- each field waited on for that name (few), the tasks are found in tasks_event_waits by the
--- event's value of it. Each gets the event in its signals, taken by its wait when it runs, and is
--- woken. An id seen before delivers nothing (the insert waits for a concurrent one of the same id,
--- and then finds it). Rows are locked as signal_send locks them. Answers whether the event was
--- new, on a row per task woken with its page-in columns (one row with none when none woke).
-WITH ins AS (
-  INSERT INTO events (tenant, id, name, data, at) VALUES (:tenant, :id, :name, :data::text::jsonb, :now)
+-- name: events_receive
+-- :tenants ('' for none), :ids, :names, :datas (JSON), one element an event, :now. Records events
+-- and delivers each one whose id is new to every task of its tenant waiting for its name whose
+-- field matches: for each field waited on for that name (few), the event's value of it is read
+-- first and the tasks found in tasks_event_waits by it (left to join, the planner read every wait
+-- of the name to compare values). Each task gets the event in its signals, taken by its wait when
+-- it runs, and is woken. An id seen before (or twice in the statement) delivers nothing: the
+-- insert waits for a concurrent one of the same id, and then finds it. Rows are locked as
+-- signal_send locks them. Answers, on every row, whether each event was new and how many tasks it
+-- reached (arrays in the order given), with a task woken per row (one row with none when none woke).
+WITH req AS MATERIALIZED (
+  SELECT DISTINCT ON (tenant, id) r.*
+    FROM unnest(:tenants::text[], :ids::text[], :names::text[], :datas::text[]) WITH ORDINALITY
+         AS r(tenant, id, name, data, ord)
+   ORDER BY tenant, id, ord
+), ins AS (
+  INSERT INTO events (tenant, id, name, data, at)
+  SELECT tenant, id, name, data::jsonb, :now FROM req ORDER BY tenant, id
   ON CONFLICT DO NOTHING
-  RETURNING id
+  RETURNING tenant, id
+), fresh AS MATERIALIZED (
+  SELECT req.* FROM req JOIN ins ON ins.tenant = req.tenant AND ins.id = req.id
 ), f AS MATERIALIZED (
-  -- The event's value of each field first: the planner, left to join, read every wait of the
-  -- name (a hundred thousand) to compare values, where the index finds the one.
-  SELECT field, :data::text::jsonb #>> string_to_array(substr(field, 6), '.') AS value FROM event_fields
-   WHERE name = :name AND EXISTS (SELECT 1 FROM ins)
+  SELECT fr.tenant, fr.id, fr.name, fr.data, ef.field,
+         fr.data::jsonb #>> string_to_array(substr(ef.field, 6), '.') AS value
+    FROM fresh fr JOIN event_fields ef ON ef.name = fr.name
 ), w AS MATERIALIZED (
-  SELECT found.id FROM f CROSS JOIN LATERAL (
+  SELECT f.tenant, f.id AS event_id, f.name, f.data, found.id FROM f CROSS JOIN LATERAL (
     SELECT t.id FROM tasks t
-     WHERE t.state = 'pending' AND t.wait->>'kind' = 'event' AND t.wait->>'name' = :name
-       AND t.wait->>'field' = f.field AND t.wait->>'value' = f.value AND COALESCE(t.tenant, '') = :tenant
+     WHERE t.state = 'pending' AND t.wait->>'kind' = 'event' AND t.wait->>'name' = f.name
+       AND t.wait->>'field' = f.field AND t.wait->>'value' = f.value AND COALESCE(t.tenant, '') = f.tenant
      ORDER BY t.id
        FOR UPDATE
   ) found
 ), sig AS (
   INSERT INTO task_signals (task_id, kind, name, payload, at)
-  SELECT id, 'event', :name, jsonb_build_object('id', :id::text, 'name', :name::text, 'data', :data::text::jsonb), :now
-    FROM w
+  SELECT id, 'event', name, jsonb_build_object('id', event_id, 'name', name, 'data', data::jsonb), :now FROM w
 ), woke AS (
   UPDATE tasks x
      SET wait = NULL, run_at = :now, updated_at = :now
-    FROM w
+    FROM (SELECT DISTINCT id FROM w) w
    WHERE x.id = w.id AND x.state = 'pending' AND x.wait->>'kind' = 'event'
   RETURNING x.id, x.queue, x.type, x.payload::text AS payload, x.priority, x.lease_version, x.attempt,
             x.max_attempts, x.timeout_ms, x.run_at, x.tenant, x.concurrency_key, x.start_by, x.schedule,
             x.scheduled_for, x.flow_id, x.join_mode, x.flow_key
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
-  SELECT x.id, 'pending', 'pending', 'resumed', x.lease_version, x.attempt, :now,
-         jsonb_build_object('by', 'event', 'event', :name::text, 'eventId', :id::text)
+  SELECT x.id, 'pending', 'pending', 'resumed', x.lease_version, x.attempt, :now, '{"by": "event"}'::jsonb
     FROM woke x
+), summary AS (
+  SELECT array_agg(fr.id IS NOT NULL ORDER BY r.ord) AS fresh,
+         array_agg((SELECT count(*) FROM w WHERE fr.id IS NOT NULL AND w.tenant = r.tenant AND w.event_id = r.id)::int
+                   ORDER BY r.ord) AS delivered
+    FROM unnest(:tenants::text[], :ids::text[]) WITH ORDINALITY AS r(tenant, id, ord)
+    LEFT JOIN fresh fr ON fr.tenant = r.tenant AND fr.id = r.id AND fr.ord = r.ord
 )
-SELECT f.fresh, woke.*
-  FROM (SELECT EXISTS (SELECT 1 FROM ins) AS fresh) f LEFT JOIN woke ON true;
+SELECT s.fresh, s.delivered, woke.* FROM summary s LEFT JOIN woke ON true;
+
+-- name: events_answer
+-- :tenants, :ids, :answers (JSON). The answers the events were given, for their ids' repeats.
+UPDATE events e SET answer = a.answer::jsonb
+  FROM unnest(:tenants::text[], :ids::text[], :answers::text[]) AS a(tenant, id, answer)
+ WHERE e.tenant = a.tenant AND e.id = a.id;
 
 -- name: delete_old_events
 -- :cutoff, :most most rows. Events are kept a day: for their ids, and for waits that come late.

@@ -12,6 +12,7 @@ import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
 import dev.taskline.model.Woken;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -35,6 +36,10 @@ public final class JournalSteps {
 
     /** Steps of different attempts written in one statement, at most. */
     private static final int MAX_STEP_GROUP = 500;
+    /** Events received in one transaction, at most; and how many may wait for it (then 429). */
+    private static final int MAX_EVENT_GROUP = 500;
+
+    private static final int MAX_EVENTS_WAITING = 20_000;
 
     private final Pool pool;
     private final Sql sql;
@@ -42,8 +47,9 @@ public final class JournalSteps {
     private final Sql.Bound<Params.StepWrite> stepWrite;
     private final Sql.Bound<Params.SuspendOpen> suspendOpen;
     private final Sql.Bound<Params.SignalSend> signalSend;
-    private final Sql.Bound<Params.EventIn> eventReceive;
+    private final Sql.Bound<Params.EventsIn> eventsReceive;
     private final GroupCommit<StepRequest, StepWritten> steps;
+    private final GroupCommit<EventRequest, Received> events;
 
     public JournalSteps(Pool pool, Clock clock) {
         this.pool = pool;
@@ -52,8 +58,9 @@ public final class JournalSteps {
         this.stepWrite = sql.bound("step_write", Params.StepWrite.class);
         this.suspendOpen = sql.bound("suspend_open", Params.SuspendOpen.class);
         this.signalSend = sql.bound("signal_send", Params.SignalSend.class);
-        this.eventReceive = sql.bound("event_receive", Params.EventIn.class);
+        this.eventsReceive = sql.bound("events_receive", Params.EventsIn.class);
         this.steps = new GroupCommit<>(MAX_STEP_GROUP, this::writeSteps);
+        this.events = new GroupCommit<>(MAX_EVENT_GROUP, MAX_EVENTS_WAITING, this::receiveAll);
     }
 
     public Clock clock() {
@@ -188,26 +195,85 @@ public final class JournalSteps {
     }
 
     /**
-     * What receiving an event did: whether its id was new (a seen one delivers nothing), and the
-     * tasks of the tenant waiting for it that it woke.
+     * What receiving an event did: whether its id was new (a seen one delivers nothing), how many
+     * waiting tasks it reached, and tasks it (or another event of its group) woke, for this node's
+     * queues to hold (each woken task is in one answer of the group).
      */
-    public record Received(boolean fresh, List<Task> woke) {}
+    public record Received(boolean fresh, int delivered, List<Task> woke) {}
 
-    /** Records an event and, the first time its id is seen, delivers it to the tenant's tasks waiting for it. */
-    public Future<Received> receive(String tenant, String id, String name, String dataJson) {
-        return JournalFailures.guard(pool.preparedQuery(eventReceive.text())
-                        .execute(eventReceive.bind(new Params.EventIn(tenant, id, name, dataJson, now()))))
-                .map(rows -> {
-                    boolean fresh = false;
+    /**
+     * Records an event and, the first time its id is seen, delivers it to the tenant's tasks waiting
+     * for it. Events received together share a transaction. With {@code answer} (an event no
+     * trigger starts tasks for) its answer is written in it too: {@code {id, name, delivered,
+     * started: []}}, given again to a repeat of its id.
+     */
+    public Future<Received> receive(String tenant, String id, String name, String dataJson, boolean answer) {
+        return JournalFailures.guard(events.submit(new EventRequest(tenant, id, name, dataJson, answer)));
+    }
+
+    private Future<List<Received>> receiveAll(List<EventRequest> requests) {
+        int n = requests.size();
+        String[] tenants = new String[n];
+        String[] ids = new String[n];
+        String[] names = new String[n];
+        String[] datas = new String[n];
+        for (int i = 0; i < n; i++) {
+            EventRequest r = requests.get(i);
+            tenants[i] = r.tenant();
+            ids[i] = r.id();
+            names[i] = r.name();
+            datas[i] = r.dataJson();
+        }
+        Params.EventsIn params = new Params.EventsIn(tenants, ids, names, datas, now());
+        Sql.Statement answers = sql.statement("events_answer");
+        return pool.withTransaction(conn -> conn.preparedQuery(eventsReceive.text())
+                .execute(eventsReceive.bind(params))
+                .compose(rows -> {
+                    Boolean[] fresh = null;
+                    Integer[] delivered = null;
                     List<Task> woke = new ArrayList<>();
                     for (Row row : rows) {
-                        fresh = row.getBoolean("fresh");
+                        fresh = row.getArrayOfBooleans("fresh");
+                        delivered = row.getArrayOfIntegers("delivered");
                         if (row.getUUID("id") != null) {
                             woke.add(Rows.task(row).asDurable());
                         }
                     }
-                    return new Received(fresh, woke);
-                });
+                    List<Received> received = new ArrayList<>(n);
+                    List<Integer> answered = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        boolean isNew = Boolean.TRUE.equals(fresh[i]);
+                        received.add(new Received(isNew, delivered[i], i == 0 ? woke : List.of()));
+                        if (isNew && requests.get(i).answer()) {
+                            answered.add(i);
+                        }
+                    }
+                    if (answered.isEmpty()) {
+                        return Future.succeededFuture(received);
+                    }
+                    String[] at = new String[answered.size()];
+                    String[] of = new String[answered.size()];
+                    String[] json = new String[answered.size()];
+                    for (int k = 0; k < answered.size(); k++) {
+                        int i = answered.get(k);
+                        at[k] = tenants[i];
+                        of[k] = ids[i];
+                        json[k] = answer(ids[i], names[i], delivered[i], new JsonArray())
+                                .encode();
+                    }
+                    return conn.preparedQuery(answers.text())
+                            .execute(answers.bind("tenants", at, "ids", of, "answers", json))
+                            .map(received);
+                }));
+    }
+
+    /** An event's answer: its id and name, how many waiting tasks it reached, the tasks it started. */
+    public static JsonObject answer(String id, String name, int delivered, JsonArray started) {
+        return new JsonObject()
+                .put("id", id)
+                .put("name", name)
+                .put("delivered", delivered)
+                .put("started", started);
     }
 
     /** The answer the event of this id was given (null: none yet, or no such event). */
@@ -336,4 +402,6 @@ public final class JournalSteps {
     }
 
     private record StepRequest(Lease lease, String name, String resultJson) {}
+
+    private record EventRequest(String tenant, String id, String name, String dataJson, boolean answer) {}
 }

@@ -38,7 +38,7 @@ final class Params {
             Map.entry("step_write", StepWrite.class),
             Map.entry("suspend_open", SuspendOpen.class),
             Map.entry("signal_send", SignalSend.class),
-            Map.entry("event_receive", EventIn.class));
+            Map.entry("events_receive", EventsIn.class));
 
     /** New tasks, and the batches they make ({@code newBatches}, one element each), in one insert. */
     record InsertTasks(
@@ -223,6 +223,6 @@ final class Params {
 
     record SignalSend(UUID id, String tenant, String name, String payload, String key, OffsetDateTime now) {}
 
-    /** One event received ({@code tenant} '' for none). */
-    record EventIn(String tenant, String id, String name, String data, OffsetDateTime now) {}
+    /** Events received, one element each ({@code tenants} '' for none). */
+    record EventsIn(String[] tenants, String[] ids, String[] names, String[] datas, OffsetDateTime now) {}
 }

@@ -104,14 +104,19 @@ public final class DurableService {
             String id = eventId == null ? UUID.randomUUID().toString() : eventId;
             String body = (data == null ? new JsonObject() : data).encode();
             JsonObject payload = data == null ? new JsonObject() : data;
-            return steps.receive(journalTenant, id, name, body).compose(received -> {
+            boolean triggered = triggers.stream().anyMatch(t -> t.event().equals(name));
+            return steps.receive(journalTenant, id, name, body, !triggered).compose(received -> {
                 if (received.fresh()) {
-                    meters.event(received.woke().size());
+                    meters.event(received.delivered());
                     hold.accept(received.woke());
-                    return trigger(owner, id, name, payload)
-                            .compose(started -> answered(
-                                    journalTenant, id, name, received.woke().size(), started));
+                    return triggered
+                            ? trigger(owner, id, name, payload)
+                                    .compose(
+                                            started -> answered(journalTenant, id, name, received.delivered(), started))
+                            : Future.succeededFuture(
+                                    JournalSteps.answer(id, name, received.delivered(), new JsonArray()));
                 }
+                hold.accept(received.woke());
                 return steps.eventAnswer(journalTenant, id)
                         .compose(earlier -> earlier != null
                                 ? Future.succeededFuture(earlier)
@@ -125,11 +130,7 @@ public final class DurableService {
 
     private Future<JsonObject> answered(
             String journalTenant, String id, String name, int delivered, JsonArray started) {
-        JsonObject answer = new JsonObject()
-                .put("id", id)
-                .put("name", name)
-                .put("delivered", delivered)
-                .put("started", started);
+        JsonObject answer = JournalSteps.answer(id, name, delivered, started);
         return steps.eventAnswered(journalTenant, id, answer).map(answer);
     }
 

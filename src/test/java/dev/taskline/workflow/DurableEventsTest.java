@@ -78,12 +78,21 @@ class DurableEventsTest {
                 event("order.shipped", new JsonObject().put("orderId", "a-1"), null)
                         .getInteger("delivered"));
         JsonObject answer =
-                event("order.paid", new JsonObject().put("orderId", "a-1").put("amount", 10), null);
+                event("order.paid", new JsonObject().put("orderId", "a-1").put("amount", 10), "paid-a-1");
         assertEquals(1, answer.getInteger("delivered"));
+        assertEquals(
+                answer,
+                event("order.paid", new JsonObject().put("orderId", "a-1").put("amount", 10), "paid-a-1"),
+                "a repeat of its id: the first answer, delivered to no one again");
         JsonObject done = node.waitForState(a, "succeeded");
         JsonObject got = done.getJsonObject("result").getJsonObject("results").getJsonObject("order.paid");
         assertEquals(10, got.getJsonObject("data").getInteger("amount"));
-        assertEquals(answer.getString("id"), got.getString("id"));
+        assertEquals("paid-a-1", got.getString("id"));
+        assertEquals(
+                1,
+                done.getJsonArray("history").stream()
+                        .filter(e -> "resumed".equals(((JsonObject) e).getString("reason")))
+                        .count());
         assertEquals("pending", node.getJson("/api/tasks/" + b).getString("state"), "b waits on");
         node.wake(Duration.ofHours(1));
         JsonObject timedOut = node.waitForState(b, "succeeded");
