@@ -257,7 +257,7 @@ function limiter(n) {
 }
 const oneByOne = limiter(CONC);
 
-// What the node said that the protocol (/tmp/durable-spec.md) says otherwise: request and answer.
+// What the node said that the protocol (the README's "Durable steps") says otherwise: request and answer.
 // Each kind once, with the first request and answer, and how many times it was seen.
 const disagreements = [];
 function disagree(what, req, res) {
@@ -521,7 +521,7 @@ async function suspendOneByOne(items) {
   const good = [];
   answers.forEach((r, j) => {
     if (r.status === 200 && r.json?.state === 'pending') {
-      if (!r.json.wait) disagree('suspend answered without `wait`', { path: `/api/tasks/${items[j].id}/complete`, suspend: items[j].suspend }, r.json);
+      if (r.json.suspended !== true) disagree('suspend answered without `suspended: true`', { path: `/api/tasks/${items[j].id}/complete`, suspend: items[j].suspend }, r.json);
       good.push({ ...r.json, at: r.at });
     } else {
       disagree('suspend not answered 200 pending', { path: `/api/tasks/${items[j].id}/complete`, suspend: items[j].suspend }, { status: r.status, body: r.json ?? r.text.slice(0, 300) });
