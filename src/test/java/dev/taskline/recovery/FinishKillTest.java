@@ -60,6 +60,12 @@ class FinishKillTest extends ChildNodeTest {
                                             .put("payload", new JsonObject().put("ms", 300)))
                             .body())
                     .getString("id");
+            // Running first: a lock taken before the claim would hold the claim, not the end.
+            long running = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!"running".equals(first.getJson("/api/tasks/" + id).getString("state"))
+                    && System.nanoTime() < running) {
+                pause(5);
+            }
             SqlConnection holder = TestNode.await(pool.getConnection());
             TestNode.await(holder.query("BEGIN").execute());
             TestNode.await(holder.preparedQuery("SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE")
