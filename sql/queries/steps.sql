@@ -203,10 +203,6 @@ SELECT t.state, COALESCE(ins.id, prior.id) AS signal_id, prior.id IS NOT NULL AS
 -- :tenant, :id. The answer given when the event was first received (null: not given yet).
 SELECT answer::text AS answer FROM events WHERE tenant = :tenant AND id = :id;
 
--- name: event_answer_set
--- :tenant, :id, :answer (JSON).
-UPDATE events SET answer = :answer::text::jsonb WHERE tenant = :tenant AND id = :id;
-
 -- name: events_receive
 -- :tenants ('' for none), :ids, :names, :datas (JSON), one element an event, :now. Records events
 -- and delivers each one whose id is new to every task of its tenant waiting for its name whose

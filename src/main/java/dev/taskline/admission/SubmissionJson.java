@@ -112,12 +112,7 @@ public final class SubmissionJson {
 
     /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
     public static void knownFields(JsonObject body, Set<String> known, String where) {
-        for (String field : body.fieldNames()) {
-            if (!known.contains(field)) {
-                throw new InvalidTaskException(where + field + " is not a known field (known: "
-                        + String.join(", ", known.stream().sorted().toList()) + ")");
-            }
-        }
+        InvalidTaskException.unlessKnown(body, known, where);
     }
 
     private static Integer intOrNull(JsonObject body, String field, String where) {

@@ -287,10 +287,14 @@ public final class JournalSteps {
                 });
     }
 
+    /** Writes the answer of an event that triggers started tasks for, once they were admitted. */
     public Future<Void> eventAnswered(String tenant, String id, JsonObject answer) {
-        Sql.Statement write = sql.statement("event_answer_set");
+        Sql.Statement write = sql.statement("events_answer");
         return JournalFailures.guard(pool.preparedQuery(write.text())
-                        .execute(write.bind("tenant", tenant, "id", id, "answer", answer.encode())))
+                        .execute(write.bind(
+                                "tenants", new String[] {tenant},
+                                "ids", new String[] {id},
+                                "answers", new String[] {answer.encode()})))
                 .mapEmpty();
     }
 

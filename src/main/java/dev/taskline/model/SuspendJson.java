@@ -23,7 +23,7 @@ public final class SuspendJson {
             throw new InvalidTaskException(
                     "suspend must be an object: {step?, until? | sleepMs? | signal? | event?," + " timeoutMs?}");
         }
-        knownFields(json, FIELDS, "suspend.");
+        InvalidTaskException.unlessKnown(json, FIELDS, "suspend.");
         int kinds = (json.containsKey("until") || json.containsKey("sleepMs") ? 1 : 0)
                 + (json.containsKey("signal") ? 1 : 0)
                 + (json.containsKey("event") ? 1 : 0);
@@ -40,7 +40,7 @@ public final class SuspendJson {
             if (!(json.getValue("event") instanceof JsonObject event)) {
                 throw new InvalidTaskException("suspend.event must be {name, field, value}");
             }
-            knownFields(event, EVENT_FIELDS, "suspend.event.");
+            InvalidTaskException.unlessKnown(event, EVENT_FIELDS, "suspend.event.");
             String name = name(event, "name", true);
             String field = name(event, "field", true);
             if (!field.startsWith("data.") || field.length() <= "data.".length()) {
@@ -94,14 +94,5 @@ public final class SuspendJson {
             throw new InvalidTaskException("suspend." + field + " must be a whole number of milliseconds, at least 0");
         }
         return ((Number) value).longValue();
-    }
-
-    private static void knownFields(JsonObject json, Set<String> known, String where) {
-        for (String field : json.fieldNames()) {
-            if (!known.contains(field)) {
-                throw new InvalidTaskException(where + field + " is not a known field (known: "
-                        + String.join(", ", new java.util.TreeSet<>(known)) + ")");
-            }
-        }
     }
 }
