@@ -74,12 +74,13 @@ public record Task(
     }
 
     /**
-     * Whether an attempt must read the task's steps before it starts: it was suspended, or resumed,
-     * or a run of it may have journaled steps (an attempt was made before). A fresh task reads
-     * them only if its handler asks.
+     * Whether the attempt {@code lease} starts must read the task's steps first: the task was
+     * suspended, or resumed, or an earlier attempt may have journaled steps. A first attempt
+     * reads them only if its handler asks. The lease tells, not {@code attempt}: a task journaled
+     * running at admission is held with the attempt it is in, a claimed one with those before it.
      */
-    public boolean readsSteps() {
-        return durable || attempt > 0;
+    public boolean readsSteps(Lease lease) {
+        return durable || lease.attempt() > 1;
     }
 
     /** The tick a scheduled task was made for; null for a task no schedule made. */

@@ -248,7 +248,7 @@ final class Attempt implements TaskContext {
 
     @Override
     public Future<JsonObject> stepsDone() {
-        return durable.all(task.readsSteps());
+        return durable.all(task.readsSteps(lease));
     }
 
     @Override

@@ -284,7 +284,7 @@ public final class RemoteWorkers extends VerticleBase {
     private Future<List<Claimed>> withSteps(List<Claimed> claimed) {
         List<Lease> leases = new ArrayList<>();
         for (Claimed c : claimed) {
-            if (c.task().readsSteps()) {
+            if (c.task().readsSteps(c.lease())) {
                 leases.add(c.lease());
             }
         }
@@ -294,7 +294,7 @@ public final class RemoteWorkers extends VerticleBase {
         return suspensions.steps().load(leases).map(read -> {
             List<Claimed> answer = new ArrayList<>(claimed.size());
             for (Claimed c : claimed) {
-                if (!c.task().readsSteps()) {
+                if (!c.task().readsSteps(c.lease())) {
                     answer.add(c);
                 } else if (read.containsKey(c.task().id())) {
                     answer.add(c.withSteps(read.get(c.task().id())));

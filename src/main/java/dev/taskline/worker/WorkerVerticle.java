@@ -475,7 +475,7 @@ public final class WorkerVerticle extends VerticleBase {
                                         new PermanentTaskException("the payload in the journal is not a JSON object"))
                                 // A task that ran or slept before reads its steps first: whether it
                                 // compensates must be known before its handler asks.
-                                : (task.readsSteps() ? durable.load() : Future.<Void>succeededFuture())
+                                : (task.readsSteps(lease) ? durable.load() : Future.<Void>succeededFuture())
                                         .compose(v -> !task.hasParents()
                                                 ? invoke(handler, attempt)
                                                 : readParents(task).compose(read -> {
