@@ -332,7 +332,18 @@ final class ApiJson {
      * text the journal holds (jsonb, so valid JSON), not parsed into objects and encoded again.
      */
     static String claimed(List<RemoteWorkers.Claimed> claimed) {
-        StringBuilder out = new StringBuilder(64 + claimed.size() * 400).append("{\"tasks\":[");
+        return claimed(claimed, "");
+    }
+
+    /**
+     * The claim answer, with {@code before} (JSON members with their trailing comma, or empty)
+     * ahead of its tasks: a work call's answers to what it completed.
+     */
+    static String claimed(List<RemoteWorkers.Claimed> claimed, String before) {
+        StringBuilder out = new StringBuilder(64 + before.length() + claimed.size() * 400)
+                .append('{')
+                .append(before)
+                .append("\"tasks\":[");
         JsonStringEncoder quote = JsonStringEncoder.getInstance();
         for (int i = 0; i < claimed.size(); i++) {
             RemoteWorkers.Claimed c = claimed.get(i);
@@ -467,10 +478,13 @@ final class ApiJson {
         return new JsonObject().put("expiresAt", time(beat.expiresAt())).put("cancelRequested", beat.cancelRequested());
     }
 
+    /** What became of a failed attempt, with the task's id unless {@code id} is null (an item of a list that names it). */
     static JsonObject failOutcome(UUID id, RemoteWorkers.Outcome outcome) {
-        JsonObject json = new JsonObject()
-                .put("id", id.toString())
-                .put("state", outcome.state().sql());
+        JsonObject json = new JsonObject();
+        if (id != null) {
+            json.put("id", id.toString());
+        }
+        json.put("state", outcome.state().sql());
         if (outcome.retryAt() != null) {
             json.put("retryAt", time(outcome.retryAt()));
         }

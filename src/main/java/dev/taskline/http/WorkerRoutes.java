@@ -2,9 +2,13 @@ package dev.taskline.http;
 
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.model.problem.ShuttingDownException;
+import dev.taskline.service.Caller;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
 import dev.taskline.service.WorkService;
+import dev.taskline.worker.RemoteWorkers;
+import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -34,6 +38,7 @@ final class WorkerRoutes implements Routes {
     @Override
     public void mount(Router router) {
         router.post("/api/queues/:queue/claim").handler(body).handler(this::claim);
+        router.post("/api/queues/:queue/work").handler(body).handler(this::work);
         router.post("/api/queues/:queue/complete").handler(body).handler(this::completeAll);
         router.post("/api/queues/:queue/heartbeat").handler(body).handler(this::heartbeatAll);
         router.post("/api/tasks/:id/heartbeat").handler(body).handler(this::heartbeat);
@@ -63,6 +68,99 @@ final class WorkerRoutes implements Routes {
                     ctx.response().putHeader("Content-Type", "application/json").end(ApiJson.claimed(claimed));
                 })
                 .onFailure(ctx::fail);
+    }
+
+    /**
+     * A worker's loop in one round trip: what it finished (completions and failures, each answered
+     * on its own) and a claim of the next tasks, made once the writes have ended and waiting as a
+     * claim waits. A node that is draining answers the writes with no tasks.
+     */
+    private void work(RoutingContext ctx) {
+        JsonObject json = Requests.jsonBody(ctx);
+        known(json, "worker", "max", "waitMs", "types", "complete", "fail");
+        String worker = text(json, "worker");
+        int max = integer(json, "max", 1);
+        long waitMs = integer(json, "waitMs", 0);
+        Set<String> types = Requests.strings(json, "types", "types must be an array of task types");
+        List<LeaseWrite> completions =
+                json.containsKey("complete") ? leaseWrites(json.getValue("complete"), "complete", true) : List.of();
+        List<WorkService.Failure> failures = json.containsKey("fail") ? failures(json.getValue("fail")) : List.of();
+        Caller caller = Requests.caller(ctx);
+        String queue = Requests.path(ctx, "queue");
+        // A claim that would be refused is refused before anything is written: bad input changes nothing.
+        service.checkClaim(caller, queue, worker, max, types, waitMs)
+                .onSuccess(v -> work(ctx, caller, queue, worker, max, types, waitMs, completions, failures))
+                .onFailure(ctx::fail);
+    }
+
+    private void work(
+            RoutingContext ctx,
+            Caller caller,
+            String queue,
+            String worker,
+            int max,
+            Set<String> types,
+            long waitMs,
+            List<LeaseWrite> completions,
+            List<WorkService.Failure> failures) {
+        Future<List<ItemResult<TaskState>>> completed = completions.isEmpty()
+                ? Future.succeededFuture(List.of())
+                : service.completeAll(caller, queue, completions);
+        Future<List<ItemResult<RemoteWorkers.Outcome>>> failed = service.failAll(caller, queue, failures);
+        Promise<Void> gone = Promise.promise();
+        ctx.response().closeHandler(v -> gone.tryComplete());
+        boolean wrote = !completions.isEmpty() || !failures.isEmpty();
+        // The claim starts once the writes have ended: the slots they free are the claim's to take.
+        Future<List<RemoteWorkers.Claimed>> claimed = Future.join(completed, failed)
+                .transform(written -> written.failed()
+                        ? Future.failedFuture(written.cause())
+                        : service.claim(caller, queue, worker, max, types, waitMs, gone.future()))
+                .recover(e -> wrote && e instanceof ShuttingDownException
+                        ? Future.succeededFuture(List.of())
+                        : Future.failedFuture(e));
+        Future.all(completed, failed, claimed).onComplete(all -> {
+            if (claimed.succeeded()
+                    && (completed.failed() || failed.failed() || ctx.response().closed())) {
+                service.handBack(caller, claimed.result());
+            }
+            if (ctx.response().closed()) {
+                return;
+            }
+            Throwable cause = completed.failed() ? completed.cause() : failed.failed() ? failed.cause() : all.cause();
+            if (cause != null) {
+                ctx.fail(cause);
+                return;
+            }
+            String before = "\"completed\":"
+                    + itemList(ctx, completed.result(), state -> new JsonObject().put("state", state.sql()))
+                            .encode()
+                    + ",\"failed\":"
+                    + itemList(ctx, failed.result(), outcome -> ApiJson.failOutcome(null, outcome))
+                            .encode()
+                    + ",";
+            ctx.response().putHeader("Content-Type", "application/json").end(ApiJson.claimed(claimed.result(), before));
+        });
+    }
+
+    private static List<WorkService.Failure> failures(Object value) {
+        if (!(value instanceof JsonArray array)) {
+            throw new InvalidTaskException("fail must be an array of {id, lease, error, retry?, retryAfterMs?}");
+        }
+        List<WorkService.Failure> failures = new ArrayList<>(array.size());
+        for (int i = 0; i < array.size(); i++) {
+            String at = "fail[" + i + "].";
+            if (!(array.getValue(i) instanceof JsonObject item)) {
+                throw new InvalidTaskException("fail[" + i + "] must be an object");
+            }
+            Requests.knownFields(item, Set.of("id", "lease", "error", "retry", "retryAfterMs"), at);
+            UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
+            if (id == null) {
+                throw new InvalidTaskException(at + "id must be a task id");
+            }
+            Failure parsed = failure(item, at);
+            failures.add(new WorkService.Failure(id, parsed.lease, parsed.error, parsed.retry, parsed.after));
+        }
+        return failures;
     }
 
     private void heartbeat(RoutingContext ctx) {
@@ -124,25 +222,26 @@ final class WorkerRoutes implements Routes {
         UUID id = Requests.idParam(ctx);
         JsonObject json = Requests.jsonBody(ctx);
         known(json, "lease", "error", "retry", "retryAfterMs");
-        String lease = text(json, "lease");
-        String error = text(json, "error");
+        Failure failure = failure(json, "");
+        service.fail(Requests.caller(ctx), id, failure.lease, failure.error, failure.retry, failure.after)
+                .onSuccess(outcome -> Requests.json(ctx, 200, ApiJson.failOutcome(id, outcome)))
+                .onFailure(ctx::fail);
+    }
+
+    private record Failure(String lease, String error, boolean retry, Long after) {}
+
+    private static Failure failure(JsonObject json, String at) {
+        String lease = text(json, "lease", at);
+        String error = text(json, "error", at);
         Object retry = json.getValue("retry", true);
         if (!(retry instanceof Boolean)) {
-            throw new InvalidTaskException("retry must be true or false");
+            throw new InvalidTaskException(at + "retry must be true or false");
         }
         Object after = json.getValue("retryAfterMs");
         if (after != null && !(after instanceof Integer || after instanceof Long)) {
-            throw new InvalidTaskException("retryAfterMs must be an integer");
+            throw new InvalidTaskException(at + "retryAfterMs must be an integer");
         }
-        service.fail(
-                        Requests.caller(ctx),
-                        id,
-                        lease,
-                        error,
-                        (Boolean) retry,
-                        after == null ? null : ((Number) after).longValue())
-                .onSuccess(outcome -> Requests.json(ctx, 200, ApiJson.failOutcome(id, outcome)))
-                .onFailure(ctx::fail);
+        return new Failure(lease, error, (Boolean) retry, after == null ? null : ((Number) after).longValue());
     }
 
     private void completeAll(RoutingContext ctx) {
@@ -172,6 +271,10 @@ final class WorkerRoutes implements Routes {
 
     /** Each item's answer: its own status, and what it came to or the problem that refused it. */
     private static <T> JsonObject items(RoutingContext ctx, List<ItemResult<T>> results, Function<T, JsonObject> ok) {
+        return new JsonObject().put("tasks", itemList(ctx, results, ok));
+    }
+
+    private static <T> JsonArray itemList(RoutingContext ctx, List<ItemResult<T>> results, Function<T, JsonObject> ok) {
         JsonArray list = new JsonArray();
         for (ItemResult<T> result : results) {
             JsonObject item = result.failure() == null
@@ -179,45 +282,51 @@ final class WorkerRoutes implements Routes {
                     : Problems.describe(ctx, result.failure());
             list.add(new JsonObject().put("id", result.id().toString()).mergeIn(item));
         }
-        return new JsonObject().put("tasks", list);
+        return list;
     }
 
     private static List<LeaseWrite> leaseWrites(RoutingContext ctx, boolean results) {
         JsonObject json = Requests.jsonBody(ctx);
         known(json, "tasks");
-        Object tasks = json.getValue("tasks");
+        return leaseWrites(json.getValue("tasks"), "tasks", results);
+    }
+
+    private static List<LeaseWrite> leaseWrites(Object tasks, String field, boolean results) {
         if (!(tasks instanceof JsonArray array)) {
             throw new InvalidTaskException(
-                    "tasks must be an array of {id, lease, " + (results ? "result" : "progress") + "}");
+                    field + " must be an array of {id, lease, " + (results ? "result" : "progress") + "}");
         }
         List<LeaseWrite> writes = new ArrayList<>(array.size());
         for (int i = 0; i < array.size(); i++) {
+            String at = field + "[" + i + "].";
             if (!(array.getValue(i) instanceof JsonObject item)) {
-                throw new InvalidTaskException("tasks[" + i + "] must be an object");
+                throw new InvalidTaskException(field + "[" + i + "] must be an object");
             }
             Requests.knownFields(
-                    item,
-                    results ? Set.of("id", "lease", "result", "spawn") : Set.of("id", "lease", "progress"),
-                    "tasks[" + i + "].");
+                    item, results ? Set.of("id", "lease", "result", "spawn") : Set.of("id", "lease", "progress"), at);
             UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
             if (id == null) {
-                throw new InvalidTaskException("tasks[" + i + "].id must be a task id");
+                throw new InvalidTaskException(at + "id must be a task id");
             }
-            writes.add(leaseWrite(item, id, results));
+            writes.add(leaseWrite(item, id, results, at));
         }
         return writes;
     }
 
     private static LeaseWrite leaseWrite(JsonObject json, UUID id, boolean withResult) {
-        String lease = text(json, "lease");
+        return leaseWrite(json, id, withResult, "");
+    }
+
+    private static LeaseWrite leaseWrite(JsonObject json, UUID id, boolean withResult, String at) {
+        String lease = text(json, "lease", at);
         if (withResult) {
             Object result = json.getValue("result");
             if (result != null && !(result instanceof JsonObject)) {
-                throw new InvalidTaskException("result must be a JSON object");
+                throw new InvalidTaskException(at + "result must be a JSON object");
             }
             Object spawn = json.getValue("spawn");
             if (spawn != null && !(spawn instanceof JsonArray)) {
-                throw new InvalidTaskException("spawn must be an array of tasks");
+                throw new InvalidTaskException(at + "spawn must be an array of tasks");
             }
             return new LeaseWrite(id, lease, (JsonObject) result, null, null, (JsonArray) spawn);
         }
@@ -228,7 +337,7 @@ final class WorkerRoutes implements Routes {
         if (!(progress instanceof JsonObject p)
                 || !(p.getValue("percent") instanceof Integer percent)
                 || (p.getValue("message") != null && !(p.getValue("message") instanceof String))) {
-            throw new InvalidTaskException("progress must be {\"percent\": 0 to 100, \"message\"?: text}");
+            throw new InvalidTaskException(at + "progress must be {\"percent\": 0 to 100, \"message\"?: text}");
         }
         return new LeaseWrite(id, lease, null, percent, p.getString("message"), null);
     }
@@ -238,9 +347,13 @@ final class WorkerRoutes implements Routes {
     }
 
     private static String text(JsonObject json, String field) {
+        return text(json, field, "");
+    }
+
+    private static String text(JsonObject json, String field, String at) {
         Object value = json.getValue(field);
         if (!(value instanceof String s)) {
-            throw new InvalidTaskException(field + " must be a string");
+            throw new InvalidTaskException(at + field + " must be a string");
         }
         return s;
     }

@@ -47,6 +47,15 @@ public final class WorkService {
      */
     public Future<List<RemoteWorkers.Claimed>> claim(
             Caller caller, String queue, String worker, int max, Set<String> types, long waitMs, Future<Void> gone) {
+        return checkClaim(caller, queue, worker, max, types, waitMs)
+                // A tenant's key takes only its tenant's tasks; a key that sees every tenant takes any.
+                .compose(v ->
+                        remote.claim(queue, worker, max, new RemoteWorkers.Want(types, caller.tenant()), waitMs, gone));
+    }
+
+    /** Succeeds when the caller may claim so from the queue: a work call checks it before it writes. */
+    public Future<Void> checkClaim(
+            Caller caller, String queue, String worker, int max, Set<String> types, long waitMs) {
         Future<Void> remoteQueue = remoteQueue(queue).compose(v -> permitted(() -> caller.requireWork(queue)));
         if (remoteQueue.failed()) {
             return remoteQueue.mapEmpty();
@@ -79,8 +88,7 @@ public final class WorkService {
                         + String.join(", ", types) + " (it takes: " + String.join(", ", config.types()) + ")"));
             }
         }
-        // A tenant's key takes only its tenant's tasks; a key that sees every tenant takes any.
-        return remote.claim(queue, worker, max, new RemoteWorkers.Want(types, caller.tenant()), waitMs, gone);
+        return Future.succeededFuture();
     }
 
     /** Gives back leases claimed for a caller that went away before it was answered. */
@@ -169,6 +177,39 @@ public final class WorkService {
                                         .toList(),
                                 queue,
                                 caller.tenant())));
+    }
+
+    /** One item of a batch of failures: as {@link #fail}'s arguments. */
+    public record Failure(UUID id, String lease, String error, boolean retry, Long retryAfterMs) {}
+
+    /** Fails many remote attempts (none: answered at once); each is answered on its own, in order. */
+    public Future<List<Views.ItemResult<RemoteWorkers.Outcome>>> failAll(
+            Caller caller, String queue, List<Failure> failures) {
+        if (failures.isEmpty()) {
+            return Future.succeededFuture(List.of());
+        }
+        if (failures.size() > MAX_CLAIM) {
+            return Future.failedFuture(new InvalidTaskException("fail must hold at most " + MAX_CLAIM + " items"));
+        }
+        return remoteQueue(queue)
+                .compose(v -> permitted(() -> caller.requireWork(queue)))
+                .compose(v -> {
+                    List<Future<RemoteWorkers.Outcome>> each = new ArrayList<>(failures.size());
+                    for (Failure f : failures) {
+                        each.add(fail(caller, f.id(), f.lease(), f.error(), f.retry(), f.retryAfterMs()));
+                    }
+                    return Future.join(each).transform(done -> {
+                        List<Views.ItemResult<RemoteWorkers.Outcome>> results = new ArrayList<>(failures.size());
+                        for (int i = 0; i < failures.size(); i++) {
+                            Future<RemoteWorkers.Outcome> f = each.get(i);
+                            results.add(new Views.ItemResult<>(
+                                    failures.get(i).id(),
+                                    f.succeeded() ? f.result() : null,
+                                    f.succeeded() ? null : f.cause()));
+                        }
+                        return Future.succeededFuture(results);
+                    });
+                });
     }
 
     /** Renews many remote leases; each is answered on its own. */

@@ -67,6 +67,7 @@ class AuthTest {
             Map.entry("GET /api/queues", "read"),
             Map.entry("GET /api/stats", "read"),
             Map.entry("POST /api/queues/{queue}/claim", "work"),
+            Map.entry("POST /api/queues/{queue}/work", "work"),
             Map.entry("POST /api/queues/{queue}/complete", "work"),
             Map.entry("POST /api/queues/{queue}/heartbeat", "work"),
             Map.entry("POST /api/tasks/{id}/heartbeat", "work"),
@@ -162,7 +163,8 @@ class AuthTest {
                         .put("name", "s-" + UUID.randomUUID())
                         .put("every", "PT1H")
                         .put("task", new JsonObject().put("type", "sleep"));
-            case "POST /api/queues/{queue}/claim" -> new JsonObject().put("worker", "w1");
+            case "POST /api/queues/{queue}/claim", "POST /api/queues/{queue}/work" ->
+                new JsonObject().put("worker", "w1");
             case "POST /api/queues/{queue}/complete", "POST /api/queues/{queue}/heartbeat" ->
                 new JsonObject()
                         .put(
