@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// A Taskline worker in Node.js, built-ins only (fetch): claim tasks of a remote queue, report
-// progress with the heartbeat, complete or fail each. Runs `sum` tasks: {"numbers": [...]}.
-// Completions go back in batches, one request for all the tasks of a claim.
+// A Taskline worker in Node.js, built-ins only (fetch, which keeps its connection alive). Runs
+// `sum` tasks: {"numbers": [...]}. One round trip a batch: `POST /api/queues/{q}/work` hands in
+// the last batch's results (completions and failures) and claims the next. Its tasks end well
+// within their lease, so they are never heart-beaten (see ../python-worker/worker.py for a batch
+// that may outlive a third of its lease).
 import { parseArgs } from 'node:util';
 
 const { values: opts } = parseArgs({
@@ -30,22 +32,22 @@ function run(task) {
 }
 
 const waitMs = opts['exit-when-idle'] ? 1000 : 20000;
+let complete = [];
+let fail = [];
 for (;;) {
-  const claim = await call(`/api/queues/${opts.queue}/claim`, { worker: opts.worker, max: Number(opts.max), waitMs });
-  if (claim.status !== 200) throw new Error(`claim refused: ${claim.status} ${JSON.stringify(claim.body)}`);
-  if (claim.body.tasks.length === 0 && opts['exit-when-idle']) break;
-  const done = [];
-  for (const task of claim.body.tasks) {
+  const work = await call(`/api/queues/${opts.queue}/work`,
+    { worker: opts.worker, max: Number(opts.max), waitMs, complete, fail });
+  if (work.status !== 200) throw new Error(`work refused: ${work.status} ${JSON.stringify(work.body)}`);
+  for (const item of [...work.body.completed, ...work.body.failed]) console.log(item.id, item.status, item.state ?? item.type);
+  complete = [];
+  fail = [];
+  if (work.body.tasks.length === 0 && opts['exit-when-idle']) break;
+  for (const task of work.body.tasks) {
     const lease = task.lease.token;
     try {
-      done.push({ id: task.id, lease, result: run(task) });
+      complete.push({ id: task.id, lease, result: run(task) });
     } catch (e) {
-      const failed = await call(`/api/tasks/${task.id}/fail`, { lease, error: e.message, retry: false });
-      console.log(task.id, failed.status, failed.body.state);
+      fail.push({ id: task.id, lease, error: e.message, retry: false });
     }
-  }
-  if (done.length > 0) {
-    const answer = await call(`/api/queues/${opts.queue}/complete`, { tasks: done });
-    for (const item of answer.body.tasks) console.log(item.id, item.status, item.state ?? item.type);
   }
 }

@@ -88,7 +88,11 @@ final class WorkerRoutes implements Routes {
         Caller caller = Requests.caller(ctx);
         String queue = Requests.path(ctx, "queue");
         // A claim that would be refused is refused before anything is written: bad input changes nothing.
-        service.checkClaim(caller, queue, worker, max, types, waitMs)
+        if (max < 0 || max > WorkService.MAX_CLAIM) {
+            throw new InvalidTaskException("max must be from 0 to " + WorkService.MAX_CLAIM);
+        }
+        // max 0 hands in what was done and claims nothing: a batch that outlives a third of its lease.
+        service.checkClaim(caller, queue, worker, Math.max(max, 1), types, waitMs)
                 .onSuccess(v -> work(ctx, caller, queue, worker, max, types, waitMs, completions, failures))
                 .onFailure(ctx::fail);
     }
@@ -114,7 +118,9 @@ final class WorkerRoutes implements Routes {
         Future<List<RemoteWorkers.Claimed>> claimed = Future.join(completed, failed)
                 .transform(written -> written.failed()
                         ? Future.failedFuture(written.cause())
-                        : service.claim(caller, queue, worker, max, types, waitMs, gone.future()))
+                        : max == 0
+                                ? Future.succeededFuture(List.<RemoteWorkers.Claimed>of())
+                                : service.claim(caller, queue, worker, max, types, waitMs, gone.future()))
                 .recover(e -> wrote && e instanceof ShuttingDownException
                         ? Future.succeededFuture(List.of())
                         : Future.failedFuture(e));

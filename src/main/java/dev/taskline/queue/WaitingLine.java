@@ -183,10 +183,34 @@ final class WaitingLine implements Iterable<Task> {
 
     /**
      * Up to {@code max} waiting tasks that {@code takes} accepts, best first, taken out of line; the
-     * others keep their places. One pass over the heap keeps the best few that match (the worst of
-     * them on top), instead of draining the heap past the tasks a worker does not run and refilling it.
+     * others keep their places. Most workers run most of what waits: the tasks are taken in turn, as
+     * {@link #poll} hands them out, those passed over put back, which costs the tasks taken and not
+     * the line. When more than {@link #PASSED_OVER} for each task wanted are passed over, the rest
+     * are found in one pass over the heap instead.
      */
     List<Task> takeBest(int max, Predicate<Task> takes) {
+        List<Task> taken = new ArrayList<>(Math.min(max, size));
+        List<Task> passed = new ArrayList<>();
+        int most = PASSED_OVER * max + 16;
+        while (taken.size() < max && size > 0 && passed.size() < most) {
+            Task next = poll();
+            (takes.test(next) ? taken : passed).add(next);
+        }
+        addAll(passed);
+        if (taken.size() < max && passed.size() >= most) {
+            taken.addAll(bestInOnePass(max - taken.size(), takes));
+        }
+        return taken;
+    }
+
+    /** Tasks passed over, for each one wanted, before {@link #takeBest} looks at the whole line. */
+    private static final int PASSED_OVER = 4;
+
+    /**
+     * As {@link #takeBest}, in one pass over the heap that keeps the best few that match (the worst
+     * of them on top): a worker that runs few of the tasks waiting.
+     */
+    private List<Task> bestInOnePass(int max, Predicate<Task> takes) {
         PriorityQueue<Task> best = new PriorityQueue<>(max + 1, order.reversed());
         for (Task task : this) {
             if (takes.test(task)) {

@@ -173,4 +173,45 @@ class WaitingLineTest {
         assertEquals(1000, line.startsBefore(task("flood", 0), new int[] {0})[0]);
         assertEquals(3, line.startsBefore(task("quiet", 0), new int[] {1})[0], "behind one of its own: two turns each");
     }
+
+    @Test
+    void a_worker_that_runs_most_tasks_takes_them_in_turn_and_those_passed_over_keep_their_places() {
+        WaitingLine line = new WaitingLine(Order.of(0), false, t -> 1);
+        List<Task> all = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            Task t = task(i % 5 == 0 ? "other" : "mine", 20 - i);
+            all.add(t);
+            line.add(t);
+        }
+        List<Task> taken = line.takeBest(6, t -> "mine".equals(t.tenant()));
+        List<Task> expected =
+                all.stream().filter(t -> "mine".equals(t.tenant())).limit(6).toList();
+        assertEquals(expected, taken, "best first: the highest priorities that match");
+        assertEquals(14, line.size());
+        List<Task> rest = new ArrayList<>();
+        for (Task t; (t = line.poll()) != null; ) {
+            rest.add(t);
+        }
+        List<Task> left = new ArrayList<>(all);
+        left.removeAll(taken);
+        assertEquals(left, rest, "the others in their order, those passed over among them");
+    }
+
+    @Test
+    void a_worker_that_runs_few_of_the_tasks_waiting_gets_the_best_of_them_from_deep_in_line() {
+        WaitingLine line = new WaitingLine(Order.of(0), false, t -> 1);
+        List<Task> wanted = new ArrayList<>();
+        for (int i = 0; i < 5000; i++) {
+            Task t = task(i % 1000 == 999 ? "rare" : "common", 0);
+            if ("rare".equals(t.tenant())) {
+                wanted.add(t);
+            }
+            line.add(t);
+        }
+        assertEquals(wanted.subList(0, 3), line.takeBest(3, t -> "rare".equals(t.tenant())));
+        assertEquals(4997, line.size());
+        assertEquals(wanted.subList(3, 5), line.takeBest(10, t -> "rare".equals(t.tenant())));
+        assertEquals(0, line.takeBest(10, t -> "rare".equals(t.tenant())).size());
+        assertEquals(4995, line.size());
+    }
 }

@@ -161,6 +161,17 @@ class WorkCallTest {
     }
 
     @Test
+    void max_zero_hands_in_the_writes_and_claims_nothing() throws Exception {
+        submit();
+        submit();
+        JsonObject task = work(want(1)).getJsonArray("tasks").getJsonObject(0);
+        JsonObject answer = work(want(0).put("complete", new JsonArray().add(done(task, new JsonObject()))));
+        assertEquals(200, answer.getJsonArray("completed").getJsonObject(0).getInteger("status"));
+        assertEquals(0, answer.getJsonArray("tasks").size(), "a task was waiting, and none was claimed");
+        assertEquals(1, TestNode.queueIn(node.getJson("/api/queues"), "remote").getInteger("waiting"));
+    }
+
+    @Test
     void bad_input_is_a_422_that_changes_nothing() throws Exception {
         submit();
         JsonObject task = work(want(1)).getJsonArray("tasks").getJsonObject(0);
@@ -174,7 +185,7 @@ class WorkCallTest {
         JsonObject noError = failure(task, true);
         noError.remove("error");
         bad.add(want(1).put("fail", new JsonArray().add(noError)));
-        bad.add(want(0).put("complete", new JsonArray().add(done(task, new JsonObject()))));
+        bad.add(want(-1).put("complete", new JsonArray().add(done(task, new JsonObject()))));
         bad.add(new JsonObject().put("max", 1).put("complete", new JsonArray().add(done(task, new JsonObject()))));
         for (JsonObject body : bad) {
             HttpResponse<Buffer> answer = await(workAsync(body));
