@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
@@ -43,6 +44,11 @@ final class WaitingLine implements Iterable<Task> {
     private int credit;
 
     private int size;
+    /**
+     * How many tasks wait of each due time: the first due is read at every look at the queue (its
+     * lag), and a walk of the line for it cost a deep backlog's length each time.
+     */
+    private final TreeMap<Long, Integer> dues = new TreeMap<>();
     // The line last added to, kept because most adds follow one of the same tenant (a batch, or a
     // queue nobody names a tenant for): it saves the map lookup. Null once that line is dropped.
     private String lastTenant;
@@ -64,6 +70,7 @@ final class WaitingLine implements Iterable<Task> {
 
     void add(Task task) {
         size++;
+        dues.merge(task.dueAtMillis(), 1, Integer::sum);
         if (all != null) {
             all.add(task);
             return;
@@ -97,11 +104,11 @@ final class WaitingLine implements Iterable<Task> {
         }
         size--;
         if (all != null) {
-            return all.poll();
+            return undue(all.poll());
         }
         String tenant = turns.peekFirst();
         PriorityQueue<Task> line = tenant.equals(lastTenant) ? lastLine : byTenant.get(tenant);
-        Task task = line.poll();
+        Task task = undue(line.poll());
         if (line.isEmpty()) {
             release(tenant);
             turns.pollFirst();
@@ -133,7 +140,10 @@ final class WaitingLine implements Iterable<Task> {
     boolean remove(Task task) {
         if (all != null) {
             boolean removed = all.remove(task);
-            size -= removed ? 1 : 0;
+            if (removed) {
+                size--;
+                undue(task);
+            }
             return removed;
         }
         String tenant = group(task);
@@ -142,13 +152,21 @@ final class WaitingLine implements Iterable<Task> {
             return false;
         }
         size--;
+        undue(task);
         if (line.isEmpty()) {
             drop(tenant);
         }
         return true;
     }
 
-    boolean removeIf(Predicate<Task> which) {
+    boolean removeIf(Predicate<Task> asked) {
+        Predicate<Task> which = task -> {
+            if (!asked.test(task)) {
+                return false;
+            }
+            undue(task);
+            return true;
+        };
         if (all != null) {
             int before = all.size();
             boolean removed = all.removeIf(which);
@@ -233,11 +251,12 @@ final class WaitingLine implements Iterable<Task> {
 
     /** When the task in line that is due first was due; {@link Long#MAX_VALUE} when none waits. */
     long firstDue() {
-        long first = Long.MAX_VALUE;
-        for (Task task : this) {
-            first = Math.min(first, task.dueAtMillis());
-        }
-        return first;
+        return dues.isEmpty() ? Long.MAX_VALUE : dues.firstKey();
+    }
+
+    private Task undue(Task task) {
+        dues.computeIfPresent(task.dueAtMillis(), (due, n) -> n == 1 ? null : n - 1);
+        return task;
     }
 
     /**

@@ -214,4 +214,38 @@ class WaitingLineTest {
         assertEquals(0, line.takeBest(10, t -> "rare".equals(t.tenant())).size());
         assertEquals(4995, line.size());
     }
+
+    @Test
+    void the_first_due_is_that_of_the_tasks_still_in_line_whichever_way_the_others_left() {
+        Random random = new Random(7);
+        for (boolean fairness : new boolean[] {true, false}) {
+            WaitingLine line = new WaitingLine(Order.of(0), fairness, t -> 1);
+            List<Task> in = new ArrayList<>();
+            for (int step = 0; step < 2000; step++) {
+                int what = random.nextInt(6);
+                if (what < 3 || in.isEmpty()) {
+                    Task t = Task.builder(new UUID(1, step), "q", "sleep")
+                            .tenant("t" + random.nextInt(3))
+                            .priority(random.nextInt(3))
+                            .dueAtMillis(random.nextInt(50))
+                            .build();
+                    line.add(t);
+                    in.add(t);
+                } else if (what == 3) {
+                    in.remove(line.poll());
+                } else if (what == 4) {
+                    Task t = in.get(random.nextInt(in.size()));
+                    assertTrue(line.remove(t));
+                    in.remove(t);
+                } else {
+                    int tenant = random.nextInt(3);
+                    List<Task> taken = line.takeBest(2, t -> t.tenant().equals("t" + tenant));
+                    in.removeAll(taken);
+                }
+                long expected = in.stream().mapToLong(Task::dueAtMillis).min().orElse(Long.MAX_VALUE);
+                assertEquals(expected, line.firstDue(), "step " + step);
+                assertEquals(in.size(), line.size());
+            }
+        }
+    }
 }
