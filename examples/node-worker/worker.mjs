@@ -13,6 +13,7 @@ const { values: opts } = parseArgs({
     worker: { type: 'string', default: 'node-1' },
     max: { type: 'string', default: '100' },
     'exit-when-idle': { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false }, // print every task, not only those that did not succeed
   },
 });
 
@@ -38,7 +39,9 @@ for (;;) {
   const work = await call(`/api/queues/${opts.queue}/work`,
     { worker: opts.worker, max: Number(opts.max), waitMs, complete, fail });
   if (work.status !== 200) throw new Error(`work refused: ${work.status} ${JSON.stringify(work.body)}`);
-  for (const item of [...work.body.completed, ...work.body.failed]) console.log(item.id, item.status, item.state ?? item.type);
+  for (const item of [...work.body.completed, ...work.body.failed]) {
+    if (opts.verbose || item.state !== 'succeeded') console.log(item.id, item.status, item.state ?? item.type);
+  }
   complete = [];
   fail = [];
   if (work.body.tasks.length === 0 && opts['exit-when-idle']) break;

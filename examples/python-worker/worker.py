@@ -68,7 +68,7 @@ def main():
     args.add_argument("--queue", default="python")
     args.add_argument("--worker", default="python-1")
     args.add_argument("--max", type=int, default=100, help="most tasks a batch claims")
-    args.add_argument("--quiet", action="store_true", help="print only the tasks that did not succeed")
+    args.add_argument("--verbose", action="store_true", help="print every task, not only those that did not succeed")
     args.add_argument("--exit-when-idle", action="store_true", help="stop after a claim that found nothing")
     opts = args.parse_args()
     node, path = Node(opts.url), f"/api/queues/{opts.queue}"
@@ -81,7 +81,7 @@ def main():
         if status != 200:
             raise SystemExit(f"work refused: {status} {answer}")
         for item in answer["completed"] + answer["failed"]:
-            if not opts.quiet or item.get("state") != "succeeded":
+            if opts.verbose or item.get("state") != "succeeded":
                 print(item["id"], item["status"], item.get("state", item.get("type")), flush=True)
         done["complete"], done["fail"] = [], []
         return answer["tasks"]

@@ -5,14 +5,15 @@ import dev.taskline.model.Suspend;
 import dev.taskline.model.SuspendJson;
 import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.Future;
-import io.vertx.core.buffer.Buffer;
+import io.vertx.core.MultiMap;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.client.HttpRequest;
-import io.vertx.ext.web.client.HttpResponse;
-import io.vertx.ext.web.client.WebClient;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
@@ -39,7 +40,14 @@ public final class PushHandler implements TaskHandler {
     /** A Retry-After past this is taken as this: a target must not park a task for a year. */
     static final long MAX_RETRY_AFTER_SECONDS = 24 * 3600;
 
-    private final WebClient client;
+    private static final CharSequence JSON = HttpHeaders.createOptimized("application/json");
+    private static final CharSequence USER_AGENT = HttpHeaders.createOptimized("Taskline");
+    private static final CharSequence TASK_ID = HttpHeaders.createOptimized("Taskline-Task-Id");
+    private static final CharSequence ATTEMPT = HttpHeaders.createOptimized("Taskline-Attempt");
+    private static final CharSequence LEASE_VERSION = HttpHeaders.createOptimized("Taskline-Lease-Version");
+    private static final CharSequence IDEMPOTENCY_KEY = HttpHeaders.createOptimized("Idempotency-Key");
+
+    private final HttpClient client;
     private final PushTarget target;
     private final Clock clock;
     // The URL taken apart once: parsing it again for every call was a visible part of a call's cost.
@@ -48,7 +56,8 @@ public final class PushHandler implements TaskHandler {
     private final String requestUri;
     private final boolean tls;
 
-    public PushHandler(WebClient client, PushTarget target, Clock clock) {
+    /** @param client pooled keep-alive connections to the target, shared by the queue's calls */
+    public PushHandler(HttpClient client, PushTarget target, Clock clock) {
         this.client = client;
         this.target = target;
         this.clock = clock;
@@ -89,17 +98,33 @@ public final class PushHandler implements TaskHandler {
             body.put("parents", new JsonObject(new java.util.LinkedHashMap<>(context.parents())))
                     .put("parentStates", new JsonObject(new java.util.LinkedHashMap<>(context.parentStates())));
         }
-        HttpRequest<Buffer> request = client.post(port, host, requestUri)
-                .ssl(tls)
-                .timeout(target.timeoutMs())
-                .followRedirects(false)
-                .putHeader("Content-Type", "application/json")
-                .putHeader("Taskline-Task-Id", context.taskId().toString())
-                .putHeader("Taskline-Attempt", Integer.toString(context.attempt()))
-                .putHeader("Taskline-Lease-Version", Long.toString(context.leaseVersion()))
-                .putHeader("Idempotency-Key", context.taskId().toString());
-        target.headers().forEach(request::putHeader);
-        return request.sendBuffer(body.toBuffer())
+        MultiMap headers = HttpHeaders.headers()
+                .add(HttpHeaders.CONTENT_TYPE, JSON)
+                .add(HttpHeaders.USER_AGENT, USER_AGENT)
+                .add(TASK_ID, context.taskId().toString())
+                .add(ATTEMPT, Integer.toString(context.attempt()))
+                .add(LEASE_VERSION, Long.toString(context.leaseVersion()))
+                .add(IDEMPOTENCY_KEY, context.taskId().toString());
+        target.headers().forEach(headers::add);
+        // The core client, not the web client: a call is a request and an answer, and the web
+        // client's request objects and codecs were a visible part of a pushed task's cost.
+        RequestOptions request = new RequestOptions()
+                .setMethod(HttpMethod.POST)
+                .setHost(host)
+                .setPort(port)
+                .setURI(requestUri)
+                .setSsl(tls)
+                .setFollowRedirects(false)
+                .setTimeout(target.timeoutMs())
+                .setHeaders(headers);
+        return client.request(request)
+                .compose(call -> call.send(body.toBuffer()))
+                .compose(answer -> answer.body()
+                        .map(text -> new Answer(
+                                answer.statusCode(),
+                                text.toString(),
+                                answer.getHeader(HttpHeaders.RETRY_AFTER),
+                                answer.getHeader(HttpHeaders.LOCATION))))
                 .recover(e -> Future.failedFuture(new IllegalStateException(
                         "the push target did not answer: "
                                 + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
@@ -181,14 +206,17 @@ public final class PushHandler implements TaskHandler {
         return Future.succeededFuture(kept);
     }
 
-    static Future<JsonObject> outcome(HttpResponse<Buffer> answer, Instant now) {
-        int status = answer.statusCode();
-        String text = answer.bodyAsString() == null ? "" : answer.bodyAsString();
+    /** A target's answer, as much of it as decides the task's outcome. */
+    record Answer(int status, String body, String retryAfter, String location) {}
+
+    static Future<JsonObject> outcome(Answer answer, Instant now) {
+        int status = answer.status();
+        String text = answer.body() == null ? "" : answer.body();
         if (status >= 200 && status < 300) {
             return Future.succeededFuture(result(text));
         }
         if (status == 429 || status == 503) {
-            Long seconds = retryAfter(answer.getHeader("Retry-After"), now);
+            Long seconds = retryAfter(answer.retryAfter(), now);
             if (seconds != null) {
                 return Future.failedFuture(
                         new SnoozeException(Duration.ofSeconds(Math.min(seconds, MAX_RETRY_AFTER_SECONDS))));
@@ -202,7 +230,7 @@ public final class PushHandler implements TaskHandler {
         }
         if (status >= 300 && status < 400) {
             return Future.failedFuture(new PermanentTaskException("the push target redirected (" + status + " to "
-                    + answer.getHeader("Location") + "); redirects are not followed"));
+                    + answer.location() + "); redirects are not followed"));
         }
         return Future.failedFuture(
                 new PermanentTaskException("the push target refused the task with " + status + ": " + cut(text)));

@@ -26,8 +26,6 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -97,7 +95,7 @@ public final class WorkerVerticle extends VerticleBase {
     /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
     private PushHandler push;
 
-    private WebClient pushClient;
+    private io.vertx.core.http.HttpClientAgent pushClient;
     private long heartbeatTimer = -1;
     /** Handlers running: never more than the slots. */
     private int handlersRunning;
@@ -162,9 +160,8 @@ public final class WorkerVerticle extends VerticleBase {
         });
         if (queue.config().push() != null) {
             // As many connections as the queue runs calls at once.
-            pushClient = WebClient.create(
-                    vertx,
-                    new WebClientOptions().setFollowRedirects(false).setUserAgent("Taskline"),
+            pushClient = vertx.createHttpClient(
+                    new io.vertx.core.http.HttpClientOptions().setKeepAlive(true),
                     new io.vertx.core.http.PoolOptions().setHttp1MaxSize(slots));
             push = new PushHandler(pushClient, queue.config().push(), clock);
         }
