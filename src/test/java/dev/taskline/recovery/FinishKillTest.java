@@ -4,7 +4,6 @@ import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.taskline.journal.PgUrl;
 import dev.taskline.testing.ChildNode;
 import dev.taskline.testing.ChildNodeTest;
 import dev.taskline.testing.MutableClock;
@@ -12,9 +11,7 @@ import dev.taskline.testing.TestNode;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
@@ -47,11 +44,7 @@ class FinishKillTest extends ChildNodeTest {
         env.put("TASKLINE_PG_URL", db);
         ChildNode first = startChild("node1", env);
         Vertx vertx = Vertx.vertx();
-        Pool pool = PgBuilder.pool()
-                .with(new PoolOptions().setMaxSize(2))
-                .connectingTo(PgUrl.parse(db))
-                .using(vertx)
-                .build();
+        Pool pool = journalPool(vertx, db);
         try {
             String id = new JsonObject(first.post(
                                     "/api/tasks",
@@ -105,20 +98,5 @@ class FinishKillTest extends ChildNodeTest {
             pool.close();
             vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
-    }
-
-    /** The backend of the node's end statement, once it waits for the row lock. */
-    private static int waitForBlockedEnd(Pool pool) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            var rows = TestNode.await(pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                            + " AND wait_event_type = 'Lock' AND query LIKE '%cancel_wins%'")
-                    .execute());
-            if (rows.size() > 0) {
-                return rows.iterator().next().getInteger("pid");
-            }
-            pause(20);
-        }
-        throw new AssertionError("the node's end statement never waited for the row lock");
     }
 }

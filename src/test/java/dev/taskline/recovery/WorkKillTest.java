@@ -3,7 +3,6 @@ package dev.taskline.recovery;
 import static dev.taskline.testing.TestNode.reasons;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.taskline.journal.PgUrl;
 import dev.taskline.testing.ChildNode;
 import dev.taskline.testing.ChildNodeTest;
 import dev.taskline.testing.MutableClock;
@@ -12,9 +11,7 @@ import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
@@ -51,11 +48,7 @@ class WorkKillTest extends ChildNodeTest {
         env.put("TASKLINE_PG_URL", db);
         ChildNode first = startChild("node1", env);
         Vertx vertx = Vertx.vertx();
-        Pool pool = PgBuilder.pool()
-                .with(new PoolOptions().setMaxSize(2))
-                .connectingTo(PgUrl.parse(db))
-                .using(vertx)
-                .build();
+        Pool pool = journalPool(vertx, db);
         HttpClient http = HttpClient.newHttpClient();
         try {
             for (int i = 0; i < 10; i++) {
@@ -173,20 +166,5 @@ class WorkKillTest extends ChildNodeTest {
                 .iterator()
                 .next();
         return row.getInteger("n");
-    }
-
-    /** The backend of the node's grouped finish, once it waits for a row lock. */
-    private static int waitForBlockedEnd(Pool pool) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            var rows = TestNode.await(pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                            + " AND wait_event_type = 'Lock' AND query LIKE '%cancel_wins%'")
-                    .execute());
-            if (rows.size() > 0) {
-                return rows.iterator().next().getInteger("pid");
-            }
-            pause(20);
-        }
-        throw new AssertionError("the node's finish statement never waited for a row lock");
     }
 }

@@ -4,15 +4,12 @@ import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.taskline.journal.PgUrl;
 import dev.taskline.testing.ChildNode;
 import dev.taskline.testing.ChildNodeTest;
 import dev.taskline.testing.TestPostgres;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.time.Duration;
@@ -46,11 +43,7 @@ class ScheduleKillTest extends ChildNodeTest {
         ChildNode a = startChild("a", env);
         ChildNode b = startChild("b", env);
         Vertx vertx = Vertx.vertx();
-        Pool pool = PgBuilder.pool()
-                .with(new PoolOptions().setMaxSize(2))
-                .connectingTo(PgUrl.parse(db))
-                .using(vertx)
-                .build();
+        Pool pool = journalPool(vertx, db);
         try {
             JsonObject schedule = new JsonObject()
                     .put("name", "beat")

@@ -244,4 +244,28 @@ public abstract class ChildNodeTest {
     protected static long elapsedMs(long startNanos) {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     }
+
+    /** A small pool on the children's journal, for a test to look at and lock rows behind their back. */
+    protected static io.vertx.sqlclient.Pool journalPool(io.vertx.core.Vertx vertx, String db) {
+        return io.vertx.pgclient.PgBuilder.pool()
+                .with(new io.vertx.sqlclient.PoolOptions().setMaxSize(2))
+                .connectingTo(dev.taskline.journal.PgUrl.parse(db))
+                .using(vertx)
+                .build();
+    }
+
+    /** The backend of a node's end statement (a finish), once it waits for a row lock the test holds. */
+    protected static int waitForBlockedEnd(io.vertx.sqlclient.Pool pool) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            var rows = TestNode.await(pool.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                            + " AND wait_event_type = 'Lock' AND query LIKE '%cancel_wins%'")
+                    .execute());
+            if (rows.size() > 0) {
+                return rows.iterator().next().getInteger("pid");
+            }
+            pause(20);
+        }
+        throw new AssertionError("the node's end statement never waited for the row lock");
+    }
 }
