@@ -59,12 +59,12 @@ class ConfigLoaderTest {
     }
 
     @Test
-    void a_queue_claims_ahead_four_tasks_a_slot_and_at_least_a_hundred_unless_told() {
+    void a_queue_claims_ahead_four_tasks_a_slot_and_at_least_a_thousand_unless_told() {
         TasklineConfig config = ConfigLoader.fromJson(
-                "{\"queues\":{\"default\":{\"slots\":3},\"wide\":{\"slots\":50},\"single\":{\"slots\":2,\"claimAhead\":0}}}",
+                "{\"queues\":{\"default\":{\"slots\":3},\"wide\":{\"slots\":500},\"single\":{\"slots\":2,\"claimAhead\":0}}}",
                 Map.of());
-        assertEquals(100, config.queue("default").claimAhead());
-        assertEquals(200, config.queue("wide").claimAhead());
+        assertEquals(1000, config.queue("default").claimAhead());
+        assertEquals(2000, config.queue("wide").claimAhead());
         assertEquals(0, config.queue("single").claimAhead());
     }
 
