@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Drains N no-op tasks through a queue and reports tasks/s, for comparing workers over HTTP with
 // the node's own: `--mode local` submits `sleep {ms: 0}` to a local queue; `--mode remote` submits
-// `sum` tasks to a remote queue and runs W workers in this process, each claiming up to 100 and
-// completing them in one batch request (the example Node worker's loop); `--mode push` submits
+// `sum` tasks to a remote queue and runs W workers in this process, each handing in its last batch
+// and claiming up to --max (250) in one work call (the example Node worker's loop); `--mode push` submits
 // `sum` tasks to a push queue whose target this script serves (a no-op answering 200 JSON on
 // --target-port). Submissions go in batches of 100 from 8 submitters; the clock runs from the
 // first submission to the last finish. With --pid (the server's), it also reports the server's
@@ -22,6 +22,7 @@ const { values: o } = parseArgs({ options: {
   'target-port': { type: 'string', default: '18199' },
   pid: { type: 'string' },
   calls: { type: 'string', default: 'work' },
+  max: { type: 'string', default: '250' },
 } });
 if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(o.url)) throw new Error('only 127.0.0.1');
 const remote = o.mode === 'remote';
@@ -74,7 +75,7 @@ let stopped = false;
 async function worker(i) {
   let complete = [];
   while (!stopped && done < total && Date.now() < deadline) {
-    const want = { worker: `bench-${i}`, max: 100, waitMs: 1000 };
+    const want = { worker: `bench-${i}`, max: Number(o.max), waitMs: 1000 };
     let tasks;
     if (o.calls === 'split') {
       if (complete.length) {

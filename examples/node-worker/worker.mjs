@@ -11,7 +11,7 @@ const { values: opts } = parseArgs({
     url: { type: 'string', default: 'http://127.0.0.1:8080' },
     queue: { type: 'string', default: 'node' },
     worker: { type: 'string', default: 'node-1' },
-    max: { type: 'string', default: '100' },
+    max: { type: 'string', default: '250' }, // most tasks a batch claims: fewer for slow tasks
     'exit-when-idle': { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false }, // print every task, not only those that did not succeed
   },

@@ -67,7 +67,8 @@ def main():
     args.add_argument("--url", default="http://127.0.0.1:8080")
     args.add_argument("--queue", default="python")
     args.add_argument("--worker", default="python-1")
-    args.add_argument("--max", type=int, default=100, help="most tasks a batch claims")
+    args.add_argument("--max", type=int, default=250,
+                      help="most tasks a batch claims: for slow tasks, fewer (a batch runs one task at a time)")
     args.add_argument("--verbose", action="store_true", help="print every task, not only those that did not succeed")
     args.add_argument("--exit-when-idle", action="store_true", help="stop after a claim that found nothing")
     opts = args.parse_args()
