@@ -42,7 +42,7 @@ public final class SubmissionJson {
     }
 
     public static List<Submission> batch(JsonObject body) {
-        knownFields(body, BATCH_FIELDS, "");
+        InvalidTaskException.unlessKnown(body, BATCH_FIELDS, "");
         Object tasks = body.getValue("tasks");
         if (!(tasks instanceof JsonArray array)) {
             throw new InvalidTaskException("tasks must be an array of task objects");
@@ -60,7 +60,7 @@ public final class SubmissionJson {
 
     /** As {@link #task(JsonObject)}, with {@code where} before every field an error names ("task."). */
     public static Submission task(JsonObject body, String where) {
-        knownFields(body, TASK_FIELDS, where);
+        InvalidTaskException.unlessKnown(body, TASK_FIELDS, where);
         Object type = body.getValue("type");
         if (!(type instanceof String text) || text.isBlank() || text.length() > 200) {
             throw new InvalidTaskException(where + "type must be a non-empty string of at most 200 characters");
@@ -108,11 +108,6 @@ public final class SubmissionJson {
             }
         }
         throw new InvalidTaskException(where + field + " must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
-    }
-
-    /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
-    public static void knownFields(JsonObject body, Set<String> known, String where) {
-        InvalidTaskException.unlessKnown(body, known, where);
     }
 
     private static Integer intOrNull(JsonObject body, String field, String where) {

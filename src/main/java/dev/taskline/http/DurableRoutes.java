@@ -32,7 +32,7 @@ final class DurableRoutes implements Routes {
         JsonObject payload = null;
         if (!ctx.body().isEmpty()) {
             JsonObject json = Requests.jsonBody(ctx);
-            Requests.knownFields(json, Set.of("payload"), "");
+            InvalidTaskException.unlessKnown(json, Set.of("payload"), "");
             Object value = json.getValue("payload");
             if (value != null && !(value instanceof JsonObject)) {
                 throw new InvalidTaskException("payload must be a JSON object");
@@ -54,7 +54,7 @@ final class DurableRoutes implements Routes {
     /** 202: delivered to the tasks waiting for it, and the tasks its triggers name started. */
     private void event(RoutingContext ctx) {
         JsonObject json = Requests.jsonBody(ctx);
-        Requests.knownFields(json, Set.of("name", "data", "id"), "");
+        InvalidTaskException.unlessKnown(json, Set.of("name", "data", "id"), "");
         Object name = json.getValue("name");
         if (!(name instanceof String)) {
             throw new InvalidTaskException("name must be the event's name, a string");

@@ -34,7 +34,7 @@ final class KeyRoutes implements Routes {
 
     private void issue(RoutingContext ctx) {
         JsonObject json = Requests.jsonBody(ctx);
-        Requests.knownFields(json, Set.of("id", "tenant", "scopes", "queues"), "");
+        InvalidTaskException.unlessKnown(json, Set.of("id", "tenant", "scopes", "queues"), "");
         Object id = json.getValue("id");
         Object tenant = json.getValue("tenant");
         if ((id != null && !(id instanceof String)) || (tenant != null && !(tenant instanceof String))) {

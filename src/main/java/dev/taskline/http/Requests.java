@@ -1,6 +1,5 @@
 package dev.taskline.http;
 
-import dev.taskline.admission.SubmissionJson;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.model.problem.InvalidTaskException;
@@ -155,11 +154,6 @@ final class Requests {
         Set<String> strings = new LinkedHashSet<>();
         array.forEach(item -> strings.add((String) item));
         return strings;
-    }
-
-    /** Refuses (422) a body with a field not in {@code known}; {@code where} prefixes the field's name. */
-    static void knownFields(JsonObject body, Set<String> known, String where) {
-        SubmissionJson.knownFields(body, known, where);
     }
 
     /** The {@code :id} path parameter; an id that cannot be one is simply not found. */

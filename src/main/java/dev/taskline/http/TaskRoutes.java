@@ -108,7 +108,7 @@ final class TaskRoutes implements Routes {
         boolean compensate = false;
         if (!ctx.body().isEmpty()) {
             JsonObject json = Requests.jsonBody(ctx);
-            Requests.knownFields(json, Set.of("compensate"), "");
+            InvalidTaskException.unlessKnown(json, Set.of("compensate"), "");
             Object value = json.getValue("compensate");
             if (value != null && !(value instanceof Boolean)) {
                 throw new InvalidTaskException("compensate must be true or false");
@@ -155,7 +155,7 @@ final class TaskRoutes implements Routes {
 
     private void retryFailed(RoutingContext ctx) {
         JsonObject json = Requests.jsonBody(ctx);
-        Requests.knownFields(json, BULK_RETRY_FIELDS, "");
+        InvalidTaskException.unlessKnown(json, BULK_RETRY_FIELDS, "");
         Object queue = json.getValue("queue", TasklineConfig.DEFAULT_QUEUE);
         Object type = json.getValue("type");
         Object limit = json.getValue("limit", 100);

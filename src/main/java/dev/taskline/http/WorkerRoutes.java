@@ -158,7 +158,7 @@ final class WorkerRoutes implements Routes {
             if (!(array.getValue(i) instanceof JsonObject item)) {
                 throw new InvalidTaskException("fail[" + i + "] must be an object");
             }
-            Requests.knownFields(item, Set.of("id", "lease", "error", "retry", "retryAfterMs"), at);
+            InvalidTaskException.unlessKnown(item, Set.of("id", "lease", "error", "retry", "retryAfterMs"), at);
             UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
             if (id == null) {
                 throw new InvalidTaskException(at + "id must be a task id");
@@ -308,7 +308,7 @@ final class WorkerRoutes implements Routes {
             if (!(array.getValue(i) instanceof JsonObject item)) {
                 throw new InvalidTaskException(field + "[" + i + "] must be an object");
             }
-            Requests.knownFields(
+            InvalidTaskException.unlessKnown(
                     item, results ? Set.of("id", "lease", "result", "spawn") : Set.of("id", "lease", "progress"), at);
             UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
             if (id == null) {
@@ -349,7 +349,7 @@ final class WorkerRoutes implements Routes {
     }
 
     private static void known(JsonObject json, String... fields) {
-        Requests.knownFields(json, Set.of(fields), "");
+        InvalidTaskException.unlessKnown(json, Set.of(fields), "");
     }
 
     private static String text(JsonObject json, String field) {

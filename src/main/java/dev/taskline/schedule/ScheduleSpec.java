@@ -152,7 +152,7 @@ public record ScheduleSpec(
 
     private static void knownFields(JsonObject json) {
         try {
-            SubmissionJson.knownFields(json, FIELDS, "");
+            InvalidTaskException.unlessKnown(json, FIELDS, "");
         } catch (InvalidTaskException e) {
             throw new InvalidScheduleException(e.getMessage());
         }

@@ -48,7 +48,7 @@ public final class FlowJson {
         if (body == null) {
             throw new InvalidTaskException("the body must be a JSON object describing a flow");
         }
-        SubmissionJson.knownFields(body, FIELDS, "");
+        InvalidTaskException.unlessKnown(body, FIELDS, "");
         String name = name(body.getValue("name"));
         List<String> forms = FORMS.stream().filter(body::containsKey).toList();
         if (forms.size() != 1) {
@@ -100,7 +100,7 @@ public final class FlowJson {
      */
     static FlowDraft task(JsonObject object, String place, String positionKey, int maxTasks) {
         String where = place + ".";
-        SubmissionJson.knownFields(object, TASK_FIELDS, where);
+        InvalidTaskException.unlessKnown(object, TASK_FIELDS, where);
         Object givenKey = object.getValue("key");
         String key = key(givenKey, place, positionKey);
         Map<String, Integer> given = dependsOn(object.getValue("dependsOn"), where, maxTasks);

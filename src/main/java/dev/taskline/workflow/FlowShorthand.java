@@ -1,6 +1,5 @@
 package dev.taskline.workflow;
 
-import dev.taskline.admission.SubmissionJson;
 import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -87,7 +86,7 @@ final class FlowShorthand {
         if (!(value instanceof JsonObject object)) {
             throw new InvalidTaskException(where + " must be an object with group and then");
         }
-        SubmissionJson.knownFields(object, CHORD_FIELDS, where + ".");
+        InvalidTaskException.unlessKnown(object, CHORD_FIELDS, where + ".");
         // The group adds no segment to its members' keys: they are the chord's "0", "1", ...
         Part group = members(false, object.getValue("group"), where + ".group", path, depth);
         Object then = object.getValue("then");
