@@ -48,6 +48,7 @@ public final class JournalSteps {
     private final Sql.Bound<Params.SuspendOpen> suspendOpen;
     private final Sql.Bound<Params.SignalSend> signalSend;
     private final Sql.Bound<Params.EventsIn> eventsReceive;
+    private final Sql.Statement eventsAnswer;
     private final GroupCommit<StepRequest, StepWritten> steps;
     private final GroupCommit<EventRequest, Received> events;
 
@@ -59,6 +60,7 @@ public final class JournalSteps {
         this.suspendOpen = sql.bound("suspend_open", Params.SuspendOpen.class);
         this.signalSend = sql.bound("signal_send", Params.SignalSend.class);
         this.eventsReceive = sql.bound("events_receive", Params.EventsIn.class);
+        this.eventsAnswer = sql.statement("events_answer");
         this.steps = new GroupCommit<>(MAX_STEP_GROUP, this::writeSteps);
         this.events = new GroupCommit<>(MAX_EVENT_GROUP, MAX_EVENTS_WAITING, this::receiveAll);
     }
@@ -225,7 +227,6 @@ public final class JournalSteps {
             datas[i] = r.dataJson();
         }
         Params.EventsIn params = new Params.EventsIn(tenants, ids, names, datas, now());
-        Sql.Statement answers = sql.statement("events_answer");
         return pool.withTransaction(conn -> conn.preparedQuery(eventsReceive.text())
                 .execute(eventsReceive.bind(params))
                 .compose(rows -> {
@@ -261,8 +262,8 @@ public final class JournalSteps {
                         json[k] = answer(ids[i], names[i], delivered[i], new JsonArray())
                                 .encode();
                     }
-                    return conn.preparedQuery(answers.text())
-                            .execute(answers.bind("tenants", at, "ids", of, "answers", json))
+                    return conn.preparedQuery(eventsAnswer.text())
+                            .execute(eventsAnswer.bind("tenants", at, "ids", of, "answers", json))
                             .map(received);
                 }));
     }
@@ -289,9 +290,8 @@ public final class JournalSteps {
 
     /** Writes the answer of an event that triggers started tasks for, once they were admitted. */
     public Future<Void> eventAnswered(String tenant, String id, JsonObject answer) {
-        Sql.Statement write = sql.statement("events_answer");
-        return JournalFailures.guard(pool.preparedQuery(write.text())
-                        .execute(write.bind(
+        return JournalFailures.guard(pool.preparedQuery(eventsAnswer.text())
+                        .execute(eventsAnswer.bind(
                                 "tenants", new String[] {tenant},
                                 "ids", new String[] {id},
                                 "answers", new String[] {answer.encode()})))

@@ -201,11 +201,7 @@ public final class WorkService {
                     return Future.join(each).transform(done -> {
                         List<Views.ItemResult<RemoteWorkers.Outcome>> results = new ArrayList<>(failures.size());
                         for (int i = 0; i < failures.size(); i++) {
-                            Future<RemoteWorkers.Outcome> f = each.get(i);
-                            results.add(new Views.ItemResult<>(
-                                    failures.get(i).id(),
-                                    f.succeeded() ? f.result() : null,
-                                    f.succeeded() ? null : f.cause()));
+                            results.add(itemResult(failures.get(i).id(), each.get(i)));
                         }
                         return Future.succeededFuture(results);
                     });
@@ -293,11 +289,15 @@ public final class WorkService {
                     results.add(new Views.ItemResult<>(id, null, refused[i]));
                     continue;
                 }
-                Future<T> f = outcomes.get(next++);
-                results.add(new Views.ItemResult<>(
-                        id, f.succeeded() ? f.result() : null, f.succeeded() ? null : f.cause()));
+                results.add(itemResult(id, outcomes.get(next++)));
             }
             return results;
         });
+    }
+
+    /** An item's answer from the write that ended: what it came to, or why it was refused. */
+    private static <T> Views.ItemResult<T> itemResult(UUID id, Future<T> written) {
+        return new Views.ItemResult<>(
+                id, written.succeeded() ? written.result() : null, written.succeeded() ? null : written.cause());
     }
 }
