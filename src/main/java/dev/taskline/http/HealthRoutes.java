@@ -10,6 +10,9 @@ import io.vertx.ext.web.RoutingContext;
 /** {@code /health/*} for orchestrators and {@code /metrics} for Prometheus. */
 final class HealthRoutes implements Routes {
 
+    /** This build's version (the pom's), told on {@code /health/live} so that clients can check it. */
+    static final String VERSION = readVersion();
+
     private final NodeService service;
     private final WorkerExecutor scrapes;
 
@@ -27,7 +30,7 @@ final class HealthRoutes implements Routes {
     }
 
     private void live(RoutingContext ctx) {
-        Requests.json(ctx, 200, new JsonObject().put("status", "UP"));
+        Requests.json(ctx, 200, new JsonObject().put("status", "UP").put("version", VERSION));
     }
 
     private void ready(RoutingContext ctx) {
@@ -63,5 +66,15 @@ final class HealthRoutes implements Routes {
                         .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
                         .end(text))
                 .onFailure(ctx::fail);
+    }
+
+    private static String readVersion() {
+        try (java.io.InputStream in = HealthRoutes.class.getResourceAsStream("/dev/taskline/version.txt")) {
+            return in == null
+                    ? "unknown"
+                    : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
     }
 }

@@ -150,7 +150,8 @@ final class WorkerRoutes implements Routes {
 
     private static List<WorkService.Failure> failures(Object value) {
         if (!(value instanceof JsonArray array)) {
-            throw new InvalidTaskException("fail must be an array of {id, lease, error, retry?, retryAfterMs?}");
+            throw new InvalidTaskException(
+                    "fail must be an array of {id, lease, error, retry?, retryAfterMs?} or {id, lease, snoozeMs | release}");
         }
         List<WorkService.Failure> failures = new ArrayList<>(array.size());
         for (int i = 0; i < array.size(); i++) {
@@ -158,13 +159,12 @@ final class WorkerRoutes implements Routes {
             if (!(array.getValue(i) instanceof JsonObject item)) {
                 throw new InvalidTaskException("fail[" + i + "] must be an object");
             }
-            InvalidTaskException.unlessKnown(item, Set.of("id", "lease", "error", "retry", "retryAfterMs"), at);
+            InvalidTaskException.unlessKnown(item, FAIL_ITEM_FIELDS, at);
             UUID id = Requests.uuid(item.getValue("id") instanceof String s ? s : null);
             if (id == null) {
                 throw new InvalidTaskException(at + "id must be a task id");
             }
-            Failure parsed = failure(item, at);
-            failures.add(new WorkService.Failure(id, parsed.lease, parsed.error, parsed.retry, parsed.after));
+            failures.add(new WorkService.Failure(id, ending(item, at)));
         }
         return failures;
     }
@@ -227,27 +227,48 @@ final class WorkerRoutes implements Routes {
     private void fail(RoutingContext ctx) {
         UUID id = Requests.idParam(ctx);
         JsonObject json = Requests.jsonBody(ctx);
-        known(json, "lease", "error", "retry", "retryAfterMs");
-        Failure failure = failure(json, "");
-        service.fail(Requests.caller(ctx), id, failure.lease, failure.error, failure.retry, failure.after)
+        InvalidTaskException.unlessKnown(json, FAIL_FIELDS, "");
+        service.fail(Requests.caller(ctx), id, ending(json, ""))
                 .onSuccess(outcome -> Requests.json(ctx, 200, ApiJson.failOutcome(id, outcome)))
                 .onFailure(ctx::fail);
     }
 
-    private record Failure(String lease, String error, boolean retry, Long after) {}
+    private static final Set<String> FAIL_FIELDS =
+            Set.of("lease", "error", "retry", "retryAfterMs", "snoozeMs", "release");
+    private static final Set<String> FAIL_ITEM_FIELDS =
+            Set.of("id", "lease", "error", "retry", "retryAfterMs", "snoozeMs", "release");
 
-    private static Failure failure(JsonObject json, String at) {
+    /**
+     * A failure ({@code error}, {@code retry}, {@code retryAfterMs}), or a task put back without
+     * spending the attempt ({@code snoozeMs}, or {@code release: true}): one or the other.
+     */
+    private static WorkService.Ending ending(JsonObject json, String at) {
         String lease = text(json, "lease", at);
-        String error = text(json, "error", at);
         Object retry = json.getValue("retry", true);
         if (!(retry instanceof Boolean)) {
             throw new InvalidTaskException(at + "retry must be true or false");
         }
-        Object after = json.getValue("retryAfterMs");
-        if (after != null && !(after instanceof Integer || after instanceof Long)) {
-            throw new InvalidTaskException(at + "retryAfterMs must be an integer");
+        Object release = json.getValue("release", false);
+        if (!(release instanceof Boolean)) {
+            throw new InvalidTaskException(at + "release must be true or false");
         }
-        return new Failure(lease, error, (Boolean) retry, after == null ? null : ((Number) after).longValue());
+        Long after = millis(json, "retryAfterMs", at);
+        Long snooze = millis(json, "snoozeMs", at);
+        boolean putsBack = (Boolean) release || snooze != null;
+        if (putsBack && (json.containsKey("retry") || after != null || ((Boolean) release && snooze != null))) {
+            throw new InvalidTaskException(
+                    at + "snoozeMs and release put the task back: neither goes with retry, retryAfterMs or the other");
+        }
+        String error = putsBack && !json.containsKey("error") ? null : text(json, "error", at);
+        return new WorkService.Ending(lease, error, (Boolean) retry, after, snooze, (Boolean) release);
+    }
+
+    private static Long millis(JsonObject json, String field, String at) {
+        Object value = json.getValue(field);
+        if (value != null && !(value instanceof Integer || value instanceof Long)) {
+            throw new InvalidTaskException(at + field + " must be an integer");
+        }
+        return value == null ? null : ((Number) value).longValue();
     }
 
     private void completeAll(RoutingContext ctx) {

@@ -147,19 +147,43 @@ public final class WorkService {
                 .compose(v -> remote.step(lease, id, name, io.vertx.core.json.Json.encode(result), caller.tenant()));
     }
 
-    /** Ends a remote attempt failed: retried (after {@code retryAfterMs}, or the queue's backoff) or failed for good. */
-    public Future<RemoteWorkers.Outcome> fail(
-            Caller caller, UUID id, String lease, String error, boolean retry, Long retryAfterMs) {
-        if (error == null || error.isEmpty() || error.length() > MAX_ERROR) {
+    /**
+     * How a remote worker ends an attempt that did not succeed: failed with {@code error} (retried
+     * after {@code retryAfterMs}, or the queue's backoff, while {@code retry} and attempts last; else
+     * for good), or put back without spending the attempt: snoozed until {@code snoozeMs} from now,
+     * or, with {@code release}, handed back at once for any worker to claim (a worker stopping).
+     */
+    public record Ending(String lease, String error, boolean retry, Long retryAfterMs, Long snoozeMs, boolean release) {
+
+        boolean putsBack() {
+            return release || snoozeMs != null;
+        }
+    }
+
+    /** Ends a remote attempt as {@code ending} says. */
+    public Future<RemoteWorkers.Outcome> fail(Caller caller, UUID id, Ending ending) {
+        String error = ending.error();
+        if ((!ending.putsBack() || error != null) && (error == null || error.isEmpty() || error.length() > MAX_ERROR)) {
             return Future.failedFuture(
                     new InvalidTaskException("error must be a text of 1 to " + MAX_ERROR + " characters"));
         }
-        if (retryAfterMs != null && (retryAfterMs < 0 || retryAfterMs > Admission.MAX_DELAY_MS)) {
-            return Future.failedFuture(
-                    new InvalidTaskException("retryAfterMs must be from 0 to " + Admission.MAX_DELAY_MS));
+        InvalidTaskException badDelay = delayOutOfRange("retryAfterMs", ending.retryAfterMs());
+        badDelay = badDelay != null ? badDelay : delayOutOfRange("snoozeMs", ending.snoozeMs());
+        if (badDelay != null) {
+            return Future.failedFuture(badDelay);
         }
-        return mayWrite(caller, lease)
-                .compose(v -> remote.fail(lease, id, error, retry, retryAfterMs, caller.tenant()));
+        return mayWrite(caller, ending.lease())
+                .compose(v -> ending.putsBack()
+                        ? remote.putBack(
+                                ending.lease(), id, ending.release() ? null : ending.snoozeMs(), caller.tenant())
+                        : remote.fail(
+                                ending.lease(), id, error, ending.retry(), ending.retryAfterMs(), caller.tenant()));
+    }
+
+    private static InvalidTaskException delayOutOfRange(String field, Long ms) {
+        return ms != null && (ms < 0 || ms > Admission.MAX_DELAY_MS)
+                ? new InvalidTaskException(field + " must be from 0 to " + Admission.MAX_DELAY_MS)
+                : null;
     }
 
     /** Completes many remote attempts; each is answered on its own. */
@@ -180,7 +204,7 @@ public final class WorkService {
     }
 
     /** One item of a batch of failures: as {@link #fail}'s arguments. */
-    public record Failure(UUID id, String lease, String error, boolean retry, Long retryAfterMs) {}
+    public record Failure(UUID id, Ending ending) {}
 
     /** Fails many remote attempts (none: answered at once); each is answered on its own, in order. */
     public Future<List<Views.ItemResult<RemoteWorkers.Outcome>>> failAll(
@@ -196,7 +220,7 @@ public final class WorkService {
                 .compose(v -> {
                     List<Future<RemoteWorkers.Outcome>> each = new ArrayList<>(failures.size());
                     for (Failure f : failures) {
-                        each.add(fail(caller, f.id(), f.lease(), f.error(), f.retry(), f.retryAfterMs()));
+                        each.add(fail(caller, f.id(), f.ending()));
                     }
                     return Future.join(each).transform(done -> {
                         List<Views.ItemResult<RemoteWorkers.Outcome>> results = new ArrayList<>(failures.size());

@@ -161,6 +161,18 @@ final class LeaseWrites {
                 .compose(outcome -> outcome == null ? custody.lost(t) : Future.succeededFuture(outcome));
     }
 
+    /** As {@link RemoteWorkers#putBack}. A task asked to cancel ends cancelled instead, as on any end. */
+    Future<Outcome> putBack(String token, UUID taskId, Long snoozeMs, String tenant) {
+        LeaseTokens.Token t = verify(token, taskId, null, tenant);
+        registry.saw(t.lease().workerId(), t.queue());
+        Instant due = clock.instant().plusMillis(snoozeMs == null ? 0 : snoozeMs);
+        Future<TaskState> end = snoozeMs == null ? journal.release(t.lease()) : journal.snoozeUntil(t.lease(), due);
+        return end.compose(state -> state == null
+                ? custody.lost(t)
+                : Future.succeededFuture(new Outcome(
+                        custody.putBack(t, state, due, snoozeMs == null), state == TaskState.PENDING ? due : null)));
+    }
+
     /**
      * Ends, as a failed attempt (retried while attempts are left), every attempt of {@code held}: a
      * worker that heartbeats forever must not hold a task forever. Its later writes are fenced, the

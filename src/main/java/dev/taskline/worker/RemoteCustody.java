@@ -161,6 +161,23 @@ final class RemoteCustody {
     }
 
     /**
+     * The journal put the attempt's task back to pending without counting the attempt (a snooze, or
+     * a hand-back that also bumped the version): due at {@code due}, it waits here to be claimed
+     * again. Any other state is an end as {@link #ended} takes it (a cancel asked meanwhile).
+     */
+    TaskState putBack(LeaseTokens.Token t, TaskState state, Instant due, boolean handedBack) {
+        if (state != TaskState.PENDING) {
+            return ended(t, state, null);
+        }
+        long version = t.lease().version() + (handedBack ? 1 : 0);
+        leave(
+                t,
+                h -> h.task.pendingAgain(version, t.lease().attempt() - 1, due.toEpochMilli())
+                        .withoutDeadline());
+        return state;
+    }
+
+    /**
      * The journal ended the attempt suspended: the task leaves this node's custody, or, due again
      * at once (what it waits for was there), waits here to be claimed again.
      */

@@ -360,6 +360,14 @@ public final class RemoteWorkers extends VerticleBase {
         return onContext(() -> writes.fail(token, taskId, error, retry, retryAfterMs, tenant));
     }
 
+    /**
+     * Puts the attempt's task back to pending without spending the attempt: due {@code snoozeMs} from
+     * now (a snooze), or, with null, handed back at once (a worker stopping with work it will not do).
+     */
+    public Future<Outcome> putBack(String token, UUID taskId, Long snoozeMs, String tenant) {
+        return onContext(() -> writes.putBack(token, taskId, snoozeMs, tenant));
+    }
+
     /** The remote workers this node has heard from, with the leases they hold through it. */
     public Future<List<Worker>> workers() {
         return onContext(() -> Future.succeededFuture(registry.workers(custody.leasesByWorker())));

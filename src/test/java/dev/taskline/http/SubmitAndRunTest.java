@@ -196,7 +196,9 @@ class SubmitAndRunTest {
 
     @Test
     void the_health_endpoints_answer_and_ready_means_the_journal_answers() throws Exception {
-        assertEquals("UP", node.getJson("/health/live").getString("status"));
+        JsonObject live = node.getJson("/health/live");
+        assertEquals("UP", live.getString("status"));
+        assertTrue(live.getString("version").matches("\\d+\\.\\d+\\.\\d+.*"), live.encode());
         JsonObject ready = node.getJson("/health/ready");
         assertEquals("UP", ready.getString("journal"));
     }

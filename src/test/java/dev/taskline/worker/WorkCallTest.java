@@ -209,6 +209,67 @@ class WorkCallTest {
     }
 
     @Test
+    void a_snooze_or_a_release_puts_the_task_back_without_spending_the_attempt() throws Exception {
+        String id = submit();
+        JsonObject first = work(want(1)).getJsonArray("tasks").getJsonObject(0);
+        JsonObject snoozed = work(want(0).put(
+                                "fail",
+                                new JsonArray()
+                                        .add(new JsonObject()
+                                                .put("id", id)
+                                                .put(
+                                                        "lease",
+                                                        first.getJsonObject("lease")
+                                                                .getString("token"))
+                                                .put("snoozeMs", 2000))))
+                .getJsonArray("failed")
+                .getJsonObject(0);
+        assertEquals(200, snoozed.getInteger("status"), snoozed.encode());
+        assertEquals("pending", snoozed.getString("state"));
+        assertEquals(0, work(want(1)).getJsonArray("tasks").size(), "not due for 2 s");
+        node.advance(java.time.Duration.ofMillis(2000));
+        JsonObject second = work(want(1)).getJsonArray("tasks").getJsonObject(0);
+        assertEquals(1, second.getInteger("attempt"), "the snoozed attempt was not spent");
+
+        HttpResponse<Buffer> released = await(node.http
+                .post("/api/tasks/" + id + "/fail")
+                .putHeader("Content-Type", "application/json")
+                .sendBuffer(new JsonObject()
+                        .put("lease", second.getJsonObject("lease").getString("token"))
+                        .put("release", true)
+                        .toBuffer()));
+        assertEquals(200, released.statusCode(), released.bodyAsString());
+        assertEquals("pending", released.bodyAsJsonObject().getString("state"));
+        JsonObject late = work(want(0).put("complete", new JsonArray().add(done(second, new JsonObject()))))
+                .getJsonArray("completed")
+                .getJsonObject(0);
+        assertEquals(409, late.getInteger("status"), "the released lease is fenced: " + late.encode());
+
+        JsonObject third = work(want(1)).getJsonArray("tasks").getJsonObject(0);
+        assertEquals(1, third.getInteger("attempt"));
+        work(want(0).put("complete", new JsonArray().add(done(third, new JsonObject().put("ok", true)))));
+        JsonObject stored = node.getJson("/api/tasks/" + id);
+        assertEquals("succeeded", stored.getString("state"));
+        assertEquals(
+                List.of("submitted", "claimed", "snoozed", "claimed", "released", "claimed", "succeeded"),
+                reasons(stored));
+
+        for (JsonObject bad : List.of(
+                new JsonObject().put("lease", "x").put("snoozeMs", 10).put("retry", true),
+                new JsonObject().put("lease", "x").put("release", true).put("snoozeMs", 10),
+                new JsonObject().put("lease", "x").put("snoozeMs", -1),
+                new JsonObject().put("lease", "x").put("release", "yes"))) {
+            HttpResponse<Buffer> answer = await(node.http
+                    .post("/api/tasks/" + id + "/fail")
+                    .putHeader("Content-Type", "application/json")
+                    .sendBuffer(bad.toBuffer()));
+            assertTrue(
+                    answer.statusCode() == 422 || answer.statusCode() == 400,
+                    bad.encode() + " -> " + answer.bodyAsString());
+        }
+    }
+
+    @Test
     void a_draining_node_answers_the_writes_and_claims_nothing() throws Exception {
         submit();
         submit();
