@@ -1,0 +1,300 @@
+"""The clients: `Taskline` (blocking) and `AsyncTaskline` (asyncio), one API.
+
+    with Taskline("http://127.0.0.1:8080") as tl:
+        t = tl.submit("qualification-match", payload, queue="matching")
+        print(tl.wait(t.id, timeout=60).result)
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import time
+from typing import Any, AsyncIterator, Iterator
+
+from . import _calls
+from ._calls import Call, SseParser
+from ._http import AsyncTransport, Endpoint, Response, SyncTransport
+from .errors import ConnectionFailed, ProblemError, ServerTooOld, problem_error
+from .models import TERMINAL, Event, Task
+
+USER_AGENT = "taskline-python"
+
+
+class _Common:
+    """What both clients share: headers, retry policy, answers to errors."""
+
+    def __init__(self, url: str, *, key: str | None = None, tenant: str | None = None, timeout: float = 30.0,
+                 write_retries: int = 0, read_retries: int = 3, max_retry_wait: float = 30.0):
+        self.endpoint = Endpoint(url)
+        self.timeout = timeout
+        self.write_retries, self.read_retries, self.max_retry_wait = write_retries, read_retries, max_retry_wait
+        self.headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if key:
+            self.headers["Authorization"] = f"Bearer {key}"
+        if tenant:
+            self.headers["Taskline-Tenant"] = tenant
+        self._server_version: str | None | bool = False  # False: not asked yet
+
+    def _headers(self, call: Call) -> dict:
+        headers = dict(self.headers)
+        if call.body is not None:
+            headers["Content-Type"] = "application/json"
+        headers.update(call.headers or {})
+        return headers
+
+    def _retries(self, call: Call) -> int:
+        return self.write_retries if call.write else self.read_retries
+
+    def _wait_before_retry(self, r: Response, attempt: int) -> float | None:
+        """Seconds to wait before trying again, or None: not an answer to try again."""
+        if r.status not in (429, 503):
+            return None
+        after = r.headers.get("retry-after")
+        seconds = float(after) if after and after.replace(".", "", 1).isdigit() else min(2.0 ** attempt, 10.0)
+        return min(seconds, self.max_retry_wait)
+
+    @staticmethod
+    def _error(r: Response) -> ProblemError:
+        try:
+            problem = json.loads(r.body) if r.body else {}
+        except ValueError:
+            problem = {"title": r.body[:200].decode("utf-8", "replace")}
+        after = r.headers.get("retry-after")
+        return problem_error(r.status, problem, float(after) if after and after.isdigit() else None)
+
+    def _too_old(self, call: Call, r: Response) -> ServerTooOld | None:
+        try:
+            problem = json.loads(r.body) if r.body else None
+        except ValueError:
+            problem = None
+        if not _calls.route_missing(r.status, problem):
+            return None
+        return ServerTooOld(call.name, call.since, None)  # the caller fills in the server's version
+
+
+def _sync(builder):
+    @functools.wraps(builder)
+    def method(self, *args, **kwargs):
+        return self._perform(builder(*args, **kwargs))
+    return method
+
+
+def _async(builder):
+    @functools.wraps(builder)
+    async def method(self, *args, **kwargs):
+        return await self._perform(builder(*args, **kwargs))
+    return method
+
+
+class Taskline(_Common):
+    """A blocking client on one kept-alive connection (its calls go one after another)."""
+
+    def __init__(self, url: str = "http://127.0.0.1:8080", **options):
+        super().__init__(url, **options)
+        self._transport = SyncTransport(self.endpoint, self.timeout)
+
+    submit = _sync(_calls.submit)
+    submit_batch = _sync(_calls.submit_batch)
+    flow = _sync(_calls.flow)
+    get = _sync(_calls.get)
+    get_flow = _sync(_calls.get_flow)
+    get_batch = _sync(_calls.get_batch)
+    list_tasks = _sync(_calls.list_tasks)
+    cancel = _sync(_calls.cancel)
+    retry = _sync(_calls.retry)
+    cancel_flow = _sync(_calls.cancel_flow)
+    retry_flow = _sync(_calls.retry_flow)
+    signal = _sync(_calls.signal)
+    send_event = _sync(_calls.send_event)
+
+    def server_version(self) -> str | None:
+        """The node's version (None for a node too old to tell)."""
+        if self._server_version is False:
+            self._server_version = self._perform(_calls.live())
+        return self._server_version
+
+    def _perform(self, call: Call) -> Any:
+        body = _calls.encode(call)
+        for attempt in range(self._retries(call) + 1):
+            try:
+                r = self._transport.request(call.method, call.path, body, self._headers(call))
+            except OSError as e:
+                raise ConnectionFailed(f"{call.name}: {e}") from e
+            if 200 <= r.status < 300:
+                return call.read(r)
+            wait = self._wait_before_retry(r, attempt)
+            if wait is None or attempt == self._retries(call):
+                break
+            time.sleep(wait)
+        old = self._too_old(call, r)
+        if old:
+            old.server = self.server_version()
+            raise old
+        raise self._error(r)
+
+    def events(self, ident: str, *, kind: str = "tasks", last_event_id: str | None = None) -> Iterator[Event]:
+        """A task's (or a batch's or flow's: `kind`) events as they happen, to its `end`. A dropped
+        connection is resumed with `Last-Event-ID`: nothing is missed and nothing comes twice."""
+        parser = SseParser()
+        parser.last_id = last_event_id
+        path, failures = _calls.stream_path(kind, ident), 0
+        while True:
+            headers = dict(self.headers, Accept="text/event-stream")
+            if parser.last_id is not None:
+                headers["Last-Event-ID"] = parser.last_id
+            try:
+                head, lines = self._transport.stream(path, headers)
+                if head.status != 200:
+                    raise self._error(head)
+                for line in lines:
+                    done = parser.feed(line)
+                    if done:
+                        failures = 0
+                        event = _event(done)
+                        yield event
+                        if event.event == "end":
+                            return
+            except OSError:
+                failures += 1
+                if failures > self.read_retries + 5:
+                    raise ConnectionFailed(f"events of {ident}: the stream keeps dropping")
+            time.sleep(min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 1 else 0.05)
+
+    def wait(self, task_id: str, timeout: float | None = None) -> Task:
+        """The task once it has finished (succeeded, failed, cancelled or expired), followed over its
+        event stream. Raises TimeoutError when it has not finished within `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        old_timeout = self._transport.timeout
+        try:
+            if deadline is not None:
+                self._transport.timeout = max(0.05, min(old_timeout, timeout))
+            for event in self.events(task_id):
+                if event.event == "end" or _finished(event):
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"task {task_id} did not finish within {timeout} s")
+        except ConnectionFailed:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"task {task_id} did not finish within {timeout} s") from None
+            raise
+        finally:
+            self._transport.timeout = old_timeout
+        return self.get(task_id)
+
+    def close(self):
+        self._transport.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class AsyncTaskline(_Common):
+    """The asyncio client: concurrent calls each take a kept-alive connection of a small pool."""
+
+    def __init__(self, url: str = "http://127.0.0.1:8080", **options):
+        super().__init__(url, **options)
+        self._transport = AsyncTransport(self.endpoint, self.timeout)
+
+    submit = _async(_calls.submit)
+    submit_batch = _async(_calls.submit_batch)
+    flow = _async(_calls.flow)
+    get = _async(_calls.get)
+    get_flow = _async(_calls.get_flow)
+    get_batch = _async(_calls.get_batch)
+    list_tasks = _async(_calls.list_tasks)
+    cancel = _async(_calls.cancel)
+    retry = _async(_calls.retry)
+    cancel_flow = _async(_calls.cancel_flow)
+    retry_flow = _async(_calls.retry_flow)
+    signal = _async(_calls.signal)
+    send_event = _async(_calls.send_event)
+
+    async def server_version(self) -> str | None:
+        if self._server_version is False:
+            self._server_version = await self._perform(_calls.live())
+        return self._server_version
+
+    async def _perform(self, call: Call) -> Any:
+        body = _calls.encode(call)
+        for attempt in range(self._retries(call) + 1):
+            try:
+                r = await self._transport.request(call.method, call.path, body, self._headers(call))
+            except (OSError, asyncio.TimeoutError) as e:
+                raise ConnectionFailed(f"{call.name}: {e!r}") from e
+            if 200 <= r.status < 300:
+                return call.read(r)
+            wait = self._wait_before_retry(r, attempt)
+            if wait is None or attempt == self._retries(call):
+                break
+            await asyncio.sleep(wait)
+        old = self._too_old(call, r)
+        if old:
+            old.server = await self.server_version()
+            raise old
+        raise self._error(r)
+
+    async def events(self, ident: str, *, kind: str = "tasks",
+                     last_event_id: str | None = None) -> AsyncIterator[Event]:
+        """As `Taskline.events`, an async iterator."""
+        parser = SseParser()
+        parser.last_id = last_event_id
+        path, failures = _calls.stream_path(kind, ident), 0
+        while True:
+            headers = dict(self.headers, Accept="text/event-stream")
+            if parser.last_id is not None:
+                headers["Last-Event-ID"] = parser.last_id
+            try:
+                head, lines = await self._transport.stream(path, headers)
+                if head.status != 200:
+                    raise self._error(head)
+                async for line in lines:
+                    done = parser.feed(line)
+                    if done:
+                        failures = 0
+                        event = _event(done)
+                        yield event
+                        if event.event == "end":
+                            return
+            except (OSError, asyncio.IncompleteReadError):
+                failures += 1
+                if failures > self.read_retries + 5:
+                    raise ConnectionFailed(f"events of {ident}: the stream keeps dropping")
+            await asyncio.sleep(min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 1 else 0.05)
+
+    async def wait(self, task_id: str, timeout: float | None = None) -> Task:
+        """As `Taskline.wait`."""
+        async def follow():
+            async for event in self.events(task_id):
+                if event.event == "end" or _finished(event):
+                    return
+        try:
+            await asyncio.wait_for(follow(), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"task {task_id} did not finish within {timeout} s") from None
+        return await self.get(task_id)
+
+    async def close(self):
+        await self._transport.close()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.close()
+
+
+def _event(parsed: tuple[str, str, str | None]) -> Event:
+    name, text, ident = parsed
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        data = text
+    return Event(name, data, ident)
+
+
+def _finished(event: Event) -> bool:
+    return event.event == "state" and isinstance(event.data, dict) and event.data.get("to") in TERMINAL
