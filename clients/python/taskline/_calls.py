@@ -156,6 +156,10 @@ class SseParser:
         self.event, self.data, self.id, self.retry_ms = "message", [], None, None
         self.last_id: str | None = None
 
+    def reset(self):
+        """A new connection: an event the old one cut short is dropped (it comes again, by its id)."""
+        self.event, self.data, self.id = "message", [], None
+
     def feed(self, raw: bytes):
         """The event a line completes, or None."""
         line = raw.decode("utf-8").rstrip("\r\n")

@@ -103,12 +103,20 @@ class SyncTransport:
             return head, iter(())
 
         def lines():
+            buffer = b""
             try:
                 while True:
-                    line = answer.readline()
-                    if not line:
+                    piece = answer.read1(65536)  # what has come (readline would read byte by byte)
+                    if not piece:
+                        if buffer:
+                            yield buffer
                         return
-                    yield line
+                    buffer += piece
+                    while b"\n" in buffer:
+                        line, buffer = buffer.split(b"\n", 1)
+                        yield line + b"\n"
+            except http.client.HTTPException as e:  # cut mid-chunk: as any dropped connection
+                raise ConnectionResetError(str(e)) from e
             finally:
                 conn.close()
 

@@ -16,7 +16,7 @@ from . import _calls
 from ._calls import Call, SseParser
 from ._http import AsyncTransport, Endpoint, Response, SyncTransport
 from .errors import ConnectionFailed, ProblemError, ServerTooOld, problem_error
-from .models import TERMINAL, Event, Task
+from .models import Event, Task
 
 USER_AGENT = "taskline-python"
 
@@ -140,6 +140,7 @@ class Taskline(_Common):
         parser.last_id = last_event_id
         path, failures = _calls.stream_path(kind, ident), 0
         while True:
+            parser.reset()
             headers = dict(self.headers, Accept="text/event-stream")
             if parser.last_id is not None:
                 headers["Last-Event-ID"] = parser.last_id
@@ -156,10 +157,12 @@ class Taskline(_Common):
                         if event.event == "end":
                             return
             except OSError:
-                failures += 1
-                if failures > self.read_retries + 5:
-                    raise ConnectionFailed(f"events of {ident}: the stream keeps dropping")
-            time.sleep(min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 1 else 0.05)
+                pass
+            # Dropped, or closed before its end: resumed, unless it keeps dropping before any event.
+            failures += 1
+            if failures > self.read_retries + 5:
+                raise ConnectionFailed(f"events of {ident}: the stream keeps dropping")
+            time.sleep(min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 2 else 0.05)
 
     def wait(self, task_id: str, timeout: float | None = None) -> Task:
         """The task once it has finished (succeeded, failed, cancelled or expired), followed over its
@@ -170,7 +173,7 @@ class Taskline(_Common):
             if deadline is not None:
                 self._transport.timeout = max(0.05, min(old_timeout, timeout))
             for event in self.events(task_id):
-                if event.event == "end" or _finished(event):
+                if event.event == "end":  # not a terminal state seen: a retried task's history has one
                     break
                 if deadline is not None and time.monotonic() > deadline:
                     raise TimeoutError(f"task {task_id} did not finish within {timeout} s")
@@ -244,6 +247,7 @@ class AsyncTaskline(_Common):
         parser.last_id = last_event_id
         path, failures = _calls.stream_path(kind, ident), 0
         while True:
+            parser.reset()
             headers = dict(self.headers, Accept="text/event-stream")
             if parser.last_id is not None:
                 headers["Last-Event-ID"] = parser.last_id
@@ -260,16 +264,17 @@ class AsyncTaskline(_Common):
                         if event.event == "end":
                             return
             except (OSError, asyncio.IncompleteReadError):
-                failures += 1
-                if failures > self.read_retries + 5:
-                    raise ConnectionFailed(f"events of {ident}: the stream keeps dropping")
-            await asyncio.sleep(min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 1 else 0.05)
+                pass
+            failures += 1  # as in Taskline.events
+            if failures > self.read_retries + 5:
+                raise ConnectionFailed(f"events of {ident}: the stream keeps dropping")
+            await asyncio.sleep(min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 2 else 0.05)
 
     async def wait(self, task_id: str, timeout: float | None = None) -> Task:
         """As `Taskline.wait`."""
         async def follow():
             async for event in self.events(task_id):
-                if event.event == "end" or _finished(event):
+                if event.event == "end":
                     return
         try:
             await asyncio.wait_for(follow(), timeout)
@@ -294,7 +299,3 @@ def _event(parsed: tuple[str, str, str | None]) -> Event:
     except ValueError:
         data = text
     return Event(name, data, ident)
-
-
-def _finished(event: Event) -> bool:
-    return event.event == "state" and isinstance(event.data, dict) and event.data.get("to") in TERMINAL
