@@ -38,6 +38,8 @@ class ClientPackagesTest {
                 "maxAttempts": 3, "backoffBaseMs": 50, "backoffCapMs": 100},
          "short": {"remote": true, "slots": 50, "capacity": 1000, "leaseMs": 1500, "heartbeatMs": 500,
                    "maxAttempts": 3, "backoffBaseMs": 50, "backoffCapMs": 100},
+         "python": {"remote": true, "slots": 20, "capacity": 1000, "leaseMs": 4000, "heartbeatMs": 1000},
+         "default": {"slots": 4, "capacity": 1000},
          "local": {"slots": 4, "capacity": 1000},
          "tiny": {"slots": 1, "capacity": 1}},
        "recovery": {"intervalMs": 200}}
