@@ -40,8 +40,10 @@ class ClientPackagesTest {
                    "maxAttempts": 3, "backoffBaseMs": 50, "backoffCapMs": 100},
          "python": {"remote": true, "slots": 20, "capacity": 1000, "leaseMs": 4000, "heartbeatMs": 1000},
          "default": {"slots": 4, "capacity": 1000},
+         "node": {"remote": true, "slots": 20, "capacity": 1000, "leaseMs": 4000, "heartbeatMs": 1000},
          "local": {"slots": 4, "capacity": 1000},
          "tiny": {"slots": 1, "capacity": 1}},
+       "triggers": [{"event": "user.created", "type": "onboarding", "queue": "node", "concurrencyKey": "data.userId"}],
        "recovery": {"intervalMs": 200}}
       """;
 
@@ -90,6 +92,12 @@ class ClientPackagesTest {
                 System.getenv("CI") != null || runs("python3", "-m", "pytest", "--version"),
                 "python3 with pytest is not installed here");
         run(new File("clients/python"), "python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests");
+    }
+
+    @Test
+    void the_node_package_passes_its_tests_against_this_node() throws Exception {
+        Assumptions.assumeTrue(System.getenv("CI") != null || runs("node", "--version"), "node is not installed here");
+        run(new File("clients/node"), "node", "--test", "test/");
     }
 
     private static void run(File dir, String... command) throws Exception {

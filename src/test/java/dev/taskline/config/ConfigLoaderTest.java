@@ -134,6 +134,8 @@ class ConfigLoaderTest {
         assertEquals(10_000, config.queue("default").capacity());
         assertEquals(2, config.queue("matching").slots());
         assertTrue(config.queue("python").remote(), "the README's Python worker runs it");
+        assertTrue(config.queue("node").remote(), "the README's Node worker runs it");
+        assertEquals(1, config.triggers().size(), "user.created starts an onboarding");
     }
 
     @Test
