@@ -4,6 +4,7 @@ process and `--concurrency` slots, until stopped (SIGTERM, SIGINT) or, with --ex
 until a claim finds nothing. Start it before `node load-tests/remote-drain.mjs --mode remote
 --workers 0`. Needs the package: `pip install ./clients/python` (or PYTHONPATH=clients/python)."""
 import argparse
+import re
 
 from taskline import Permanent, Worker
 
@@ -13,6 +14,8 @@ args.add_argument("--queue", default="remote-bench")
 args.add_argument("--concurrency", type=int, default=50)
 args.add_argument("--exit-when-idle", action="store_true")
 opts = args.parse_args()
+if not re.match(r"^http://(127\.0\.0\.1|localhost)(:\d+)?$", opts.url):
+    raise SystemExit("only 127.0.0.1")
 
 worker = Worker(opts.url, queue=opts.queue, concurrency=opts.concurrency, name="package-worker",
                 exit_when_idle=opts.exit_when_idle)

@@ -138,6 +138,7 @@ export class Worker {
   #inFlight = false;
   #longPoll = null; // the AbortController of a claim that waits
   #wake = { freed: null, flush: null, beat: null };
+  #pending = new Set();
   #headers;
 
   constructor({ url = 'http://127.0.0.1:8080', key, queue, concurrency = 10, name, batch = 250, pollWaitMs = 20000,
@@ -183,13 +184,17 @@ export class Worker {
 
   pokeHeartbeat() { this.#signal('beat'); }
 
+  // Wake-ups are kept until taken (an event set, not a pulse): a signal sent while its loop is busy
+  // elsewhere wakes that loop's next wait at once, so no result is left behind a long poll.
   #signal(which) {
     const wake = this.#wake[which];
     this.#wake[which] = null;
-    wake?.();
+    if (wake) wake();
+    else this.#pending.add(which);
   }
 
   #until(which, ms) {
+    if (this.#pending.delete(which)) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = ms === undefined ? null : setTimeout(() => { this.#wake[which] = null; resolve(false); }, ms);
       this.#wake[which] = () => { if (timer) clearTimeout(timer); resolve(true); };
