@@ -135,13 +135,14 @@ export class Worker {
   #pace = null; // ms a handler takes, averaged
   #done = [];
   #stopping = false;
-  #inFlight = false;
-  #longPoll = null; // the AbortController of a claim that waits
-  #wake = { freed: null, flush: null, beat: null };
+  #inFlight = 0; // work calls out
+  #asked = 0; // tasks they asked for
+  #polls = new Set(); // the AbortControllers of claims that wait
+  #wake = { freed: [], flush: [], beat: [] };
   #pending = new Set();
   #headers;
 
-  constructor({ url = 'http://127.0.0.1:8080', key, queue, concurrency = 10, name, batch = 250, pollWaitMs = 20000,
+  constructor({ url = 'http://127.0.0.1:8080', key, queue, concurrency = 10, name, batch = MAX_BATCH, pollWaitMs = 20000,
     graceMs = 30000, exitWhenIdle = false } = {}) {
     if (!queue) throw new TypeError('queue is required');
     if (!(concurrency >= 1)) throw new TypeError('concurrency must be at least 1');
@@ -178,26 +179,31 @@ export class Worker {
   // Stops claiming; running tasks get graceMs to end, the rest are handed back unspent.
   stop() {
     this.#stopping = true;
-    this.#longPoll?.abort(); // a long poll carries nothing: closing it hands back what it held
+    for (const poll of this.#polls) poll.abort(); // a long poll carries nothing: closing it hands back what it held
     this.#signal('freed'); this.#signal('flush'); this.#signal('beat');
   }
 
   pokeHeartbeat() { this.#signal('beat'); }
 
-  // Wake-ups are kept until taken (an event set, not a pulse): a signal sent while its loop is busy
-  // elsewhere wakes that loop's next wait at once, so no result is left behind a long poll.
+  // Wake-ups are kept until taken (an event set, not a pulse): a signal sent while its loops are
+  // busy elsewhere wakes their next wait at once, so no result is left behind a long poll. Every
+  // loop waiting on a name wakes (the two claim loops share 'freed').
   #signal(which) {
-    const wake = this.#wake[which];
-    this.#wake[which] = null;
-    if (wake) wake();
+    const waiting = this.#wake[which];
+    this.#wake[which] = [];
+    if (waiting.length) for (const wake of waiting) wake();
     else this.#pending.add(which);
   }
 
   #until(which, ms) {
     if (this.#pending.delete(which)) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const timer = ms === undefined ? null : setTimeout(() => { this.#wake[which] = null; resolve(false); }, ms);
-      this.#wake[which] = () => { if (timer) clearTimeout(timer); resolve(true); };
+      let timer = null;
+      const wake = () => { if (timer) clearTimeout(timer); resolve(true); };
+      if (ms !== undefined) {
+        timer = setTimeout(() => { this.#wake[which] = this.#wake[which].filter((w) => w !== wake); resolve(false); }, ms);
+      }
+      this.#wake[which].push(wake);
     });
   }
 
@@ -209,7 +215,9 @@ export class Worker {
     let helpersDone = false;
     const helpers = [this.#flusher(() => helpersDone), this.#heartbeats(() => helpersDone)];
     try {
-      await this.#claims();
+      // Two claim loops: while one call is out (the node writing its results, claiming the next),
+      // the other can be too; one at a time, the round trips bounded the pace.
+      await Promise.all([this.#claims(), this.#claims()]);
     } finally {
       await this.#finish();
       helpersDone = true;
@@ -248,19 +256,21 @@ export class Worker {
     return Math.min(2 * this.batch, Math.floor(this.concurrency * AHEAD_HORIZON_MS / Math.max(this.#pace, 0.001)));
   }
 
+  #room() { return this.concurrency + this.#ahead() - this.#held.size - this.#asked; }
+
   async #claims() {
     const path = `/api/queues/${q(this.queue)}/work`;
     const types = [...this.#handlers.keys()].sort();
     let failures = 0;
     while (!this.#stopping) {
-      let room = this.concurrency + this.#ahead() - this.#held.size;
+      let room = this.#room();
       if (room <= 0) {
         await this.#until('freed');
         continue;
       }
       if (this.#held.size && room < Math.max(1, Math.floor(this.concurrency / 4))) {
         await this.#until('freed', 5); // little room: let more free up, so one call takes more
-        room = this.concurrency + this.#ahead() - this.#held.size;
+        room = this.#room();
         if (room <= 0) continue;
       }
       const [complete, fail] = this.#takeDone();
@@ -272,8 +282,9 @@ export class Worker {
       if (complete.length) body.complete = complete;
       if (fail.length) body.fail = fail;
       const poll = carrying ? null : new AbortController();
-      this.#longPoll = poll;
-      this.#inFlight = true;
+      if (poll) this.#polls.add(poll);
+      this.#inFlight++;
+      this.#asked += body.max;
       let answer;
       try {
         answer = await this.#postOk(path, body, { timeoutMs: waitMs + 30000, signal: poll?.signal });
@@ -288,8 +299,9 @@ export class Worker {
         }
         throw e;
       } finally {
-        this.#longPoll = null;
-        this.#inFlight = false;
+        if (poll) this.#polls.delete(poll);
+        this.#inFlight--;
+        this.#asked -= body.max;
       }
       this.calls++;
       this.#answered(answer);
@@ -300,8 +312,7 @@ export class Worker {
   }
 
   #takeDone() {
-    const done = this.#done;
-    this.#done = [];
+    const done = this.#done.splice(0, MAX_BATCH); // at most a call's worth: the node takes up to MAX_BATCH
     return [done.filter(([k]) => k === 'complete').map(([, i]) => i), done.filter(([k]) => k === 'fail').map(([, i]) => i)];
   }
 

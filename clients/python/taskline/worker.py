@@ -40,6 +40,7 @@ log = logging.getLogger("taskline.worker")
 # The server version whose protocol this worker speaks (snooze and release on fail among it).
 NEEDS_SERVER = "0.1.0"
 MAX_BATCH = 1000  # the node's bound on one claim
+CLAIMERS = 2  # claim loops (see Worker.serve)
 AHEAD_HORIZON = 0.05  # seconds of work held ready beyond the slots (see Worker._ahead)
 
 
@@ -207,7 +208,7 @@ def _lease_seconds(task: dict) -> float:
 
 class Worker:
     def __init__(self, url: str = "http://127.0.0.1:8080", *, queue: str, key: str | None = None,
-                 concurrency: int = 10, name: str | None = None, batch: int = 250, poll_wait: float = 20.0,
+                 concurrency: int = 10, name: str | None = None, batch: int = MAX_BATCH, poll_wait: float = 20.0,
                  grace: float = 30.0, threads: int | None = None, exit_when_idle: bool = False):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -229,7 +230,8 @@ class Worker:
         self._pace = None  # seconds a handler takes, averaged (None: none ended yet)
         self._done: list[tuple[str, dict]] = []
         self._stopping = False
-        self._long_poll = self._in_flight = False
+        self._asked = self._in_flight = 0  # tasks asked for, and work calls, now out
+        self._polling: set[asyncio.Task] = set()  # claim loops in a long poll (carrying nothing)
         self._loop: asyncio.AbstractEventLoop | None = None
         self.calls = self.claimed = 0
         self.counts = {"succeeded": 0, "failed": 0, "suspended": 0, "snoozed": 0, "cancelled": 0, "lost": 0,
@@ -281,13 +283,20 @@ class Worker:
         try:
             await self._check_server()
             helpers = [asyncio.create_task(self._flusher()), asyncio.create_task(self._heartbeats())]
-            claims = asyncio.create_task(self._claims())
-            self._claims_task = claims
+            # Two claim loops: while one call is out (the node writing its results, claiming the
+            # next), the other can be too; one at a time, the round trips bounded the pace.
+            claims = [asyncio.create_task(self._claims()) for _ in range(CLAIMERS)]
             try:
-                await claims
-            except asyncio.CancelledError:
-                if not self._stopping:
-                    raise
+                for claim in asyncio.as_completed(claims):
+                    try:
+                        await claim
+                    except asyncio.CancelledError:
+                        if not self._stopping:
+                            raise
+            finally:
+                for claim in claims:
+                    claim.cancel()
+                await asyncio.gather(*claims, return_exceptions=True)
             await self._finish()
             for h in helpers:
                 h.cancel()
@@ -306,9 +315,8 @@ class Worker:
         self._freed.set()
         self._to_flush.set()
         self._beat.set()
-        claims = getattr(self, "_claims_task", None)
-        if claims is not None and self._long_poll and not claims.done():
-            claims.cancel()  # a long poll carries nothing: closing it hands back what it held
+        for claim in list(self._polling):
+            claim.cancel()  # a long poll carries nothing: closing it hands back what it held
 
     def _poke_heartbeat(self):
         self._beat.set()
@@ -336,12 +344,15 @@ class Worker:
             return 0
         return min(2 * self.batch, int(self.concurrency * AHEAD_HORIZON / max(self._pace, 1e-6)))
 
+    def _room(self) -> int:
+        return self.concurrency + self._ahead() - len(self._held) - self._asked
+
     async def _claims(self):
         path = f"/api/queues/{_calls.quote(self.queue)}/work"
         types = sorted(self._handlers)
         failures = 0
         while not self._stopping:
-            room = self.concurrency + self._ahead() - len(self._held)
+            room = self._room()
             if room <= 0:
                 await self._freed.wait()
                 self._freed.clear()
@@ -353,7 +364,9 @@ class Worker:
                 except asyncio.TimeoutError:
                     pass
                 self._freed.clear()
-                room = self.concurrency + self._ahead() - len(self._held)
+                room = self._room()
+                if room <= 0:
+                    continue
             complete, fail = self._take_done()
             carrying = bool(complete or fail)
             # A call that carries results does not wait: cutting it short (a stop) could lose them.
@@ -365,8 +378,10 @@ class Worker:
                 body["complete"] = complete
             if fail:
                 body["fail"] = fail
-            self._long_poll = not carrying
-            self._in_flight = True
+            self._asked += body["max"]
+            self._in_flight += 1
+            if not carrying:
+                self._polling.add(asyncio.current_task())
             try:
                 answer = await self._post_ok(path, body, timeout=wait_ms / 1000 + 30)
                 failures = 0
@@ -383,7 +398,9 @@ class Worker:
                     continue
                 raise
             finally:
-                self._long_poll = self._in_flight = False
+                self._asked -= body["max"]
+                self._in_flight -= 1
+                self._polling.discard(asyncio.current_task())
             self._answered(answer)
             tasks = answer.get("tasks") or []
             self.calls += 1
@@ -395,7 +412,8 @@ class Worker:
                 return
 
     def _take_done(self) -> tuple[list, list]:
-        done, self._done = self._done, []
+        """What ended, to hand in: at most a call's worth (the node takes up to MAX_BATCH of each)."""
+        done, self._done = self._done[:MAX_BATCH], self._done[MAX_BATCH:]
         complete = [item for kind, item in done if kind == "complete"]
         fail = [item for kind, item in done if kind == "fail"]
         return complete, fail
@@ -495,7 +513,7 @@ class Worker:
         while True:
             await self._to_flush.wait()
             self._to_flush.clear()
-            if not self._in_flight and not self._stopping:
+            if not self._in_flight and not self._stopping:  # none out: the next call carries them
                 continue  # the claim loop's next call carries them
             await asyncio.sleep(0.002)  # let the tasks ending together go in one call
             complete, fail = self._take_done()
