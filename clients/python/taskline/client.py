@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Iterator
 from . import _calls
 from ._calls import Call, SseParser
 from ._http import AsyncTransport, Endpoint, Response, SyncTransport
-from .errors import ConnectionFailed, ProblemError, ServerTooOld, problem_error
+from .errors import ConnectionFailed, ProblemError, ServerTooOld, answer_error
 from .models import Event, Task
 
 USER_AGENT = "taskline-python"
@@ -56,18 +56,10 @@ class _Common:
 
     @staticmethod
     def _error(r: Response) -> ProblemError:
-        try:
-            problem = json.loads(r.body) if r.body else {}
-        except ValueError:
-            problem = {"title": r.body[:200].decode("utf-8", "replace")}
-        after = r.headers.get("retry-after")
-        return problem_error(r.status, problem, float(after) if after and after.isdigit() else None)
+        return answer_error(r.status, r.body, r.headers.get("retry-after"))
 
     def _too_old(self, call: Call, r: Response) -> ServerTooOld | None:
-        try:
-            problem = json.loads(r.body) if r.body else None
-        except ValueError:
-            problem = None
+        problem = self._error(r).problem
         if not _calls.route_missing(r.status, problem):
             return None
         return ServerTooOld(call.name, call.since, None)  # the caller fills in the server's version

@@ -2,6 +2,7 @@
 (`urn:taskline:problem:<name>`); each name has its exception here, carrying the document."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 PROBLEM_PREFIX = "urn:taskline:problem:"
@@ -127,3 +128,13 @@ def problem_error(status: int, problem: Any, retry_after: float | None) -> Probl
     name = name[len(PROBLEM_PREFIX):] if name.startswith(PROBLEM_PREFIX) else name
     cls = _BY_NAME.get(name) or _BY_STATUS.get(status, ProblemError)
     return cls(status, doc, retry_after)
+
+
+def answer_error(status: int, body: bytes, retry_after: str | None) -> ProblemError:
+    """The exception for a refused answer as it came: its body (a problem document, or not JSON)
+    and its Retry-After header."""
+    try:
+        doc = json.loads(body) if body else {}
+    except ValueError:
+        doc = {"title": body[:200].decode("utf-8", "replace")}
+    return problem_error(status, doc, float(retry_after) if retry_after and retry_after.isdigit() else None)

@@ -32,7 +32,7 @@ from typing import Any, Awaitable, Callable
 
 from . import _calls
 from ._http import AsyncTransport, Endpoint, Response
-from .errors import ConnectionFailed, ProblemError, ServerTooOld, problem_error
+from .errors import ConnectionFailed, ProblemError, ServerTooOld, answer_error
 from .flows import instant, millis
 
 log = logging.getLogger("taskline.worker")
@@ -622,9 +622,4 @@ def _describe(e: BaseException) -> str:
 
 
 def _problem(r: Response) -> ProblemError:
-    try:
-        doc = json.loads(r.body) if r.body else {}
-    except ValueError:
-        doc = {"title": r.body[:200].decode("utf-8", "replace")}
-    after = r.headers.get("retry-after")
-    return problem_error(r.status, doc, float(after) if after and after.isdigit() else None)
+    return answer_error(r.status, r.body, r.headers.get("retry-after"))
