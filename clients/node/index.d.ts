@@ -73,8 +73,8 @@ export class Taskline {
   events(id: string, options?: { kind?: 'tasks' | 'batches' | 'flows'; lastEventId?: string; signal?: AbortSignal }): AsyncGenerator<StreamEvent>;
   cancel(id: string, options?: { compensate?: boolean }): Promise<string>;
   retry(id: string): Promise<string>;
-  cancelFlow(id: string): Promise<{ cancelled: number; cancelling: number }>;
-  retryFlow(id: string): Promise<{ retried: number }>;
+  cancelFlow(id: string): Promise<{ flowId: string; cancelled: number; cancelling: number }>;
+  retryFlow(id: string): Promise<{ flowId: string; retried: string[] }>;
   signal(id: string, name: string, payload?: Json, options?: { idempotencyKey?: string }): Promise<{ id: string; task: string; name: string; woke: boolean }>;
   sendEvent(name: string, data?: Json, options?: { id?: string }): Promise<{ id: string; name: string; delivered: number; started: unknown[] }>;
   serverVersion(): Promise<string | null>;

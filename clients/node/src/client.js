@@ -3,11 +3,12 @@
 //   const tl = new Taskline({ url: 'http://127.0.0.1:8080' });
 //   const t = await tl.submit('qualification-match', payload, { queue: 'matching' });
 //   console.log((await tl.wait(t.id, { timeoutMs: 60000 })).result);
-import { ConnectionFailed, ServerTooOld, problemError } from './errors.js';
+import { ConnectionFailed, ProblemError, ServerTooOld, problemError } from './errors.js';
 import { task } from './flows.js';
 
 // The server version that has every call of this package; a call added later names its own.
 export const BASE_VERSION = '0.1.0';
+const STREAM_SILENCE_MS = 45000;
 
 const q = (segment) => encodeURIComponent(String(segment));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -177,24 +178,24 @@ export class Taskline {
     let last = lastEventId, failures = 0, retryMs = 2000;
     for (;;) {
       const headers = { ...this.headers, Accept: 'text/event-stream', ...(last !== null ? { 'Last-Event-ID': last } : {}) };
-      let answer;
+      // A connection silent for STREAM_SILENCE_MS (the node sends a comment every 15 s) is half-open: dropped.
+      const silence = new AbortController();
+      let timer = setTimeout(() => silence.abort(), STREAM_SILENCE_MS);
+      const quiet = () => { clearTimeout(timer); timer = setTimeout(() => silence.abort(), STREAM_SILENCE_MS); };
+      let answer = null, wait = null;
       try {
-        answer = await fetch(this.url + path, { headers, signal });
-      } catch (e) {
-        if (signal?.aborted) throw e;
-        answer = null;
-      }
-      if (answer && !answer.ok) {
-        const text = await answer.text();
-        let json = null;
-        try { json = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
-        throw problemError(answer.status, json, retryAfterSeconds(answer.headers));
-      }
-      if (answer) {
-        let event = 'message', data = [], eventId = null, buffer = '';
-        const decoder = new TextDecoder();
-        try {
+        answer = await fetch(this.url + path, { headers, signal: signal ? AbortSignal.any([signal, silence.signal]) : silence.signal });
+        if (!answer.ok) {
+          const text = await answer.text();
+          let json = null;
+          try { json = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+          if (answer.status !== 429 && answer.status !== 503) throw problemError(answer.status, json, retryAfterSeconds(answer.headers));
+          wait = Math.min((retryAfterSeconds(answer.headers) ?? 2) * 1000, this.maxRetryWaitMs); // a node restarting
+        } else {
+          let event = 'message', data = [], eventId = null, buffer = '';
+          const decoder = new TextDecoder();
           for await (const chunk of answer.body) {
+            quiet();
             buffer += decoder.decode(chunk, { stream: true });
             let newline;
             while ((newline = buffer.indexOf('\n')) >= 0) {
@@ -205,8 +206,10 @@ export class Taskline {
                   const text = data.join('\n');
                   let parsed = text;
                   try { parsed = text ? JSON.parse(text) : null; } catch { /* as text */ }
-                  if (eventId !== null) last = eventId;
-                  failures = 0;
+                  if (eventId !== null) {
+                    last = eventId;
+                    failures = 0; // the stream moved on: a new drop starts a new count
+                  }
                   yield { event, data: parsed, id: eventId };
                   if (event === 'end') return;
                 }
@@ -223,14 +226,16 @@ export class Taskline {
               }
             }
           }
-        } catch (e) {
-          if (signal?.aborted) throw e;
+          // An event the connection cut short is dropped here: it comes again, by its id.
         }
-        // An event the connection cut short is dropped here: it comes again, by its id.
+      } catch (e) {
+        if (signal?.aborted || e instanceof ProblemError) throw e;
+      } finally {
+        clearTimeout(timer);
       }
       failures++;
       if (failures > this.readRetries + 5) throw new ConnectionFailed(`events of ${id}: the stream keeps dropping`);
-      await sleep(failures > 2 ? Math.min(retryMs, 2000) : 50);
+      await sleep(wait ?? (failures > 2 ? Math.min(retryMs, 2000) : 50));
     }
   }
 

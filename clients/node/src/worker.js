@@ -15,6 +15,8 @@ import { BASE_VERSION, versionBelow } from './client.js';
 
 const MAX_BATCH = 1000; // the node's bound on one claim
 const AHEAD_HORIZON_MS = 50; // work held ready beyond the slots (see Worker.#ahead)
+const HAND_IN_BYTES = 512 * 1024; // results a call hands in, at most (the node's default body limit is 1 MiB)
+const ITEM_BYTES = 300; // an item's id, lease token and the like
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const q = (s) => encodeURIComponent(String(s));
 
@@ -133,7 +135,10 @@ export class Worker {
   #ready = [];
   #active = 0;
   #pace = null; // ms a handler takes, averaged
-  #done = [];
+  #done = []; // [complete or fail, the item, its size in bytes (about)]
+  #idle = false; // with exitWhenIdle: a claim found nothing and nothing is held
+  #finished = false; // the last hand-in is done: the flusher sends nothing more
+  #handing = Promise.resolve(); // the flusher's hand-in out, if any
   #stopping = false;
   #inFlight = 0; // work calls out
   #asked = 0; // tasks they asked for
@@ -216,8 +221,12 @@ export class Worker {
     const helpers = [this.#flusher(() => helpersDone), this.#heartbeats(() => helpersDone)];
     try {
       // Two claim loops: while one call is out (the node writing its results, claiming the next),
-      // the other can be too; one at a time, the round trips bounded the pace.
-      await Promise.all([this.#claims(), this.#claims()]);
+      // the other can be too; one at a time, the round trips bounded the pace. One that fails
+      // stops the other.
+      const loops = [this.#claims(), this.#claims()].map((p) => p.catch((e) => { this.stop(); throw e; }));
+      const ended = await Promise.allSettled(loops);
+      const failed = ended.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
     } finally {
       await this.#finish();
       helpersDone = true;
@@ -262,7 +271,7 @@ export class Worker {
     const path = `/api/queues/${q(this.queue)}/work`;
     const types = [...this.#handlers.keys()].sort();
     let failures = 0;
-    while (!this.#stopping) {
+    while (!this.#stopping && !this.#idle) {
       let room = this.#room();
       if (room <= 0) {
         await this.#until('freed');
@@ -273,7 +282,7 @@ export class Worker {
         room = this.#room();
         if (room <= 0) continue;
       }
-      const [complete, fail] = this.#takeDone();
+      const [complete, fail, taken] = this.#takeDone();
       const carrying = complete.length + fail.length > 0;
       // A call that carries results does not wait: cutting it short (a stop) could lose them.
       let waitMs = carrying ? 0 : this.pollWaitMs;
@@ -290,7 +299,7 @@ export class Worker {
         answer = await this.#postOk(path, body, { timeoutMs: waitMs + 30000, signal: poll?.signal });
         failures = 0;
       } catch (e) {
-        this.#giveBack(complete, fail);
+        this.#giveBack(taken);
         if (this.#stopping) break;
         if (e instanceof ConnectionFailed || (e instanceof ProblemError && (e.status === 429 || e.status === 503))) {
           failures++;
@@ -302,22 +311,31 @@ export class Worker {
         if (poll) this.#polls.delete(poll);
         this.#inFlight--;
         this.#asked -= body.max;
+        this.#signal('freed'); // the room it asked for is the other loop's again
       }
       this.calls++;
       this.#answered(answer);
       for (const task of answer.tasks ?? []) this.#hold(task);
       this.#startReady();
-      if (!(answer.tasks ?? []).length && !carrying && this.exitWhenIdle && this.#held.size === 0) return;
+      if (!(answer.tasks ?? []).length && !carrying && this.exitWhenIdle && this.#held.size === 0) {
+        this.#idle = true;
+        this.#signal('freed');
+        return;
+      }
     }
   }
 
+  // What ended, to hand in: at most a call's worth, MAX_BATCH items and HAND_IN_BYTES of results;
+  // and the entries taken, to give back.
   #takeDone() {
-    const done = this.#done.splice(0, MAX_BATCH); // at most a call's worth: the node takes up to MAX_BATCH
-    return [done.filter(([k]) => k === 'complete').map(([, i]) => i), done.filter(([k]) => k === 'fail').map(([, i]) => i)];
+    let n = 0, size = 0;
+    while (n < this.#done.length && n < MAX_BATCH && (n === 0 || size + this.#done[n][2] <= HAND_IN_BYTES)) size += this.#done[n++][2];
+    const taken = this.#done.splice(0, n);
+    return [taken.filter(([k]) => k === 'complete').map(([, i]) => i), taken.filter(([k]) => k === 'fail').map(([, i]) => i), taken];
   }
 
-  #giveBack(complete, fail) {
-    this.#done.unshift(...complete.map((i) => ['complete', i]), ...fail.map((i) => ['fail', i]));
+  #giveBack(taken) {
+    this.#done.unshift(...taken);
   }
 
   #answered(answer) {
@@ -354,8 +372,8 @@ export class Worker {
       if (ctx.halt) throw ctx.halt; // a suspend the handler caught: the run still ends there
       if (ctx.cancelled) throw ctx.signal.reason ?? new Error('cancelled');
       const value = result === undefined ? null : result;
-      JSON.stringify(value); // here, lest it spoil the whole batch's call
-      ended = ['complete', { ...item, result: value }];
+      const size = JSON.stringify(value).length + ITEM_BYTES; // here, lest a bad one spoil the whole call
+      ended = ['complete', { ...item, result: value }, size];
       this.counts.succeeded++;
     } catch (caught) {
       const e = ctx.halt ?? caught;
@@ -366,13 +384,14 @@ export class Worker {
       } else if (ctx.leaseLost || e instanceof LeaseGone) {
         this.counts.lost++;
       } else if (ctx.cancelRequested) { // a cancel wins over any end a remote worker writes: cancelled
-        ended = ['fail', { ...item, error: 'cancelled while running', retry: false }];
+        ended = ['fail', { ...item, error: 'cancelled while running', retry: false }, ITEM_BYTES];
         this.counts.cancelled++;
       } else if (e instanceof Snooze) {
-        ended = ['fail', { ...item, snoozeMs: Math.max(0, Math.round(e.ms)) }];
+        ended = ['fail', { ...item, snoozeMs: Math.max(0, Math.round(e.ms)) }, ITEM_BYTES];
         this.counts.snoozed++;
       } else {
-        ended = ['fail', { ...item, error: describe(e), retry: !(e instanceof Permanent) }];
+        const error = describe(e);
+        ended = ['fail', { ...item, error, retry: !(e instanceof Permanent) }, ITEM_BYTES + error.length];
         this.counts.failed++;
       }
     } finally {
@@ -405,20 +424,29 @@ export class Worker {
     return r.json;
   }
 
-  // Hands in what ended while the claim loop's call is out.
+  // Hands in what ended while a claim loop's call is out, or while no call can go out (no room until
+  // the tasks held ready drain): nothing renews the lease of a task that has ended, so it must not wait.
   async #flusher(over) {
     const path = `/api/queues/${q(this.queue)}/work`;
     while (!over()) {
       await this.#until('flush');
-      if (over()) return;
-      if (!this.#inFlight && !this.#stopping) continue; // the claim loop's next call carries them
+      if (over() || this.#finished) return;
+      if (!this.#inFlight && this.#room() > 0 && !this.#stopping) continue; // the claim loops' next call carries them
       await sleep(2); // let the tasks ending together go in one call
-      const [complete, fail] = this.#takeDone();
-      if (!complete.length && !fail.length) continue;
-      try {
-        this.#answered(await this.#postOk(path, { worker: this.name, max: 0, complete, fail }));
-      } catch (e) {
-        this.#giveBack(complete, fail);
+      let failed = false;
+      this.#handing = (async () => {
+        if (this.#finished) return;
+        const [complete, fail, taken] = this.#takeDone();
+        if (!complete.length && !fail.length) return;
+        try {
+          this.#answered(await this.#postOk(path, { worker: this.name, max: 0, complete, fail }));
+        } catch {
+          this.#giveBack(taken);
+          failed = true;
+        }
+      })();
+      await this.#handing;
+      if (failed) {
         await sleep(500);
         this.#signal('flush');
       }
@@ -453,7 +481,7 @@ export class Worker {
     const byId = new Map(runs.map((r) => [r.ctx.id, r]));
     for (const item of items) {
       const r = byId.get(item.id);
-      if (!r || !this.#held.has(item.id)) continue;
+      if (!r || this.#held.get(item.id) !== r) continue; // ended, or claimed again since
       if (item.status === 200) {
         r.renewAt = Date.now() + r.third;
         if (item.cancelRequested && !r.ctx.cancelRequested) {
@@ -473,7 +501,7 @@ export class Worker {
     r.dropped = true;
     this.#held.delete(r.ctx.id);
     if (r.ctx.cancelRequested && !r.ctx.leaseLost) {
-      this.#done.push(['fail', { id: r.ctx.id, lease: r.ctx.lease, error: 'cancelled before it started', retry: false }]);
+      this.#done.push(['fail', { id: r.ctx.id, lease: r.ctx.lease, error: 'cancelled before it started', retry: false }, ITEM_BYTES]);
       this.#signal('flush');
     }
     this.#signal('freed');
@@ -485,7 +513,7 @@ export class Worker {
     for (const r of this.#ready.splice(0)) {
       if (r.dropped) continue;
       this.#held.delete(r.ctx.id);
-      this.#done.push(['fail', { id: r.ctx.id, lease: r.ctx.lease, release: true }]);
+      this.#done.push(['fail', { id: r.ctx.id, lease: r.ctx.lease, release: true }, ITEM_BYTES]);
       this.counts.released++;
     }
     const running = [...this.#held.values()].filter((r) => r.started);
@@ -498,19 +526,20 @@ export class Worker {
         r.released = true;
         r.ctx.interrupt(new Error('the worker is stopping'));
         this.#held.delete(r.ctx.id);
-        this.#done.push(['fail', { id: r.ctx.id, lease: r.ctx.lease, release: true }]);
+        this.#done.push(['fail', { id: r.ctx.id, lease: r.ctx.lease, release: true }, ITEM_BYTES]);
         this.counts.released++;
       }
     }
+    await this.#handing; // the flusher's hand-in out, which gives back on failure
+    this.#finished = true;
     const path = `/api/queues/${q(this.queue)}/work`;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const [complete, fail] = this.#takeDone();
-      if (!complete.length && !fail.length) return;
+    for (let failures = 0; this.#done.length && failures < 5;) {
+      const [complete, fail, taken] = this.#takeDone();
       try {
         this.#answered(await this.#postOk(path, { worker: this.name, max: 0, complete, fail }));
-        return;
       } catch {
-        this.#giveBack(complete, fail);
+        this.#giveBack(taken);
+        failures++;
         await sleep(500);
       }
     }

@@ -157,3 +157,12 @@ test('problem documents map to their classes', () => {
   assert.ok(problemError(409, { type: 'urn:taskline:problem:already-finished' }) instanceof Conflict);
   assert.equal(problemError(418, {}).constructor.name, 'ProblemError');
 });
+
+test('wait gives up at its timeout though the stream stays open', { skip }, async () => {
+  const tl = client();
+  const delayed = await tl.submit('sleep', { ms: 1 }, { queue: 'local', delayMs: 3_600_000 });
+  const began = Date.now();
+  await assert.rejects(tl.wait(delayed.id, { timeoutMs: 500 }), (e) => e.name === 'TimeoutError');
+  assert.ok(Date.now() - began < 5000);
+  await tl.cancel(delayed.id);
+});

@@ -245,3 +245,11 @@ test('a stalled worker\'s late result is fenced', { skip }, async () => {
   const done = await tl.get(submitted.id);
   assert.deepEqual(done.result, { by: 'healthy', attempt: 2 }, 'the late result was fenced, not kept');
 });
+
+test('a worker asked to exit when idle exits on an empty queue', { skip }, async () => {
+  const w = worker({ exitWhenIdle: true });
+  w.handle(kind(), async () => { throw new Error('no task of this type was submitted'); });
+  const began = Date.now();
+  await w.serve(); // both claim loops find nothing and end
+  assert.ok(Date.now() - began < 10000);
+});

@@ -56,11 +56,11 @@ class SyncTransport:
         self._used = False
         self._lock = threading.Lock()
 
-    def _connect(self) -> http.client.HTTPConnection:
-        e = self.endpoint
+    def _connect(self, timeout: float | None = None) -> http.client.HTTPConnection:
+        e, timeout = self.endpoint, timeout or self.timeout
         if e.tls:
-            return http.client.HTTPSConnection(e.host, e.port, timeout=self.timeout, context=ssl.create_default_context())
-        return http.client.HTTPConnection(e.host, e.port, timeout=self.timeout)
+            return http.client.HTTPSConnection(e.host, e.port, timeout=timeout, context=ssl.create_default_context())
+        return http.client.HTTPConnection(e.host, e.port, timeout=timeout)
 
     def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> Response:
         with self._lock:
@@ -69,27 +69,32 @@ class SyncTransport:
                     self._conn, self._used = self._connect(), False
                 reused = self._used
                 try:
-                    self._conn.request(method, self.endpoint.target(path), body, headers)
-                    answer = self._conn.getresponse()
-                    data = answer.read()
+                    try:
+                        self._conn.request(method, self.endpoint.target(path), body, headers)
+                        answer = self._conn.getresponse()
+                    except STALE:
+                        # Nothing of an answer came. Only a connection that served before may have
+                        # been closed by the node while idle: the request never reached it then, so
+                        # sending it again on a new one does not send it twice.
+                        self.close_locked()
+                        if last or not reused:
+                            raise
+                        continue
+                    data = answer.read()  # cut here, the node did answer: not sent again
                     self._used = True
                     if answer.getheader("connection", "").lower() == "close":
                         self.close_locked()
                     return Response(answer.status, {k.lower(): v for k, v in answer.getheaders()}, data)
-                except STALE:
-                    self.close_locked()
-                    # Only a connection that served before may have been closed by the node while idle;
-                    # the request never reached it then, so sending it again does not send it twice.
-                    if last or not reused:
-                        raise
                 except BaseException:
                     self.close_locked()
                     raise
         raise AssertionError("unreachable")
 
-    def stream(self, path: str, headers: dict[str, str]) -> tuple[Response, Iterator[bytes]]:
-        """A request on a connection of its own whose answer is read line by line as it comes."""
-        conn = self._connect()
+    def stream(self, path: str, headers: dict[str, str],
+               timeout: float | None = None) -> tuple[Response, Iterator[bytes]]:
+        """A request on a connection of its own whose answer is read line by line as it comes;
+        `timeout`: the longest silence (the node sends a comment every 15 s)."""
+        conn = self._connect(timeout or max(self.timeout, 45.0))
         try:
             conn.request("GET", self.endpoint.target(path), None, headers)
             answer = conn.getresponse()
@@ -149,8 +154,13 @@ def _request_bytes(endpoint: Endpoint, method: str, path: str, body: bytes | Non
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
 
 
-async def _read_head(reader: asyncio.StreamReader) -> Response:
-    status_line = await reader.readline()
+class _NothingRead(Exception):
+    """The connection failed before any byte of the answer came: the request may be sent again."""
+
+
+async def _read_head(reader: asyncio.StreamReader, status_line: bytes | None = None) -> Response:
+    if status_line is None:
+        status_line = await reader.readline()
     if not status_line:
         raise http.client.RemoteDisconnected("the node closed the connection without an answer")
     parts = status_line.decode("latin-1").split(" ", 2)
@@ -171,7 +181,7 @@ async def _chunks(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
     while True:
         size_line = await reader.readline()
         if not size_line:
-            raise http.client.IncompleteRead(b"")
+            raise ConnectionResetError("the connection closed inside a chunked answer")
         size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
         if size == 0:
             while (await reader.readline()) not in (b"\r\n", b"\n", b""):
@@ -210,16 +220,20 @@ class AsyncTransport:
     async def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
                       timeout: float | None = None) -> Response:
         for last in (False, True):
-            conn = self._idle.pop() if self._idle else await self._open()
+            # A second try takes a new connection: the other idle ones may be as stale as the first.
+            conn = self._idle.pop() if self._idle and not last else await self._open()
             reused = conn.used
             try:
                 conn.writer.write(_request_bytes(self.endpoint, method, path, body, headers))
                 head = await asyncio.wait_for(self._answer(conn), timeout or self.timeout)
-            except (*STALE, asyncio.IncompleteReadError) as e:
+            except _NothingRead as e:
                 conn.close()
                 if last or not reused:  # see SyncTransport.request
-                    raise e if isinstance(e, OSError) else http.client.RemoteDisconnected(str(e))
+                    raise http.client.RemoteDisconnected(str(e)) from e
                 continue
+            except asyncio.IncompleteReadError as e:  # cut inside the answer: the node did answer
+                conn.close()
+                raise ConnectionResetError(f"the answer was cut short: {e}") from e
             except BaseException:
                 conn.close()
                 raise
@@ -233,8 +247,14 @@ class AsyncTransport:
 
     @staticmethod
     async def _answer(conn: _AsyncConnection) -> Response:
-        await conn.writer.drain()
-        head = await _read_head(conn.reader)
+        try:
+            await conn.writer.drain()
+            first = await conn.reader.readline()
+        except STALE as e:
+            raise _NothingRead(str(e)) from e
+        if not first:
+            raise _NothingRead("the node closed the connection without an answer")
+        head = await _read_head(conn.reader, first)
         head.body = await _read_body(conn.reader, head)
         return head
 
@@ -265,6 +285,9 @@ async def _nothing() -> AsyncIterator[bytes]:
     yield b""  # pragma: no cover  (makes this an async generator)
 
 
+STREAM_SILENCE = 45.0  # seconds without a byte, comments included (the node sends one every 15 s): a drop
+
+
 async def _lines(conn: _AsyncConnection, head: Response) -> AsyncIterator[bytes]:
     buffer = b""
     try:
@@ -272,7 +295,13 @@ async def _lines(conn: _AsyncConnection, head: Response) -> AsyncIterator[bytes]
             pieces = _chunks(conn.reader)
         else:
             pieces = _until_closed(conn.reader)
-        async for piece in pieces:
+        while True:
+            try:
+                piece = await asyncio.wait_for(pieces.__anext__(), STREAM_SILENCE)
+            except StopAsyncIteration:
+                break
+            except asyncio.TimeoutError:
+                raise ConnectionResetError(f"no byte for {STREAM_SILENCE:.0f} s: a half-open connection") from None
             buffer += piece
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)

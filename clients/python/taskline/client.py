@@ -58,6 +58,18 @@ class _Common:
     def _error(r: Response) -> ProblemError:
         return answer_error(r.status, r.body, r.headers.get("retry-after"))
 
+    def _resume_after(self, head: Response, failures: int) -> float:
+        """A stream's connection refused: 429 and 503 (a node restarting, streams all taken) are
+        waited out by their Retry-After and resumed; anything else is raised."""
+        wait = self._wait_before_retry(head, failures)
+        if wait is None:
+            raise self._error(head)
+        return wait
+
+    @staticmethod
+    def _reconnect_delay(parser: SseParser, failures: int) -> float:
+        return min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 2 else 0.05
+
     def _too_old(self, call: Call, r: Response) -> ServerTooOld | None:
         problem = self._error(r).problem
         if not _calls.route_missing(r.status, problem):
@@ -128,53 +140,51 @@ class Taskline(_Common):
     def events(self, ident: str, *, kind: str = "tasks", last_event_id: str | None = None) -> Iterator[Event]:
         """A task's (or a batch's or flow's: `kind`) events as they happen, to its `end`. A dropped
         connection is resumed with `Last-Event-ID`: nothing is missed and nothing comes twice."""
+        return self._events(ident, kind, last_event_id, None)
+
+    def _events(self, ident: str, kind: str, last_event_id: str | None, deadline: float | None) -> Iterator[Event]:
         parser = SseParser()
         parser.last_id = last_event_id
         path, failures = _calls.stream_path(kind, ident), 0
         while True:
+            _check(deadline, ident)
             parser.reset()
             headers = dict(self.headers, Accept="text/event-stream")
             if parser.last_id is not None:
                 headers["Last-Event-ID"] = parser.last_id
+            silence = None if deadline is None else max(0.05, min(45.0, deadline - time.monotonic()))
+            wait = None
             try:
-                head, lines = self._transport.stream(path, headers)
+                head, lines = self._transport.stream(path, headers, silence)
                 if head.status != 200:
-                    raise self._error(head)
-                for line in lines:
-                    done = parser.feed(line)
-                    if done:
-                        failures = 0
-                        event = _event(done)
-                        yield event
-                        if event.event == "end":
-                            return
+                    wait = self._resume_after(head, failures)
+                else:
+                    for line in lines:
+                        _check(deadline, ident)
+                        done = parser.feed(line)
+                        if done:
+                            event = _event(done)
+                            if event.id is not None:
+                                failures = 0  # the stream moved on: a new drop starts a new count
+                            yield event
+                            if event.event == "end":
+                                return
             except OSError:
                 pass
-            # Dropped, or closed before its end: resumed, unless it keeps dropping before any event.
+            # Dropped, or closed before its end: resumed, unless it keeps dropping with no progress.
             failures += 1
             if failures > self.read_retries + 5:
                 raise ConnectionFailed(f"events of {ident}: the stream keeps dropping")
-            time.sleep(min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 2 else 0.05)
+            _check(deadline, ident)
+            time.sleep(wait if wait is not None else self._reconnect_delay(parser, failures))
 
     def wait(self, task_id: str, timeout: float | None = None) -> Task:
         """The task once it has finished (succeeded, failed, cancelled or expired), followed over its
         event stream. Raises TimeoutError when it has not finished within `timeout` seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        old_timeout = self._transport.timeout
-        try:
-            if deadline is not None:
-                self._transport.timeout = max(0.05, min(old_timeout, timeout))
-            for event in self.events(task_id):
-                if event.event == "end":  # not a terminal state seen: a retried task's history has one
-                    break
-                if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(f"task {task_id} did not finish within {timeout} s")
-        except ConnectionFailed:
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"task {task_id} did not finish within {timeout} s") from None
-            raise
-        finally:
-            self._transport.timeout = old_timeout
+        for event in self._events(task_id, "tasks", None, deadline):
+            if event.event == "end":  # not a terminal state seen: a retried task's history has one
+                break
         return self.get(task_id)
 
     def close(self):
@@ -243,24 +253,27 @@ class AsyncTaskline(_Common):
             headers = dict(self.headers, Accept="text/event-stream")
             if parser.last_id is not None:
                 headers["Last-Event-ID"] = parser.last_id
+            wait = None
             try:
                 head, lines = await self._transport.stream(path, headers)
                 if head.status != 200:
-                    raise self._error(head)
-                async for line in lines:
-                    done = parser.feed(line)
-                    if done:
-                        failures = 0
-                        event = _event(done)
-                        yield event
-                        if event.event == "end":
-                            return
-            except (OSError, asyncio.IncompleteReadError):
+                    wait = self._resume_after(head, failures)
+                else:
+                    async for line in lines:
+                        done = parser.feed(line)
+                        if done:
+                            event = _event(done)
+                            if event.id is not None:
+                                failures = 0  # as in Taskline.events
+                            yield event
+                            if event.event == "end":
+                                return
+            except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError):
                 pass
-            failures += 1  # as in Taskline.events
+            failures += 1
             if failures > self.read_retries + 5:
                 raise ConnectionFailed(f"events of {ident}: the stream keeps dropping")
-            await asyncio.sleep(min((parser.retry_ms or 2000) / 1000, 2.0) if failures > 2 else 0.05)
+            await asyncio.sleep(wait if wait is not None else self._reconnect_delay(parser, failures))
 
     async def wait(self, task_id: str, timeout: float | None = None) -> Task:
         """As `Taskline.wait`."""
@@ -291,3 +304,8 @@ def _event(parsed: tuple[str, str, str | None]) -> Event:
     except ValueError:
         data = text
     return Event(name, data, ident)
+
+
+def _check(deadline: float | None, task_id: str):
+    if deadline is not None and time.monotonic() > deadline:
+        raise TimeoutError(f"task {task_id} did not finish in time")

@@ -41,6 +41,8 @@ log = logging.getLogger("taskline.worker")
 NEEDS_SERVER = "0.1.0"
 MAX_BATCH = 1000  # the node's bound on one claim
 CLAIMERS = 2  # claim loops (see Worker.serve)
+HAND_IN_BYTES = 512 * 1024  # results a call hands in, at most (the node's default body limit is 1 MiB)
+ITEM_BYTES = 300  # an item's id, lease token and the like; an error is bounded at 10,000 characters
 AHEAD_HORIZON = 0.05  # seconds of work held ready beyond the slots (see Worker._ahead)
 
 
@@ -83,12 +85,15 @@ class Context:
         self.lease: str = task["lease"]["token"]
         self.cancel_requested = False
         self.lease_lost = False
+        self.handed_back = False
         self._progress: dict | None = None
 
     @property
     def cancelled(self) -> bool:
-        """True once someone asked to cancel the task or its lease was lost: stop, nothing more is kept."""
-        return self.cancel_requested or self.lease_lost
+        """True once someone asked to cancel the task, its lease was lost, or the worker stopping
+        handed it back (past the grace): stop, nothing more is kept. A handler in a thread cannot be
+        interrupted; it should look at this between its steps."""
+        return self.cancel_requested or self.lease_lost or self.handed_back
 
     def progress(self, percent: int, message: str | None = None) -> None:
         """Reports progress; coalesced (the latest goes with the next heartbeat, within a quarter second)."""
@@ -192,12 +197,13 @@ class SyncContext:
 
 class _Run:
     """A claimed task: held ready until a slot frees (`task` None), then running."""
-    __slots__ = ("ctx", "task", "renew_at", "third", "dropped")
+    __slots__ = ("ctx", "task", "renew_at", "third", "dropped", "begun")
 
     def __init__(self, ctx: Context, third: float):
         self.ctx, self.task, self.third = ctx, None, third
         self.renew_at = time.monotonic() + third
         self.dropped = False  # cancelled or lost while held ready: never started
+        self.begun = False  # its coroutine has begun (a task cancelled before that never runs its finally)
 
 
 def _lease_seconds(task: dict) -> float:
@@ -228,9 +234,12 @@ class Worker:
         self._ready: collections.deque[_Run] = collections.deque()
         self._active = 0  # running handlers
         self._pace = None  # seconds a handler takes, averaged (None: none ended yet)
-        self._done: list[tuple[str, dict]] = []
+        self._done: list[tuple[str, dict, int]] = []  # (complete or fail, the item, its size in bytes, about)
         self._stopping = False
         self._asked = self._in_flight = 0  # tasks asked for, and work calls, now out
+        self._idle = False  # with exit_when_idle: a claim found nothing and nothing is held
+        self._finished = False  # the last hand-in is done: the flusher sends nothing more
+        self._handing_in = None
         self._polling: set[asyncio.Task] = set()  # claim loops in a long poll (carrying nothing)
         self._loop: asyncio.AbstractEventLoop | None = None
         self.calls = self.claimed = 0
@@ -277,9 +286,11 @@ class Worker:
             raise ValueError("no handler registered")
         self._loop = asyncio.get_running_loop()
         self._freed, self._to_flush, self._beat = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        self._handing_in = asyncio.Lock()  # one hand-in at a time beside the claims: the flusher's or the last
         self._http = AsyncTransport(self._endpoint, timeout=self.poll_wait + 30, max_idle=8)
         self._pool = concurrent.futures.ThreadPoolExecutor(self._threads or min(32, self.concurrency),
                                                            thread_name_prefix="taskline-handler")
+        helpers: list[asyncio.Task] = []
         try:
             await self._check_server()
             helpers = [asyncio.create_task(self._flusher()), asyncio.create_task(self._heartbeats())]
@@ -293,15 +304,18 @@ class Worker:
                     except asyncio.CancelledError:
                         if not self._stopping:
                             raise
+            except BaseException:
+                self.stop()  # one loop failed: the other claims no more either
+                raise
             finally:
                 for claim in claims:
                     claim.cancel()
                 await asyncio.gather(*claims, return_exceptions=True)
-            await self._finish()
+                await self._finish()
+        finally:
             for h in helpers:
                 h.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
-        finally:
             self._pool.shutdown(wait=False, cancel_futures=True)
             await self._http.close()
 
@@ -351,7 +365,7 @@ class Worker:
         path = f"/api/queues/{_calls.quote(self.queue)}/work"
         types = sorted(self._handlers)
         failures = 0
-        while not self._stopping:
+        while not self._stopping and not self._idle:
             room = self._room()
             if room <= 0:
                 await self._freed.wait()
@@ -367,7 +381,7 @@ class Worker:
                 room = self._room()
                 if room <= 0:
                     continue
-            complete, fail = self._take_done()
+            complete, fail, taken = self._take_done()
             carrying = bool(complete or fail)
             # A call that carries results does not wait: cutting it short (a stop) could lose them.
             wait_ms = 0 if carrying else int(self.poll_wait * 1000)
@@ -386,21 +400,25 @@ class Worker:
                 answer = await self._post_ok(path, body, timeout=wait_ms / 1000 + 30)
                 failures = 0
             except ConnectionFailed as e:
-                self._give_back(complete, fail)
+                self._give_back(taken)
                 failures += 1
                 log.warning("work call failed (%s); again in %.1f s", e, min(2 ** failures * 0.1, 5))
                 await asyncio.sleep(min(2 ** failures * 0.1, 5))
                 continue
             except ProblemError as e:
                 if e.status in (429, 503):
-                    self._give_back(complete, fail)
+                    self._give_back(taken)
                     await asyncio.sleep(min(e.retry_after or 1.0, 5.0))
                     continue
+                raise
+            except BaseException:
+                self._give_back(taken)
                 raise
             finally:
                 self._asked -= body["max"]
                 self._in_flight -= 1
                 self._polling.discard(asyncio.current_task())
+                self._freed.set()  # the room it asked for is the other loop's again
             self._answered(answer)
             tasks = answer.get("tasks") or []
             self.calls += 1
@@ -409,17 +427,24 @@ class Worker:
                 self._hold(task)
             self._start_ready()
             if not tasks and not carrying and self.exit_when_idle and not self._held:
+                self._idle = True
+                self._freed.set()
                 return
 
-    def _take_done(self) -> tuple[list, list]:
-        """What ended, to hand in: at most a call's worth (the node takes up to MAX_BATCH of each)."""
-        done, self._done = self._done[:MAX_BATCH], self._done[MAX_BATCH:]
-        complete = [item for kind, item in done if kind == "complete"]
-        fail = [item for kind, item in done if kind == "fail"]
-        return complete, fail
+    def _take_done(self) -> tuple[list, list, list]:
+        """What ended, to hand in: at most a call's worth, MAX_BATCH items and HAND_IN_BYTES of
+        results (the node's body limit is 1 MiB by default); and the entries taken, to give back."""
+        n, size = 0, 0
+        while n < len(self._done) and n < MAX_BATCH and (n == 0 or size + self._done[n][2] <= HAND_IN_BYTES):
+            size += self._done[n][2]
+            n += 1
+        taken, self._done = self._done[:n], self._done[n:]
+        complete = [item for kind, item, _ in taken if kind == "complete"]
+        fail = [item for kind, item, _ in taken if kind == "fail"]
+        return complete, fail, taken
 
-    def _give_back(self, complete: list, fail: list):
-        self._done[:0] = [("complete", i) for i in complete] + [("fail", i) for i in fail]
+    def _give_back(self, taken: list):
+        self._done[:0] = taken
 
     def _answered(self, answer: dict):
         for item in (answer.get("completed") or []) + (answer.get("failed") or []):
@@ -447,35 +472,39 @@ class Worker:
         item = {"id": ctx.id, "lease": ctx.lease}
         ended: tuple[str, dict] | None = None
         began = time.monotonic()
+        run.begun = True
         try:
+            if ctx.cancelled:  # cancelled or lost between its start and now: the handler is not run
+                raise asyncio.CancelledError()
             fn = self._handlers[type]
             if inspect.iscoroutinefunction(fn):
                 result = await fn(ctx, ctx.payload)
             else:
                 result = await self._loop.run_in_executor(self._pool, fn, SyncContext(ctx, self._loop), ctx.payload)
             try:
-                json.dumps(result)
+                size = len(json.dumps(result)) + ITEM_BYTES
             except (TypeError, ValueError) as e:  # here, lest it spoil the whole batch's call
                 raise Permanent(f"the handler's result is not JSON: {e}") from e
-            ended = ("complete", {**item, "result": result})
+            ended = ("complete", {**item, "result": result}, size)
             self.counts["succeeded"] += 1
         except _Suspend as s:
             await self._suspend(ctx, s.body)
         except Snooze as s:
-            ended = ("fail", {**item, "snoozeMs": millis(s.seconds, "snooze")})
+            ended = ("fail", {**item, "snoozeMs": millis(s.seconds, "snooze")}, ITEM_BYTES)
             self.counts["snoozed"] += 1
         except asyncio.CancelledError:
             if ctx.lease_lost:
                 self.counts["lost"] += 1
             elif ctx.cancel_requested:  # a cancel wins over any end a remote worker writes: cancelled
-                ended = ("fail", {**item, "error": "cancelled while running", "retry": False})
+                ended = ("fail", {**item, "error": "cancelled while running", "retry": False}, ITEM_BYTES)
                 self.counts["cancelled"] += 1
             else:  # stopping past the grace: another worker takes it, the attempt unspent
-                ended = ("fail", {**item, "release": True})
+                ended = ("fail", {**item, "release": True}, ITEM_BYTES)
                 self.counts["released"] += 1
         except Exception as e:  # noqa: BLE001 - any error of a handler fails its attempt
             retry = not isinstance(e, Permanent)
-            ended = ("fail", {**item, "error": _describe(e), "retry": retry})
+            error = _describe(e)
+            ended = ("fail", {**item, "error": error, "retry": retry}, ITEM_BYTES + len(error))
             self.counts["failed"] += 1
             log.debug("task %s failed", ctx.id, exc_info=True)
         finally:
@@ -513,20 +542,29 @@ class Worker:
         while True:
             await self._to_flush.wait()
             self._to_flush.clear()
-            if not self._in_flight and not self._stopping:  # none out: the next call carries them
-                continue  # the claim loop's next call carries them
-            await asyncio.sleep(0.002)  # let the tasks ending together go in one call
-            complete, fail = self._take_done()
-            if not (complete or fail):
+            # No call out and room for one: the claim loops' next call carries them. Otherwise (a
+            # call out, or no room until the tasks held ready drain) they go now: nothing renews
+            # the lease of a task that has ended, so they must not wait.
+            if not self._in_flight and self._room() > 0 and not self._stopping:
                 continue
-            try:
-                answer = await self._post_ok(path, {"worker": self.name, "max": 0, "complete": complete, "fail": fail})
-                self._answered(answer)
-            except (ConnectionFailed, ProblemError) as e:
-                log.warning("handing in %d results failed (%s); kept for the next call", len(complete) + len(fail), e)
-                self._give_back(complete, fail)
+            await asyncio.sleep(0.002)  # let the tasks ending together go in one call
+            async with self._handing_in:
+                if self._finished:
+                    return
+                complete, fail, taken = self._take_done()
+                if not (complete or fail):
+                    continue
+                try:
+                    answer = await self._post_ok(path, {"worker": self.name, "max": 0, "complete": complete,
+                                                        "fail": fail})
+                    self._answered(answer)
+                except (ConnectionFailed, ProblemError) as e:
+                    log.warning("handing in %d results failed (%s); kept for the next call", len(complete) + len(fail),
+                                e)
+                    self._give_back(taken)
+                    self._to_flush.set()
+            if self._to_flush.is_set():
                 await asyncio.sleep(0.5)
-                self._to_flush.set()
 
     # --- heartbeats ---
 
@@ -559,7 +597,7 @@ class Worker:
         by_id = {r.ctx.id: r for r in runs}
         for item in items:
             r = by_id.get(item.get("id"))
-            if r is None or r.ctx.id not in self._held:
+            if r is None or self._held.get(r.ctx.id) is not r:  # ended, or claimed again since
                 continue
             if item.get("status") == 200:
                 r.renew_at = time.monotonic() + r.third
@@ -573,13 +611,14 @@ class Worker:
     def _interrupt(self, r: _Run):
         """Cancels a running handler; a task still held ready is dropped (ended cancelled if asked)."""
         if r.task is not None:
-            r.task.cancel()
+            if r.begun:  # else its coroutine sees ctx.cancelled as it begins
+                r.task.cancel()
             return
         r.dropped = True
         self._held.pop(r.ctx.id, None)
         if r.ctx.cancel_requested and not r.ctx.lease_lost:
             self._done.append(("fail", {"id": r.ctx.id, "lease": r.ctx.lease, "error": "cancelled before it started",
-                                        "retry": False}))
+                                        "retry": False}, ITEM_BYTES))
             self._to_flush.set()
         self._freed.set()
 
@@ -592,28 +631,32 @@ class Worker:
             r = self._ready.popleft()
             if not r.dropped:
                 self._held.pop(r.ctx.id, None)
-                self._done.append(("fail", {"id": r.ctx.id, "lease": r.ctx.lease, "release": True}))
+                self._done.append(("fail", {"id": r.ctx.id, "lease": r.ctx.lease, "release": True}, ITEM_BYTES))
                 self.counts["released"] += 1
         running = [r.task for r in self._held.values() if r.task is not None]
         if running:
             log.info("stopping: %d tasks running, %.0f s to end", len(running), self.grace)
             done, still = await asyncio.wait(running, timeout=self.grace)
+            for r in list(self._held.values()):
+                if r.task in still:
+                    r.ctx.handed_back = True
             for t in still:
                 t.cancel()
             await asyncio.gather(*still, return_exceptions=True)
         path = f"/api/queues/{_calls.quote(self.queue)}/work"
-        for attempt in range(5):
-            complete, fail = self._take_done()
-            if not (complete or fail):
-                return
-            try:
-                self._answered(await self._post_ok(path, {"worker": self.name, "max": 0, "complete": complete,
-                                                          "fail": fail}))
-                return
-            except (ConnectionFailed, ProblemError) as e:
-                self._give_back(complete, fail)
-                log.warning("handing in at stop failed (%s)", e)
-                await asyncio.sleep(0.5)
+        async with self._handing_in:  # after a hand-in the flusher has out, which gives back on failure
+            failures = 0
+            while self._done and failures < 5:
+                complete, fail, taken = self._take_done()
+                try:
+                    self._answered(await self._post_ok(path, {"worker": self.name, "max": 0, "complete": complete,
+                                                              "fail": fail}))
+                except (ConnectionFailed, ProblemError) as e:
+                    self._give_back(taken)
+                    failures += 1
+                    log.warning("handing in at stop failed (%s)", e)
+                    await asyncio.sleep(0.5)
+            self._finished = True
 
 
 def _describe(e: BaseException) -> str:

@@ -236,3 +236,17 @@ def test_problem_documents_map_to_their_exceptions():
     assert unmeetable.estimated_wait_ms == 5017 and unmeetable.retry_after == 5
     assert isinstance(problem_error(409, {"type": "urn:taskline:problem:already-finished"}, None), Conflict)
     assert type(problem_error(418, {}, None)).__name__ == "ProblemError"
+
+
+def test_wait_gives_up_at_its_timeout_though_the_stream_stays_open(tl):
+    delayed = tl.submit("sleep", {"ms": 1}, queue="local", delay=3600)
+    started = __import__("time").monotonic()
+    with pytest.raises(TimeoutError):
+        tl.wait(delayed.id, timeout=0.5)
+    assert __import__("time").monotonic() - started < 5
+    async def go():
+        async with AsyncTaskline(URL, key=KEY) as atl:
+            with pytest.raises(TimeoutError):
+                await atl.wait(delayed.id, timeout=0.5)
+    asyncio.run(go())
+    tl.cancel(delayed.id)

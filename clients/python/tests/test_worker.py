@@ -303,3 +303,15 @@ def test_sigterm_lets_running_tasks_end_within_the_grace_and_hands_the_rest_back
         assert t.state == "pending" and t.attempt == 0, "handed back, its attempt unspent"
         assert reasons(t)[-1] == "released"
         tl.cancel(b.id)
+
+
+def test_a_worker_asked_to_exit_when_idle_exits_on_an_empty_queue(kind):
+    w = worker(exit_when_idle=True)
+
+    @w.handler(kind)
+    async def never(ctx, payload):
+        raise AssertionError("no task of this type was submitted")
+
+    started = time.monotonic()
+    asyncio.run(asyncio.wait_for(w.serve(), 30))  # both claim loops find nothing and end
+    assert time.monotonic() - started < 10
