@@ -199,6 +199,18 @@ public final class TestNode implements AutoCloseable {
         }
         try {
             await(node.close());
+        } catch (java.util.concurrent.TimeoutException e) {
+            // A close that hangs (seen once in ScheduleNodesTest, not reproduced since): what every
+            // thread was doing, so that the next occurrence names the part that did not stop.
+            StringBuilder dump = new StringBuilder("node close timed out; threads:\n");
+            Thread.getAllStackTraces().forEach((thread, stack) -> {
+                dump.append(thread.getName()).append('\n');
+                for (StackTraceElement frame : stack) {
+                    dump.append("    at ").append(frame).append('\n');
+                }
+            });
+            System.err.println(dump);
+            throw e;
         } finally {
             await(vertx.close());
         }
