@@ -200,7 +200,7 @@ def test_a_full_queue_raises_queue_full_with_its_retry_after_and_is_retried_only
             if not tl.get(i).finished:
                 tl.cancel(i)
             tl.wait(i, timeout=60)
-    blocker = tl.submit("sleep", {"ms": 5000}, queue="tiny")  # the built-in sleep runs to its end, cancel or not
+    blocker = tl.submit("sleep", {"ms": 5000}, queue="tiny")  # busy for 5 s, then the queue frees by itself
     until(lambda: tl.get(blocker.id).state == "running", "the blocker to run")
     waiting = tl.submit("sleep", {"ms": 1}, queue="tiny")
     try:

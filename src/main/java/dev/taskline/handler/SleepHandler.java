@@ -8,7 +8,8 @@ import java.time.Clock;
 
 /**
  * {@code sleep}: waits {@code ms} on a timer, reporting progress in {@code steps} even steps, and
- * fails its first {@code failTimes} attempts. For tests, demos and load tests; {@code ms: 0} is a
+ * fails its first {@code failTimes} attempts. Told to stop (a cancel, its timeout, the node's grace
+ * ending), it stops at once, where it slept on to the end; a compensating run has nothing to undo. For tests, demos and load tests; {@code ms: 0} is a
  * no-op that measures the server itself. Its result says when its code began to run ({@code
  * startedAt}, wall clock, microseconds), which is what a client timing submit-to-start wants: the
  * task's own {@code startedAt} is the journal's claim, and for a task dispatched at admission that
@@ -51,26 +52,43 @@ public final class SleepHandler implements TaskHandler {
                 .put("sleptMs", settings.ms)
                 .put("attempt", context.attempt())
                 .put("startedAt", startedAt);
-        if (settings.ms == 0) {
+        if (settings.ms == 0 || context.cancelled()) {
             return Future.succeededFuture(result);
         }
         Promise<JsonObject> done = Promise.promise();
-        step(context, settings, 1, done, result);
+        long[] timer = {-1};
+        context.onCancel(() -> context.vertx().runOnContext(v -> {
+            context.vertx().cancelTimer(timer[0]);
+            done.tryFail(new IllegalStateException("stopped after " + settings.ms + " ms were asked: told to stop"));
+        }));
+        step(context, settings, 1, done, result, timer);
         return done.future();
     }
 
-    private void step(TaskContext context, Settings settings, int step, Promise<JsonObject> done, JsonObject result) {
+    private void step(
+            TaskContext context,
+            Settings settings,
+            int step,
+            Promise<JsonObject> done,
+            JsonObject result,
+            long[] timer) {
+        if (done.future().isComplete()) {
+            return;
+        }
         int steps = Math.max(1, settings.steps);
         // Spread the remainder so that the steps add up to ms exactly.
         long delay = Math.max(1, settings.ms * step / steps - settings.ms * (step - 1) / steps);
-        context.vertx().setTimer(delay, id -> {
+        timer[0] = context.vertx().setTimer(delay, id -> {
+            if (done.future().isComplete()) {
+                return;
+            }
             if (settings.steps > 0) {
                 context.progress(100 * step / steps, "step " + step + " of " + steps);
             }
             if (step >= steps) {
-                done.complete(result);
+                done.tryComplete(result);
             } else {
-                step(context, settings, step + 1, done, result);
+                step(context, settings, step + 1, done, result, timer);
             }
         });
     }

@@ -110,6 +110,20 @@ class CancelTest {
         node.until("/api/batches/" + batch, b -> b.getJsonObject("counts").getInteger("cancelled") == 3);
     }
 
+    @Test
+    void the_built_in_sleep_stops_when_its_task_is_cancelled() throws Exception {
+        String id = node.post(
+                        "/api/tasks",
+                        new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 3_600_000)))
+                .bodyAsJsonObject()
+                .getString("id");
+        node.waitForState(id, "running");
+        node.post("/api/tasks/" + id + "/cancel", new JsonObject());
+        // It slept its hour out before (the task cancelling all along); the wait is TestNode's, a minute.
+        JsonObject cancelled = node.waitForState(id, "cancelled");
+        assertEquals(List.of("submitted", "claimed", "cancel_requested", "cancelled"), reasons(cancelled));
+    }
+
     private static String submit() throws Exception {
         return node.post("/api/tasks", new JsonObject().put("type", "gate"))
                 .bodyAsJsonObject()
