@@ -6,6 +6,9 @@ import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 
 /** {@code /health/*} for orchestrators and {@code /metrics} for Prometheus. */
 final class HealthRoutes implements Routes {
@@ -69,11 +72,9 @@ final class HealthRoutes implements Routes {
     }
 
     private static String readVersion() {
-        try (java.io.InputStream in = HealthRoutes.class.getResourceAsStream("/dev/taskline/version.txt")) {
-            return in == null
-                    ? "unknown"
-                    : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
-        } catch (java.io.IOException e) {
+        try (InputStream in = HealthRoutes.class.getResourceAsStream("/dev/taskline/version.txt")) {
+            return in == null ? "unknown" : new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+        } catch (IOException e) {
             return "unknown";
         }
     }

@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Workers over HTTP: claim tasks of a remote queue (a long poll), then heartbeat, complete or fail
@@ -236,7 +238,7 @@ final class WorkerRoutes implements Routes {
     private static final Set<String> FAIL_FIELDS =
             Set.of("lease", "error", "retry", "retryAfterMs", "snoozeMs", "release");
     private static final Set<String> FAIL_ITEM_FIELDS =
-            Set.of("id", "lease", "error", "retry", "retryAfterMs", "snoozeMs", "release");
+            Stream.concat(FAIL_FIELDS.stream(), Stream.of("id")).collect(Collectors.toUnmodifiableSet());
 
     /**
      * A failure ({@code error}, {@code retry}, {@code retryAfterMs}), or a task put back without

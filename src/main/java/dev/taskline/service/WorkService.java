@@ -163,7 +163,8 @@ public final class WorkService {
     /** Ends a remote attempt as {@code ending} says. */
     public Future<RemoteWorkers.Outcome> fail(Caller caller, UUID id, Ending ending) {
         String error = ending.error();
-        if ((!ending.putsBack() || error != null) && (error == null || error.isEmpty() || error.length() > MAX_ERROR)) {
+        // An error is optional only for a task put back; one that is given must fit.
+        if (error == null ? !ending.putsBack() : error.isEmpty() || error.length() > MAX_ERROR) {
             return Future.failedFuture(
                     new InvalidTaskException("error must be a text of 1 to " + MAX_ERROR + " characters"));
         }

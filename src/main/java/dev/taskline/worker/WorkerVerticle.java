@@ -24,6 +24,9 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.PoolOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
@@ -95,7 +98,7 @@ public final class WorkerVerticle extends VerticleBase {
     /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
     private PushHandler push;
 
-    private io.vertx.core.http.HttpClientAgent pushClient;
+    private HttpClientAgent pushClient;
     private long heartbeatTimer = -1;
     /** Handlers running: never more than the slots. */
     private int handlersRunning;
@@ -161,8 +164,7 @@ public final class WorkerVerticle extends VerticleBase {
         if (queue.config().push() != null) {
             // As many connections as the queue runs calls at once.
             pushClient = vertx.createHttpClient(
-                    new io.vertx.core.http.HttpClientOptions().setKeepAlive(true),
-                    new io.vertx.core.http.PoolOptions().setHttp1MaxSize(slots));
+                    new HttpClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(slots));
             push = new PushHandler(pushClient, queue.config().push(), clock);
         }
         heartbeatTimer = vertx.setPeriodic(queue.config().heartbeatMs(), id -> heartbeat());
