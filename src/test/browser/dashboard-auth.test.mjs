@@ -65,6 +65,11 @@ try {
   assert.match(await page.locator('#schedules .status').textContent(), /not shown to this key/);
   assert.equal(await page.locator('#schedule-table').isVisible(), false);
   log('ok   the schedules section tells a tenant\'s key it does not see schedules');
+
+  // The registry is an admin's: a tenant's key is told so, and sees no table.
+  await page.locator('#nodes[data-forbidden="true"] .status').waitFor({ state: 'visible' });
+  assert.equal(await page.locator('#node-table').isVisible(), false);
+  log('ok   the nodes section tells a tenant\'s key it does not see the nodes');
 } catch (e) {
   failed = true;
   log(`FAIL ${e && e.stack ? e.stack : e}`);

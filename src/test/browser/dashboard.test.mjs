@@ -108,6 +108,20 @@ async function dashboardScenario() {
       }
     });
 
+    await check('the nodes table lists this node, live, with its version, address and upkeep lease', async () => {
+      const nodes = (await http('GET', '/api/nodes')).json;
+      const self = nodes.nodes.find((n) => n.self);
+      const row = page.locator(`#node-table tbody tr[data-key="${self.id}"]`);
+      await row.waitFor();
+      assert.equal(await row.getAttribute('data-live'), 'true');
+      const text = await row.textContent();
+      assert.match(text, /this/);
+      assert.match(text, /live/);
+      assert.ok(text.includes(self.version), `the row shows the version ${self.version}`);
+      assert.ok(text.includes(self.address), `the row shows the address ${self.address}`);
+      assert.match(text, /upkeep/);
+    });
+
     await check('a queue is paused and resumed from its row, and a task waits out the pause', async () => {
       const row = page.locator('#queue-table tbody tr[data-queue="matching"]');
       const badge = row.locator('td.flow .badge');

@@ -7,6 +7,7 @@ import { LiveChart } from './chart.js';
 import { $, h, num, reconcileRows, time } from './dom.js';
 import { flowsSection } from './flows.js';
 import { setupMatchForm } from './match.js';
+import { nodesTable } from './nodes.js';
 import { schedulesTable } from './schedules.js';
 import { StepsPanel } from './steps.js';
 import { deadLetterTable, recentTasksTable } from './tasks.js';
@@ -185,6 +186,7 @@ async function sample() {
 // Schedules, every two seconds, with their Pause / Resume buttons.
 
 const schedules = schedulesTable($('#schedules'), { notify });
+const nodes = nodesTable($('#nodes'));
 
 // ---------------------------------------------------------------------------------------------
 // Recent tasks and dead letters.
@@ -295,6 +297,7 @@ updateRetryAll();
 sample();
 checkReady();
 schedules.start();
+nodes.start();
 flows.start();
 recent.start();
 dead.start();

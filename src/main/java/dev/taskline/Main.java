@@ -50,13 +50,18 @@ public final class Main {
                 System.exit(2);
             }
         }
-        if (args.length > 0) {
-            System.err.println("taskline: unknown command " + args[0] + " (run with no argument to serve, or new-key)");
+        java.util.Map<String, String> env = new java.util.HashMap<>(System.getenv());
+        if (args.length == 1 && args[0].equals("--take-over-config")) {
+            env.put(ConfigLoader.ENV_TAKE_OVER_CONFIG, "true");
+        } else if (args.length > 0) {
+            System.err.println(
+                    "taskline: unknown command " + args[0]
+                            + " (run with no argument to serve, --take-over-config to serve with new queue definitions, or new-key)");
             System.exit(2);
         }
         TasklineConfig config;
         try {
-            config = ConfigLoader.load(System.getenv());
+            config = ConfigLoader.load(env);
         } catch (ConfigException e) {
             System.err.println("taskline: bad configuration: " + e.getMessage());
             System.exit(2);

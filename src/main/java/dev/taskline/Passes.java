@@ -1,10 +1,12 @@
 package dev.taskline;
 
+import dev.taskline.cluster.Cluster;
 import dev.taskline.control.DeadlineSweep;
 import dev.taskline.control.QueuePauses;
 import dev.taskline.events.EventHub;
 import dev.taskline.queue.Promoter;
 import dev.taskline.recovery.Recovery;
+import dev.taskline.recovery.WakeUps;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.service.KeyService;
 import dev.taskline.worker.RemoteWorkers;
@@ -25,6 +27,8 @@ import dev.taskline.workflow.Waker;
  * @param keys      the keys issued through any node's API ({@code refresh})
  * @param blocked   the journal's blocked flow tasks, counted for flows.maxBlocked and tenant limits
  * @param waker     suspended tasks whose sleep or wait's time came
+ * @param cluster   the heartbeat and upkeep lease ({@code runOnce}), the registry
+ * @param wakeUps   page-ins that other nodes' notifications ask for
  */
 public record Passes(
         Recovery recovery,
@@ -36,4 +40,6 @@ public record Passes(
         EventHub events,
         KeyService keys,
         BlockedCount blocked,
-        Waker waker) {}
+        Waker waker,
+        Cluster cluster,
+        WakeUps wakeUps) {}

@@ -5,6 +5,8 @@ import dev.taskline.auth.ApiKeys;
 import dev.taskline.auth.SessionRevocations;
 import dev.taskline.auth.SessionTokens;
 import dev.taskline.auth.StreamTokens;
+import dev.taskline.cluster.Cluster;
+import dev.taskline.cluster.QueueDefinitions;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.control.DeadlineSweep;
 import dev.taskline.control.QueuePauses;
@@ -19,6 +21,7 @@ import dev.taskline.journal.JournalConnections;
 import dev.taskline.journal.JournalControls;
 import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalKeys;
+import dev.taskline.journal.JournalNodes;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.JournalSchedules;
 import dev.taskline.journal.JournalSteps;
@@ -29,6 +32,7 @@ import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
+import dev.taskline.recovery.WakeUps;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.schedule.Schedules;
 import dev.taskline.service.DurableService;
@@ -40,6 +44,7 @@ import dev.taskline.service.Services;
 import dev.taskline.service.TaskService;
 import dev.taskline.service.WorkService;
 import dev.taskline.support.Periodic;
+import dev.taskline.support.Version;
 import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.worker.Suspensions;
 import dev.taskline.worker.WorkerVerticle;
@@ -110,16 +115,19 @@ public final class Taskline {
     private RemoteWorkers remote;
     private final ApiKeys keys;
     private final SessionRevocations revocations;
-    private long keysTimer = -1;
-    /** How often streams ask the journal about writes made by other nodes. */
+    private final Cluster cluster;
+    private final WakeUps wakeUps;
+    /** How often streams ask the journal about writes made by other nodes, when no notification tells them. */
     private static final long CATCH_UP_MS = 2_000;
+    /** How often the upkeep's holder deletes finished tasks past retention, and registry rows long gone. */
+    private static final long RETENTION_MS = 60_000;
     /** How often the journal's blocked flow tasks are counted, for flows.maxBlocked. */
     private static final long BLOCKED_COUNT_MS = 2_000;
-    /** How often a node reads the keys issued through the API: a revocation reaches it within this. */
+    /** How often a node reads the keys issued through the API, when no notification tells it of a change. */
     private static final long KEYS_REFRESH_MS = 1_000;
     /** Events are kept a day (their ids, and waits that come late); a pass a minute deletes the older. */
     private static final long EVENTS_CLEAN_MS = 60_000;
-    /** How often a node reads the queues' switches: a pause made through another node holds here within this. */
+    /** How often a node reads the queues' switches, when no notification tells it of a change. */
     private static final long CONTROLS_REFRESH_MS = 500;
     /**
      * How often overdue tasks are expired. Claims refuse them meanwhile on their own; this bounds how
@@ -177,6 +185,53 @@ public final class Taskline {
         this.clock = clock;
         this.revocations = new SessionRevocations(clock);
         this.config = config;
+        this.cluster = new Cluster(
+                config.cluster(),
+                new JournalNodes(pool),
+                JournalConnections.listenOptions(
+                        config.cluster().listenUrl() != null ? config.cluster().listenUrl() : pgUrl),
+                nodeId,
+                Version.current(),
+                QueueDefinitions.of(config.queues().values()),
+                () -> hub == null ? 0 : hub.openStreams());
+        this.wakeUps =
+                new WakeUps(journal, queues, this::startable, config.recovery().batchSize());
+    }
+
+    /** How many tasks of {@code queue} this node could start now: what a wake-up pages in. */
+    private Future<Integer> startable(TaskQueue queue) {
+        int free = queue.startableNow();
+        if (free == 0 || !queue.config().remote()) {
+            return Future.succeededFuture(free);
+        }
+        return remote.wanted(queue.name()).map(wanted -> Math.min(free, Math.max(0, wanted - queue.waiting())));
+    }
+
+    /** What each channel of the listening connection asks of this node (null payload: after a reconnection). */
+    private void listen(KeyService keyService) {
+        cluster.on(Cluster.DUE, queue -> {
+                    if (queue == null) {
+                        wakeUps.dueEverywhere();
+                    } else {
+                        wakeUps.due(queue);
+                    }
+                })
+                .on(Cluster.KEYS, queue -> {
+                    for (TaskQueue q : queues.all()) {
+                        if (queue == null || q.name().equals(queue)) {
+                            q.retryKeys();
+                        }
+                    }
+                })
+                .on(Cluster.SCHEDULES, ignored -> scheduler.changed())
+                .onPass(Cluster.CONTROLS, "reading the queue switches", pauses::runOnce)
+                .onPass(Cluster.AUTH, "reading the keys", keyService::refresh)
+                .onPass(Cluster.EVENTS, "catching streams up", hub::catchUp);
+        for (TaskQueue queue : queues.all()) {
+            queue.onHeld(cluster::tellDue);
+        }
+        // Announced task events reach this node only once its registry row says it follows some.
+        hub.onFollowing(() -> cluster.runOnce().onComplete(done -> hub.catchUp()));
     }
 
     /** Starts a node: journal (embedded unless a URL is configured), migrations, workers, recovery, API. */
@@ -272,44 +327,65 @@ public final class Taskline {
         services = new Services(
                 taskService,
                 new FlowService(flowAdmission, flows, control, taskService),
-                new NodeService(admission, reads, queues, metrics, pauses, clock),
+                new NodeService(admission, reads, queues, metrics, pauses, clock, nodeId, cluster::nodes),
                 new ScheduleService(schedules),
                 keyService,
                 new WorkService(queues, remote, clock),
                 new DurableService(steps, admission, config.triggers(), waker::hold, metrics.steps()));
-        passes = new Passes(recovery, promoter, pauses, deadlines, scheduler, remote, hub, keyService, blocked, waker);
+        passes = new Passes(
+                recovery,
+                promoter,
+                pauses,
+                deadlines,
+                scheduler,
+                remote,
+                hub,
+                keyService,
+                blocked,
+                waker,
+                cluster,
+                wakeUps);
+        listen(keyService);
         return Migrator.migrate(vertx, pool)
+                // Before anything is taken: a node that disagrees with a live one on a queue stops here.
+                .compose(applied -> cluster.join(config.cluster().address()))
                 // A queue paused before this node started must not start anything on it, even once.
-                .compose(applied -> pauses.runOnce())
+                .compose(v -> pauses.runOnce())
                 .compose(v -> schedules.declare(declared(config)))
                 .compose(v -> deployWorkers(handlers, config))
+                .compose(v -> track(vertx.deployVerticle(cluster.heartbeats())))
                 // A journal that does not answer leaves the switches as last read.
                 .compose(v -> track(vertx.deployVerticle(
-                        new Periodic("reading the queue switches", CONTROLS_REFRESH_MS, pauses::runOnce))))
+                        cluster.fallback("reading the queue switches", CONTROLS_REFRESH_MS, pauses::runOnce))))
                 .compose(v -> track(vertx.deployVerticle(
-                        new Periodic("expiring tasks past their deadlines", DEADLINE_SWEEP_MS, deadlines::runOnce))))
+                        cluster.upkeep("expiring tasks past their deadlines", DEADLINE_SWEEP_MS, deadlines::runOnce))))
                 .compose(v -> blocked.runOnce())
                 .compose(v -> track(vertx.deployVerticle(
                         new Periodic("counting blocked flow tasks", BLOCKED_COUNT_MS, blocked::runOnce))))
                 .compose(v -> track(vertx.deployVerticle(promoter)))
                 .compose(v -> track(vertx.deployVerticle(waker)))
-                .compose(v -> track(vertx.deployVerticle(new Periodic(
+                .compose(v -> track(vertx.deployVerticle(cluster.upkeep(
                         "deleting events older than a day",
                         EVENTS_CLEAN_MS,
                         () -> steps.deleteOldEvents(clock.instant().minus(Duration.ofDays(1)), 10_000)))))
+                .compose(v -> track(vertx.deployVerticle(cluster.upkeep(
+                        "deleting finished tasks past retention, and nodes long gone",
+                        RETENTION_MS,
+                        () -> recovery.cleanOnce().compose(n -> cluster.forgetOld())))))
                 .compose(v -> track(vertx.deployVerticle(
-                        new Periodic("catching streams up with other nodes' writes", CATCH_UP_MS, hub::catchUp))))
+                        cluster.fallback("catching streams up with other nodes' writes", CATCH_UP_MS, hub::catchUp))))
                 .compose(v -> track(vertx.deployVerticle(
                         new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
                 .compose(v -> track(vertx.deployVerticle(scheduler)))
                 .compose(v -> keyService.refresh())
-                .compose(v -> {
-                    // Keys issued or revoked through any node's API reach this one within a second. A
-                    // journal that does not answer keeps the keys last read.
-                    keysTimer = vertx.setPeriodic(KEYS_REFRESH_MS, id -> keyService.refresh());
-                    // Stream tokens signed by one node open streams on any: the secret is the journal's.
-                    return journal.sharedSecret(StreamTokens.SECRET);
-                })
+                // Keys issued or revoked through any node's API reach this one at once through the
+                // listening connection, or within a second without it. A journal that does not answer
+                // keeps the keys last read.
+                .compose(v -> track(vertx.deployVerticle(
+                        cluster.fallback("reading the keys", KEYS_REFRESH_MS, keyService::refresh))))
+                .compose(v -> track(vertx.deployVerticle(cluster.listener())))
+                // Stream tokens signed by one node open streams on any: the secret is the journal's.
+                .compose(v -> journal.sharedSecret(StreamTokens.SECRET))
                 .compose(streamSecret -> {
                     // One deployment of N instances: Vert.x shares their listening socket (a random port too)
                     // and hands each new connection to the next instance's event loop.
@@ -331,6 +407,10 @@ public final class Taskline {
                             },
                             new DeploymentOptions().setInstances(config.http().instances())));
                 })
+                .compose(v -> cluster.address(
+                        config.cluster().address() != null
+                                ? config.cluster().address()
+                                : "http://" + config.http().host() + ":" + httpPort()))
                 .map(v -> {
                     LOG.info(nodeId + " listening on http://" + config.http().host() + ":" + httpPort()
                             + (httpInstances.size() > 1 ? " (" + httpInstances.size() + " HTTP event loops)" : ""));
@@ -434,8 +514,8 @@ public final class Taskline {
 
     /** Undeploys in reverse order, then closes the pools and the embedded PostgreSQL. */
     public Future<Void> close() {
-        vertx.cancelTimer(keysTimer);
-        Future<Void> chain = Future.succeededFuture();
+        // Listed gone at once, its upkeep lease let go for another node to take at its next heartbeat.
+        Future<Void> chain = cluster.leave().recover(e -> Future.succeededFuture());
         for (int i = deployments.size() - 1; i >= 0; i--) {
             String id = deployments.get(i);
             chain = chain.compose(v -> vertx.undeploy(id)).recover(e -> Future.succeededFuture());

@@ -32,6 +32,9 @@ public final class ConfigLoader {
     public static final String ENV_DATA_DIR = "TASKLINE_DATA_DIR";
     public static final String ENV_POOL_SIZE = "TASKLINE_PG_POOL_SIZE";
     public static final String ENV_HANDLERS_DIR = "TASKLINE_HANDLERS_DIR";
+    public static final String ENV_PG_LISTEN_URL = "TASKLINE_PG_LISTEN_URL";
+    public static final String ENV_TAKE_OVER_CONFIG = "TASKLINE_TAKE_OVER_CONFIG";
+    public static final String ENV_ADDRESS = "TASKLINE_ADDRESS";
 
     private static final String PACKAGED = "/conf/taskline.json";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -97,7 +100,8 @@ public final class ConfigLoader {
                 "scheduler",
                 "schedules",
                 "flows",
-                "triggers");
+                "triggers",
+                "cluster");
 
         Node http = top.object("http");
         http.only(
@@ -205,6 +209,8 @@ public final class ConfigLoader {
         scheduler.only("graceMs", "maxCatchUp");
         Node flows = top.object("flows");
         flows.only("maxTasks", "maxBlocked", "maxParentBytes");
+        Node cluster = top.object("cluster");
+        cluster.only("heartbeatMs", "fallbackMs", "listenUrl", "takeOverConfig", "address");
         // Each definition is checked as the API checks one (its task against the queues and handlers),
         // when the node starts: here only its shape.
         Node schedules = top.object("schedules");
@@ -233,7 +239,13 @@ public final class ConfigLoader {
                         flows.integer("maxTasks", TasklineConfig.Flows.DEFAULTS.maxTasks()),
                         flows.integer("maxBlocked", TasklineConfig.Flows.DEFAULTS.maxBlocked()),
                         flows.longValue("maxParentBytes", TasklineConfig.Flows.DEFAULTS.maxParentBytes())),
-                triggers(top));
+                triggers(top),
+                new TasklineConfig.Cluster(
+                        cluster.longValue("heartbeatMs", 2_000),
+                        cluster.longValue("fallbackMs", 5_000),
+                        envOr(env, ENV_PG_LISTEN_URL, cluster.text("listenUrl", null)),
+                        "true".equalsIgnoreCase(env.get(ENV_TAKE_OVER_CONFIG)) || cluster.bool("takeOverConfig", false),
+                        envOr(env, ENV_ADDRESS, cluster.text("address", null))));
     }
 
     private static List<Trigger> triggers(Node top) {

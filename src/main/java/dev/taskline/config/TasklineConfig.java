@@ -19,7 +19,8 @@ public record TasklineConfig(
         AuthConfig auth,
         Scheduling scheduling,
         Flows flows,
-        List<Trigger> triggers) {
+        List<Trigger> triggers,
+        Cluster cluster) {
 
     public static final String DEFAULT_QUEUE = "default";
 
@@ -188,6 +189,40 @@ public record TasklineConfig(
             }
             if (maxWaitingInserts < 1) {
                 throw new ConfigException("journal.maxWaitingInserts must be at least 1, got " + maxWaitingInserts);
+            }
+        }
+    }
+
+    /**
+     * How the node acts with the others on its journal.
+     *
+     * @param heartbeatMs    how often it heart-beats in the registry (its row lives three of them) and
+     *                       renews the upkeep lease
+     * @param fallbackMs     how often the polls that notifications make urgent (switches, keys, streams'
+     *                       catch-up) still run while the listening connection is up
+     * @param listenUrl      where the listening connection goes (null: the journal's URL); it must reach
+     *                       PostgreSQL itself or a pooler in session mode, as LISTEN belongs to a session
+     * @param takeOverConfig start even when live nodes define a shared queue otherwise (a rolling change)
+     * @param address        the API's address as other nodes and operators should see it (null: the
+     *                       listening host and port)
+     */
+    public record Cluster(long heartbeatMs, long fallbackMs, String listenUrl, boolean takeOverConfig, String address) {
+        public Cluster {
+            if (heartbeatMs < 50 || heartbeatMs > 60_000) {
+                throw new ConfigException("cluster.heartbeatMs must be from 50 to 60000, got " + heartbeatMs);
+            }
+            if (fallbackMs < 10) {
+                throw new ConfigException("cluster.fallbackMs must be at least 10, got " + fallbackMs);
+            }
+            if (listenUrl != null && listenUrl.isBlank()) {
+                listenUrl = null;
+            }
+            if (listenUrl != null && !listenUrl.startsWith("postgresql://") && !listenUrl.startsWith("postgres://")) {
+                throw new ConfigException(
+                        "cluster.listenUrl (TASKLINE_PG_LISTEN_URL) must look like postgresql://user:pass@host:port/db");
+            }
+            if (address != null && address.isBlank()) {
+                address = null;
             }
         }
     }

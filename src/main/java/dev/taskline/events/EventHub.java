@@ -7,9 +7,12 @@ import dev.taskline.model.problem.TooManyStreamsException;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Deque;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,9 +37,11 @@ public final class EventHub {
     private final AtomicInteger open = new AtomicInteger();
     /** Open streams per holder that has a share (a tenant, a stream token). */
     private final Map<String, Integer> byHolder = new ConcurrentHashMap<>();
-    // The timer's passes and a test's run on different threads.
-    private volatile long lastWatermark;
-    private volatile long previousWatermark;
+
+    static final long LOOK_BACK_MS = 4_000;
+    private volatile Runnable following = () -> {};
+    /** Event-id watermarks read by the passes, each with its time ({@link System#nanoTime}); guarded by itself. */
+    private final Deque<long[]> marks = new ArrayDeque<>();
 
     public EventHub(Vertx vertx, JournalReads journal, int maxStreams) {
         this.vertx = vertx;
@@ -87,8 +92,12 @@ public final class EventHub {
             release(holder);
         });
         streamOf[0] = stream;
+        boolean first = byTask.isEmpty();
         for (UUID task : stream.tasks()) {
             byTask.computeIfAbsent(task, t -> new CopyOnWriteArraySet<>()).add(stream);
+        }
+        if (first) {
+            following.run();
         }
         stream.start();
         return stream;
@@ -98,6 +107,14 @@ public final class EventHub {
         if (holder != null) {
             byHolder.computeIfPresent(holder.name(), (name, n) -> n == 1 ? null : n - 1);
         }
+    }
+
+    /**
+     * Called when this node begins to follow tasks, having followed none: other nodes announce task
+     * events only while some node follows any, and must learn of it now, not at the next heartbeat.
+     */
+    public void onFollowing(Runnable listener) {
+        this.following = listener;
     }
 
     public int openStreams() {
@@ -129,23 +146,23 @@ public final class EventHub {
     }
 
     /**
-     * One pass of the nudge for writes made elsewhere: which watched tasks have events newer than
-     * two passes ago (generous, so a late commit is not missed); their streams read the journal.
+     * One pass of the nudge for writes made elsewhere: which watched tasks have events newer than the
+     * newest event id seen {@value #LOOK_BACK_MS} ms ago or more (generous: an id is handed out before
+     * its transaction commits, and a pass may run just after another when a notification asks for
+     * it); their streams read the journal, and drop what they have shown.
      */
     public Future<Integer> catchUp() {
         if (byTask.isEmpty()) {
             return journal.maxEventId().map(max -> {
-                previousWatermark = lastWatermark;
-                lastWatermark = max;
+                mark(max);
                 return 0;
             });
         }
         List<UUID> watched = new ArrayList<>(byTask.keySet());
-        long since = previousWatermark;
+        long since = since();
         return journal.maxEventId()
                 .compose(max -> journal.changedSince(watched, since).map(changed -> {
-                    previousWatermark = lastWatermark;
-                    lastWatermark = max;
+                    mark(max);
                     changed(changed);
                     return changed.size();
                 }))
@@ -157,6 +174,35 @@ public final class EventHub {
                     }
                     return changed;
                 }));
+    }
+
+    private void mark(long watermark) {
+        long now = System.nanoTime();
+        synchronized (marks) {
+            marks.addLast(new long[] {now, watermark});
+            // The oldest mark kept is the newest one old enough to read from.
+            while (marks.size() > 1 && oldEnough(now, second())) {
+                marks.removeFirst();
+            }
+        }
+    }
+
+    private long[] second() {
+        Iterator<long[]> it = marks.iterator();
+        it.next();
+        return it.next();
+    }
+
+    private long since() {
+        long now = System.nanoTime();
+        synchronized (marks) {
+            long[] first = marks.peekFirst();
+            return first != null && oldEnough(now, first) ? first[1] : 0;
+        }
+    }
+
+    private static boolean oldEnough(long nowNanos, long[] mark) {
+        return (nowNanos - mark[0]) / 1_000_000 >= LOOK_BACK_MS;
     }
 
     private void forget(TaskStream stream) {

@@ -6,6 +6,7 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.model.BatchView;
 import dev.taskline.model.Event;
 import dev.taskline.model.Insert;
+import dev.taskline.model.NodeRecord;
 import dev.taskline.model.QueueControl;
 import dev.taskline.model.ScheduleRecord;
 import dev.taskline.model.SignalView;
@@ -18,6 +19,7 @@ import dev.taskline.model.TickRecord;
 import dev.taskline.schedule.ScheduleSpec;
 import dev.taskline.schedule.ScheduleView;
 import dev.taskline.service.DurableService;
+import dev.taskline.service.NodeService;
 import dev.taskline.service.Views.QueueView;
 import dev.taskline.service.Views.Stats;
 import dev.taskline.support.IsoTime;
@@ -489,6 +491,31 @@ final class ApiJson {
             json.put("retryAt", time(outcome.retryAt()));
         }
         return json;
+    }
+
+    static JsonObject nodes(NodeService.Nodes nodes) {
+        JsonArray list = new JsonArray();
+        for (NodeRecord node : nodes.nodes()) {
+            list.add(new JsonObject()
+                    .put("id", node.id())
+                    .put("self", node.id().equals(nodes.self()))
+                    .put("live", node.live())
+                    .put("version", node.version())
+                    .put("address", node.address())
+                    .put("startedAt", time(node.startedAt()))
+                    .put("lastHeartbeat", time(node.seenAt()))
+                    .put(
+                            "heartbeatAgeMs",
+                            Math.max(
+                                    0,
+                                    node.readAt().toEpochMilli() - node.seenAt().toEpochMilli()))
+                    .put("goneAt", time(node.goneAt() != null ? node.goneAt() : node.live() ? null : node.expiresAt()))
+                    .put("queuesHash", node.queuesHash())
+                    .put("configEpoch", node.configEpoch())
+                    .put("streams", node.streams())
+                    .put("leases", new JsonArray(node.leases())));
+        }
+        return new JsonObject().put("self", nodes.self()).put("nodes", list);
     }
 
     static JsonObject worker(RemoteWorkers.Worker worker) {

@@ -2,19 +2,17 @@ package dev.taskline.http;
 
 import dev.taskline.service.Caller;
 import dev.taskline.service.NodeService;
+import dev.taskline.support.Version;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 
 /** {@code /health/*} for orchestrators and {@code /metrics} for Prometheus. */
 final class HealthRoutes implements Routes {
 
     /** This build's version (the pom's), told on {@code /health/live} so that clients can check it. */
-    static final String VERSION = readVersion();
+    static final String VERSION = Version.current();
 
     private final NodeService service;
     private final WorkerExecutor scrapes;
@@ -69,13 +67,5 @@ final class HealthRoutes implements Routes {
                         .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
                         .end(text))
                 .onFailure(ctx::fail);
-    }
-
-    private static String readVersion() {
-        try (InputStream in = HealthRoutes.class.getResourceAsStream("/dev/taskline/version.txt")) {
-            return in == null ? "unknown" : new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
-        } catch (IOException e) {
-            return "unknown";
-        }
     }
 }

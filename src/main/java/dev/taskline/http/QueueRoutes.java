@@ -8,7 +8,8 @@ import io.vertx.ext.web.RoutingContext;
 
 /**
  * {@code /api/queues} and {@code /api/stats}: this node's queues, one by one and added up (for a
- * tenant's key, its own tasks); an admin pauses and resumes them.
+ * tenant's key, its own tasks); an admin pauses and resumes them, and lists the nodes on the
+ * journal ({@code /api/nodes}).
  */
 final class QueueRoutes implements Routes {
 
@@ -24,6 +25,13 @@ final class QueueRoutes implements Routes {
         router.get("/api/stats").handler(this::stats);
         router.post("/api/queues/:queue/pause").handler(ctx -> pause(ctx, true));
         router.post("/api/queues/:queue/resume").handler(ctx -> pause(ctx, false));
+        router.get("/api/nodes").handler(this::nodes);
+    }
+
+    private void nodes(RoutingContext ctx) {
+        service.nodes(Requests.caller(ctx))
+                .onSuccess(nodes -> Requests.json(ctx, 200, ApiJson.nodes(nodes)))
+                .onFailure(ctx::fail);
     }
 
     private void pause(RoutingContext ctx, boolean paused) {

@@ -27,6 +27,15 @@ public final class JournalConnections {
         return common(url).addProperty("plan_cache_mode", "force_generic_plan");
     }
 
+    /**
+     * The listening connection: one session, held open, that runs LISTEN and nothing else. It must
+     * reach PostgreSQL itself (or a pooler in session mode): a pooler in transaction mode hands the
+     * session to others between statements, and notifications would go astray.
+     */
+    public static PgConnectOptions listenOptions(String url) {
+        return PgUrl.parse(url);
+    }
+
     private static PgConnectOptions common(String url) {
         return PgUrl.parse(url)
                 .setPipeliningLimit(256)

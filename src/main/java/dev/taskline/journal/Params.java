@@ -30,6 +30,7 @@ final class Params {
             Map.entry("list_tasks", ListTasks.class),
             Map.entry("list_tenant_tasks", ListTenantTasks.class),
             Map.entry("key_insert", KeyInsert.class),
+            Map.entry("node_register", NodeRegister.class),
             Map.entry("schedule_create", ScheduleCreate.class),
             Map.entry("ticks_decide", TicksDecide.class),
             Map.entry("insert_flow", InsertFlow.class),
@@ -132,6 +133,15 @@ final class Params {
             String[] queues,
             OffsetDateTime now,
             String createdBy) {}
+
+    record NodeRegister(
+            String id,
+            String version,
+            String address,
+            long expiresMs,
+            String queues,
+            String queuesHash,
+            long configEpoch) {}
 
     record ScheduleCreate(UUID id, String name, JsonObject spec, String origin, OffsetDateTime now, String changedBy) {}
 

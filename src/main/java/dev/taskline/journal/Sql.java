@@ -49,7 +49,8 @@ final class Sql {
                 "/sql/queries/schedules.sql",
                 "/sql/queries/flows.sql",
                 "/sql/queries/steps.sql",
-                "/sql/queries/migrations.sql");
+                "/sql/queries/migrations.sql",
+                "/sql/queries/nodes.sql");
     }
 
     /** Reads packaged files; called once at start-up, before any event loop needs them. */

@@ -6,6 +6,7 @@ import dev.taskline.model.Task;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
@@ -151,6 +152,15 @@ final class Gates {
     boolean retryKey(String key) {
         keyBlocked.remove(key);
         return refill(key);
+    }
+
+    /** Every key found full may be tried again (another node freed room under some). True when any task came back in line. */
+    boolean retryKeys() {
+        boolean any = false;
+        for (String key : List.copyOf(keyBlocked)) {
+            any |= retryKey(key);
+        }
+        return any;
     }
 
     /**

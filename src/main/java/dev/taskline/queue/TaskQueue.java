@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -37,6 +38,7 @@ public final class TaskQueue {
     private Runnable onAvailable = () -> {};
     private Runnable onRoom = () -> {};
     private Runnable onScheduled = () -> {};
+    private Consumer<String> onHeld = queue -> {};
     private boolean journalHasMore;
 
     public TaskQueue(QueueConfig config) {
@@ -83,6 +85,25 @@ public final class TaskQueue {
      */
     public synchronized void onRoom(Runnable listener) {
         this.onRoom = listener;
+    }
+
+    /**
+     * Called (outside the lock, with the queue's name) when due tasks came into line here that this
+     * node cannot start now, its slots all taken: another node may, and is told (see cluster).
+     */
+    public synchronized void onHeld(Consumer<String> listener) {
+        this.onHeld = listener;
+    }
+
+    /** What to call when tasks just came into line: the held listener if more wait than free slots take. */
+    private Consumer<String> heldSignal() {
+        return !startsHeld() && waiting.size() > Math.max(0, slots.free()) ? onHeld : null;
+    }
+
+    private void held(Consumer<String> listener) {
+        if (listener != null) {
+            listener.accept(config.name());
+        }
     }
 
     /** Called (outside the lock) when a task was scheduled, so the promoter can set its timer. */
@@ -148,11 +169,15 @@ public final class TaskQueue {
         }
         Runnable available = null;
         Runnable onSched = null;
+        Consumer<String> held = null;
         synchronized (this) {
             reservation.settle();
             room.commit(reservation, leased);
             if (reservation.waitingCount() + reservation.dispatchedCount() > 0) {
                 available = onAvailable;
+            }
+            if (reservation.waitingCount() > 0) {
+                held = heldSignal();
             }
             if (reservation.scheduledCount() > 0) {
                 onSched = onScheduled;
@@ -164,6 +189,7 @@ public final class TaskQueue {
         if (onSched != null) {
             onSched.run();
         }
+        held(held);
     }
 
     /** See {@link Reservation#abort}. */
@@ -312,16 +338,19 @@ public final class TaskQueue {
     public int promoteDue(long nowMillis) {
         int moved = 0;
         Runnable listener;
+        Consumer<String> held;
         synchronized (this) {
             while (scheduled.anyDue(nowMillis) && room.hasWaitingRoom()) {
                 gates.line(scheduled.pollDue(nowMillis));
                 moved++;
             }
             listener = onAvailable;
+            held = moved > 0 ? heldSignal() : null;
         }
         if (moved > 0) {
             listener.run();
         }
+        held(held);
         return moved;
     }
 
@@ -337,6 +366,7 @@ public final class TaskQueue {
     public int offer(List<Task> tasks) {
         int added = 0;
         Runnable listener;
+        Consumer<String> held;
         synchronized (this) {
             for (Task task : tasks) {
                 if (!room.hasWaitingRoom()) {
@@ -349,10 +379,12 @@ public final class TaskQueue {
             }
             custody.accepted(added);
             listener = onAvailable;
+            held = added > 0 ? heldSignal() : null;
         }
         if (added > 0) {
             listener.run();
         }
+        held(held);
         return added;
     }
 
@@ -523,6 +555,27 @@ public final class TaskQueue {
             listener = gates.retryKey(key) ? onAvailable : null;
         }
         run(listener);
+    }
+
+    /** Another node freed room under some key of this queue: every key found full is tried again. */
+    public void retryKeys() {
+        Runnable listener;
+        synchronized (this) {
+            listener = gates.retryKeys() ? onAvailable : null;
+        }
+        run(listener);
+    }
+
+    /**
+     * How many more tasks this node could start now: free slots that no task here waits for. What a
+     * wake-up from another node pages in, and no more: a node holds in its line only what it can start,
+     * so that work another node could start now is not hoarded here.
+     */
+    public synchronized int startableNow() {
+        if (startsHeld()) {
+            return 0;
+        }
+        return Math.max(0, slots.free() - waiting.size() - room.reserved());
     }
 
     /**

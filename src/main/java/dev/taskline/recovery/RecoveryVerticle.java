@@ -22,12 +22,10 @@ public final class RecoveryVerticle extends VerticleBase {
     private final Recovery recovery;
     private final QueueRegistry queues;
     private final long intervalMs;
-    private static final long CLEAN_EVERY_MS = 60_000;
     static final int CHECK_EVERY_TICKS = 5;
     static final long ROOM_GAP_MS = 1_000;
 
     private long timer = -1;
-    private long cleanTimer = -1;
     private boolean passRunning;
     private boolean again;
     private long ticks;
@@ -54,11 +52,6 @@ public final class RecoveryVerticle extends VerticleBase {
                 .eventually(() -> {
                     passRunning = false;
                     timer = vertx.setPeriodic(intervalMs, id -> tick());
-                    cleanTimer = vertx.setPeriodic(
-                            Math.max(intervalMs, CLEAN_EVERY_MS),
-                            id -> recovery.cleanOnce()
-                                    .onFailure(
-                                            e -> LOG.log(Level.WARNING, "retention pass failed; will try again", e)));
                     if (again) {
                         again = false;
                         tick();
@@ -70,7 +63,6 @@ public final class RecoveryVerticle extends VerticleBase {
     @Override
     public Future<?> stop() {
         vertx.cancelTimer(timer);
-        vertx.cancelTimer(cleanTimer);
         if (roomTimer >= 0) {
             vertx.cancelTimer(roomTimer);
         }

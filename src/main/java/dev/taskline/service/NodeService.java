@@ -7,6 +7,7 @@ import dev.taskline.control.QueuePauses;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
+import dev.taskline.model.NodeRecord;
 import dev.taskline.model.QueueControl;
 import dev.taskline.model.TenantCounts;
 import dev.taskline.model.problem.NotFoundException;
@@ -20,6 +21,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The node as a caller sees it: its queues and their counts (a tenant's key sees its own tasks'),
@@ -35,21 +37,38 @@ public final class NodeService {
     private final TasklineMetrics metrics;
     private final QueuePauses pauses;
     private final Clock clock;
+    private final String nodeId;
+    private final Supplier<Future<List<NodeRecord>>> registry;
 
+    /** @param registry the journal's node registry: live nodes, then those gone within the last hour */
     public NodeService(
             Admission admission,
             JournalReads reads,
             QueueRegistry queues,
             TasklineMetrics metrics,
             QueuePauses pauses,
-            Clock clock) {
+            Clock clock,
+            String nodeId,
+            Supplier<Future<List<NodeRecord>>> registry) {
         this.admission = admission;
         this.reads = reads;
         this.queues = queues;
         this.metrics = metrics;
         this.pauses = pauses;
         this.clock = clock;
+        this.nodeId = nodeId;
+        this.registry = registry;
     }
+
+    /** The nodes on this journal, as the registry lists them, and which one answers: an admin's call. */
+    public Future<Nodes> nodes(Caller caller) {
+        return permitted(() -> caller.require(Scope.ADMIN))
+                .compose(v -> registry.get())
+                .map(list -> new Nodes(nodeId, list));
+    }
+
+    /** The registry's list, and the node that read it. */
+    public record Nodes(String self, List<NodeRecord> nodes) {}
 
     /**
      * Every queue of this node, by name: this node's custody and meters, or, for a tenant's key, that

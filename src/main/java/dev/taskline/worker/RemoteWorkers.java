@@ -401,6 +401,17 @@ public final class RemoteWorkers extends VerticleBase {
         return onContext(() -> Future.succeededFuture(claims.waiting(queue)));
     }
 
+    /**
+     * How many tasks of the queue the claims waiting here would take now (0 for a queue this node does
+     * not serve remotely): what a wake-up from another node may page in for them.
+     */
+    public Future<Integer> wanted(String queue) {
+        if (!serves(queue)) {
+            return Future.succeededFuture(0);
+        }
+        return onContext(() -> Future.succeededFuture(claims.wanted(queue)));
+    }
+
     /** Runs {@code action} on this verticle's event loop; the answer comes back on the caller's. */
     private <T> Future<T> onContext(Supplier<Future<T>> action) {
         Context caller = Vertx.currentContext();

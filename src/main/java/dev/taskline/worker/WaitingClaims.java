@@ -164,6 +164,18 @@ final class WaitingClaims {
         return waiters.get(queue).size() + picky.get(queue).size();
     }
 
+    /** How many tasks the claims that wait on the queue would take, all told. */
+    int wanted(String queue) {
+        long sum = 0;
+        for (Waiter waiter : waiters.get(queue)) {
+            sum += waiter.max;
+        }
+        for (Waiter waiter : picky.get(queue)) {
+            sum += waiter.max;
+        }
+        return (int) Math.min(Integer.MAX_VALUE, sum);
+    }
+
     /** Safe from any thread; many wake-ups before the pass runs cost one hop. */
     void wake(TaskQueue queue) {
         AtomicBoolean scheduled = wakeScheduled.get(queue.name());

@@ -77,6 +77,7 @@ class AuthTest {
             Map.entry("POST /api/tasks/{id}/signals/{name}", "submit"),
             Map.entry("POST /api/events", "submit"),
             Map.entry("GET /api/workers", "admin"),
+            Map.entry("GET /api/nodes", "admin"),
             Map.entry("POST /api/queues/{queue}/pause", "admin"),
             Map.entry("POST /api/queues/{queue}/resume", "admin"),
             Map.entry("POST /api/keys", "admin"),

@@ -1,0 +1,152 @@
+package dev.taskline.cluster;
+
+import dev.taskline.config.TasklineConfig;
+import dev.taskline.journal.JournalNodes;
+import dev.taskline.model.NodeRecord;
+import dev.taskline.support.Periodic;
+import io.vertx.core.Future;
+import io.vertx.pgclient.PgConnectOptions;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+
+/**
+ * This node among the others on its journal: its row in the registry, the listening connection and
+ * what each channel asks of the node, and the upkeep lease. The wiring tells it, channel by channel,
+ * what to run; it knows none of the parts it wakes.
+ */
+public final class Cluster {
+
+    /** Work became due on a queue (payload: the queue). */
+    public static final String DUE = "taskline_due";
+    /** A keyed task of a queue left running: room under its key (payload: the queue). */
+    public static final String KEYS = "taskline_keys";
+    /** A queue was paused or resumed. */
+    public static final String CONTROLS = "taskline_controls";
+    /** A key was issued or revoked, or a session signed out. */
+    public static final String AUTH = "taskline_auth";
+    /** A schedule was made, changed or deleted, or one of its ticks decided. */
+    public static final String SCHEDULES = "taskline_schedules";
+    /** A task's state or progress changed, while some node follows tasks. */
+    public static final String EVENTS = "taskline_events";
+
+    private final TasklineConfig.Cluster config;
+    private final JournalNodes journal;
+    private final Map<String, Coalesced> told = new ConcurrentHashMap<>();
+    private final NodePresence presence;
+    private final Upkeep upkeep;
+    private final Listener listener;
+
+    public Cluster(
+            TasklineConfig.Cluster config,
+            JournalNodes journal,
+            PgConnectOptions listenAt,
+            String nodeId,
+            String version,
+            QueueDefinitions definitions,
+            IntSupplier streams) {
+        this.config = config;
+        this.journal = journal;
+        this.presence = new NodePresence(
+                journal, nodeId, version, definitions, config.takeOverConfig(), config.heartbeatMs(), streams);
+        this.upkeep = new Upkeep(journal, nodeId, 3 * config.heartbeatMs());
+        this.listener = new Listener(listenAt);
+    }
+
+    /** On a channel's notification (or after a reconnection, with null), {@code handler}; as it comes. */
+    public Cluster on(String channel, Consumer<String> handler) {
+        listener.on(channel, handler);
+        return this;
+    }
+
+    /** On a channel's notification, {@code pass}: one at a time, a burst folded into one more. */
+    public Cluster onPass(String channel, String what, Supplier<Future<?>> pass) {
+        listener.on(channel, new Coalesced(what, pass));
+        return this;
+    }
+
+    /**
+     * Registers the node (refused, with {@link ConfigConflictException}, when a live node defines a
+     * shared queue otherwise) and takes the upkeep lease if free. Before the node takes any work.
+     */
+    public Future<Void> join(String address) {
+        return presence.register(address).compose(v -> upkeep.runOnce()).mapEmpty();
+    }
+
+    /** The listening connection, to deploy once every channel has its handler. */
+    public Listener listener() {
+        return listener;
+    }
+
+    /** The heartbeat and the upkeep lease's renewal, as one timed pass. */
+    public Periodic heartbeats() {
+        return new Periodic("heart-beating in the node registry", config.heartbeatMs(), this::runOnce);
+    }
+
+    /** One heartbeat and lease renewal: for tests, and when this node begins to follow tasks. */
+    public Future<Void> runOnce() {
+        return presence.runOnce().compose(v -> upkeep.runOnce()).mapEmpty();
+    }
+
+    /** A pass that notifications make urgent: its timer runs every {@code intervalMs}, every fallbackMs while listening. */
+    public Periodic fallback(String what, long intervalMs, Supplier<Future<?>> pass) {
+        return new Periodic(what, intervalMs, pass, listener::listening, config.fallbackMs());
+    }
+
+    /** A pass for one node at a time: it runs (on its timer) only on the upkeep lease's holder. */
+    public Periodic upkeep(String what, long intervalMs, Supplier<Future<?>> pass) {
+        return new Periodic(what, intervalMs, upkeep.only(pass));
+    }
+
+    /**
+     * Tells the other nodes that due work of {@code queue} waits here that this node cannot start now
+     * (a submission, a retry or delay come due, a flow child made ready, while its slots are busy),
+     * unless it is alone. Not a change of the journal, so not a trigger's: the task is pending there
+     * already; what is new is that its holder cannot start it.
+     */
+    public void tellDue(String queue) {
+        if (!presence.alone()) {
+            // One notification in flight per queue: a busy node admitting a stream of tasks sends one
+            // more after it, not one per group of inserts.
+            told.computeIfAbsent(
+                            queue, q -> new Coalesced("telling the others of due work", () -> journal.notifyDue(q)))
+                    .accept(queue);
+        }
+    }
+
+    /** Whether this node was alone on the journal at its last heartbeat. */
+    public boolean alone() {
+        return presence.alone();
+    }
+
+    public boolean holdsUpkeep() {
+        return upkeep.holds();
+    }
+
+    public boolean listening() {
+        return listener.listening();
+    }
+
+    /** Live nodes, then those gone within the last hour. */
+    public Future<List<NodeRecord>> nodes() {
+        return presence.list();
+    }
+
+    /** Deletes registry rows of nodes long gone (an upkeep pass). */
+    public Future<Integer> forgetOld() {
+        return presence.forgetOld();
+    }
+
+    /** A clean stop: listed as gone, the upkeep lease let go. */
+    public Future<Void> leave() {
+        return presence.leave();
+    }
+
+    /** Sets the address the registry shows, once the API listens. */
+    public Future<Void> address(String address) {
+        return presence.address(address);
+    }
+}

@@ -1,0 +1,51 @@
+package dev.taskline.cluster;
+
+import io.vertx.core.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * A pass that notifications ask for: one runs at a time, and the notifications that come while it
+ * runs make one more after it, not one each. A burst of a thousand notifications costs two passes.
+ */
+final class Coalesced implements Consumer<String> {
+
+    private static final Logger LOG = Logger.getLogger(Coalesced.class.getName());
+
+    private final String what;
+    private final Supplier<Future<?>> pass;
+    /** 0 idle, 1 a pass runs, 2 it runs and another is asked for. */
+    private final AtomicInteger state = new AtomicInteger();
+
+    Coalesced(String what, Supplier<Future<?>> pass) {
+        this.what = what;
+        this.pass = pass;
+    }
+
+    @Override
+    public void accept(String payload) {
+        if (state.getAndUpdate(s -> Math.min(2, s + 1)) == 0) {
+            run();
+        }
+    }
+
+    private void run() {
+        Future<?> running;
+        try {
+            running = pass.get();
+        } catch (RuntimeException e) {
+            running = Future.failedFuture(e);
+        }
+        running.onComplete(done -> {
+            if (done.failed()) {
+                LOG.log(Level.FINE, what + " on a notification failed; the timed pass will do it", done.cause());
+            }
+            if (state.decrementAndGet() > 0) {
+                run();
+            }
+        });
+    }
+}

@@ -1,0 +1,149 @@
+package dev.taskline.cluster;
+
+import dev.taskline.journal.JournalNodes;
+import dev.taskline.model.LiveNode;
+import dev.taskline.model.NodeEntry;
+import dev.taskline.model.NodeRecord;
+import io.vertx.core.Future;
+import java.util.List;
+import java.util.function.IntSupplier;
+import java.util.logging.Logger;
+
+/**
+ * This node in the journal's registry: it registers at start (refusing to, when a live node defines
+ * a shared queue otherwise), heart-beats, and leaves on a clean stop. A row lives three heartbeats,
+ * so a killed node is listed gone within that; gone nodes stay listed for {@value #GONE_LISTED_MS}
+ * ms, then the upkeep deletes them.
+ */
+public final class NodePresence {
+
+    private static final Logger LOG = Logger.getLogger(NodePresence.class.getName());
+    static final long GONE_LISTED_MS = 3_600_000;
+
+    private final JournalNodes journal;
+    private final String nodeId;
+    private final String version;
+    private final QueueDefinitions definitions;
+    private final boolean takeOver;
+    private final long heartbeatMs;
+    private final IntSupplier streams;
+    private volatile String address;
+    private volatile long epoch = -1;
+    /** Live nodes at the last heartbeat, this one among them; assumed more than one until read. */
+    private volatile int live = 2;
+
+    /**
+     * @param takeOver  start even when live nodes define shared queues otherwise: this node's
+     *                  definitions become the newest (a rolling change; see the README)
+     * @param streams   the streams open on this node now
+     */
+    public NodePresence(
+            JournalNodes journal,
+            String nodeId,
+            String version,
+            QueueDefinitions definitions,
+            boolean takeOver,
+            long heartbeatMs,
+            IntSupplier streams) {
+        this.journal = journal;
+        this.nodeId = nodeId;
+        this.version = version;
+        this.definitions = definitions;
+        this.takeOver = takeOver;
+        this.heartbeatMs = heartbeatMs;
+        this.streams = streams;
+    }
+
+    /**
+     * The config epoch this node takes among {@code live}: with {@code takeOver}, one past the newest;
+     * else the newest, once its definitions agree with every live node of that epoch (older ones are
+     * being rolled out and are not asked). Throws {@link ConfigConflictException} naming the first
+     * queue and field that differ, and the node.
+     */
+    static long epochAmong(List<LiveNode> live, QueueDefinitions mine, boolean takeOver) {
+        long newest = live.stream().mapToLong(LiveNode::configEpoch).max().orElse(0);
+        if (takeOver) {
+            return live.isEmpty() ? 0 : newest + 1;
+        }
+        for (LiveNode other : live) {
+            if (other.configEpoch() != newest || other.queuesHash().equals(mine.hash())) {
+                continue;
+            }
+            List<QueueDefinitions.Difference> differences = mine.differences(QueueDefinitions.parse(other.queues()));
+            if (!differences.isEmpty()) {
+                throw new ConfigConflictException(differences.get(0), other);
+            }
+        }
+        return newest;
+    }
+
+    /** Registers this node, whose API answers at {@code address}; fails with a conflict, or when the journal does. */
+    public Future<Void> register(String address) {
+        this.address = address;
+        return journal.register(entry(), expiresMs(), live -> epochAmong(live, definitions, takeOver))
+                .map(taken -> {
+                    epoch = taken;
+                    if (takeOver) {
+                        LOG.warning(nodeId + " took the queue definitions over (config epoch " + taken + ")");
+                    }
+                    return null;
+                });
+    }
+
+    /** The API's address, once it listens (a random port is known only then). */
+    public Future<Void> address(String address) {
+        this.address = address;
+        return journal.address(nodeId, address);
+    }
+
+    /** One heartbeat; a row found missing (gone long enough to be deleted) is written again. */
+    public Future<Void> runOnce() {
+        return journal.heartbeat(nodeId, expiresMs(), streams.getAsInt()).compose(count -> {
+            boolean found = count >= 0;
+            if (found) {
+                live = count;
+            }
+            if (found || epoch < 0) {
+                return Future.succeededFuture();
+            }
+            long kept = epoch;
+            return journal.register(entry(), expiresMs(), live -> kept).mapEmpty();
+        });
+    }
+
+    /** A clean stop: listed as gone at once, leases let go. */
+    public Future<Void> leave() {
+        return epoch < 0 ? Future.succeededFuture() : journal.gone(nodeId);
+    }
+
+    /** Live nodes, then those gone within the last hour. */
+    public Future<List<NodeRecord>> list() {
+        return journal.list(GONE_LISTED_MS);
+    }
+
+    /** Deletes the rows of nodes gone more than an hour ago: upkeep, for one node at a time. */
+    public Future<Integer> forgetOld() {
+        return journal.forget(GONE_LISTED_MS);
+    }
+
+    /** Whether this node was alone on the journal at its last heartbeat. */
+    public boolean alone() {
+        return live <= 1;
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public long heartbeatMs() {
+        return heartbeatMs;
+    }
+
+    private long expiresMs() {
+        return 3 * heartbeatMs;
+    }
+
+    private NodeEntry entry() {
+        return new NodeEntry(nodeId, version, address, definitions.text(), definitions.hash());
+    }
+}

@@ -1,0 +1,100 @@
+package dev.taskline.recovery;
+
+import dev.taskline.journal.Journal;
+import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.TaskQueue;
+import io.vertx.core.Future;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Pages in due work at once when another node says some may be waiting (a submission it could not
+ * start, a retry, a flow child made ready): as many tasks as this node could start now, no more, so
+ * that an idle node takes the work a busy one holds in its line, and no node takes in more than it
+ * starts. The claims that follow are fenced as every claim: the busy node's own claim of a task
+ * taken here fails, and it drops the task. Safe from any thread; wake-ups of one queue that come
+ * while its page-in runs make one more page-in after it, not one each.
+ */
+public final class WakeUps {
+
+    private static final Logger LOG = Logger.getLogger(WakeUps.class.getName());
+
+    private final Journal journal;
+    private final QueueRegistry queues;
+    private final Function<TaskQueue, Future<Integer>> demand;
+    private final int batchSize;
+    /** Per queue: 0 idle, 1 a page-in runs, 2 it runs and another is asked for. */
+    private final Map<String, AtomicInteger> states = new ConcurrentHashMap<>();
+
+    private final AtomicLong paged = new AtomicLong();
+
+    /**
+     * @param demand for a queue, how many tasks this node could start now (a local queue's free
+     *               slots; a remote queue's, as far as the claims waiting on it would take)
+     */
+    public WakeUps(Journal journal, QueueRegistry queues, Function<TaskQueue, Future<Integer>> demand, int batchSize) {
+        this.journal = journal;
+        this.queues = queues;
+        this.demand = demand;
+        this.batchSize = batchSize;
+    }
+
+    /** Due work of {@code queueName} may wait in the journal; a queue this node does not serve is ignored. */
+    public void due(String queueName) {
+        TaskQueue queue = queues.get(queueName);
+        if (queue == null) {
+            return;
+        }
+        AtomicInteger state = states.computeIfAbsent(queueName, q -> new AtomicInteger());
+        if (state.getAndUpdate(s -> Math.min(2, s + 1)) == 0) {
+            pass(queue, state);
+        }
+    }
+
+    /** Every queue this node serves, as after a reconnection: what was said meanwhile was not heard. */
+    public void dueEverywhere() {
+        for (TaskQueue queue : queues.all()) {
+            due(queue.name());
+        }
+    }
+
+    /** Tasks paged in on wake-ups since start. */
+    public long paged() {
+        return paged.get();
+    }
+
+    private void pass(TaskQueue queue, AtomicInteger state) {
+        pageIn(queue)
+                .onFailure(e -> LOG.log(Level.FINE, "a wake-up's page-in failed; the timed pass will look", e))
+                .onComplete(done -> {
+                    if (state.decrementAndGet() > 0) {
+                        pass(queue, state);
+                    }
+                });
+    }
+
+    private Future<Integer> pageIn(TaskQueue queue) {
+        return demand.apply(queue).compose(want -> {
+            int most = Math.min(Math.min(want, queue.room()), batchSize);
+            if (most <= 0) {
+                return Future.succeededFuture(0);
+            }
+            return journal.pageIn(
+                            queue.name(),
+                            queue.heldIds(),
+                            most,
+                            queue.config().agingPerSecond(),
+                            queue.config().fairness().tenants())
+                    .map(found -> {
+                        int added = queue.offer(found);
+                        paged.addAndGet(added);
+                        return added;
+                    });
+        });
+    }
+}
