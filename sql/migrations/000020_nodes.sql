@@ -41,12 +41,16 @@ CREATE FUNCTION taskline_followed() RETURNS boolean LANGUAGE sql STABLE AS $$
   SELECT taskline_peers() AND EXISTS (SELECT 1 FROM nodes WHERE gone_at IS NULL AND expires_at > now() AND streams > 0)
 $$;
 
--- Payloads are hints (a queue's name): a node that hears one reads the journal. NOTIFY folds equal
--- notifications of one transaction into one, so a statement of many tasks sends one per queue.
--- A submission announces no due work here: the node that takes it in starts it, or, its slots
--- busy, tells the others itself (notify_due), so that nodes with free slots do not all read in
--- work its own node is about to start.
-CREATE FUNCTION taskline_tasks_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Payloads are hints (a queue's name at most): a node that hears one reads the journal. NOTIFY
+-- folds equal notifications of one transaction into one.
+--
+-- The tasks table has one trigger, for progress alone (a statement that sets progress_message:
+-- only the progress write does). What a node must hear of the other transitions (due work it could
+-- start, a key's room freed, a task event a stream follows) the node that made them tells, once its
+-- statement committed, and only when another node is there to hear (cluster.Cluster): a trigger on
+-- every claim and finish cost a node alone a fifth of its drain rate (transition tables, and the
+-- test of whether anyone listens, on each statement).
+CREATE FUNCTION taskline_progress_written() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF taskline_followed() THEN
     PERFORM pg_notify('taskline_events', '');
@@ -55,30 +59,8 @@ BEGIN
 END
 $$;
 
--- A task that ran and is back to pending and awake (released at a node's shutdown, its lease lapsed,
--- a retry or a snooze: these last due later, and a node that hears of them early reads nothing) is
--- due somewhere, with no node holding it; a keyed task that left running freed room under its key.
--- A flow child made ready (never run: version 0) is offered to the node that ended its parent,
--- which tells the others if it cannot start it.
-CREATE FUNCTION taskline_tasks_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF taskline_peers() THEN
-    PERFORM pg_notify('taskline_due', q.queue)
-       FROM (SELECT DISTINCT queue FROM updated WHERE state = 'pending' AND wait IS NULL AND lease_version > 0) q;
-    PERFORM pg_notify('taskline_keys', q.queue)
-       FROM (SELECT DISTINCT queue FROM updated WHERE concurrency_key IS NOT NULL AND state <> 'running') q;
-    IF taskline_followed() THEN
-      PERFORM pg_notify('taskline_events', '');
-    END IF;
-  END IF;
-  RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER tasks_inserted AFTER INSERT ON tasks
-  FOR EACH STATEMENT EXECUTE FUNCTION taskline_tasks_inserted();
-CREATE TRIGGER tasks_updated AFTER UPDATE ON tasks
-  REFERENCING NEW TABLE AS updated FOR EACH STATEMENT EXECUTE FUNCTION taskline_tasks_updated();
+CREATE TRIGGER tasks_progress_written AFTER UPDATE OF progress_message ON tasks
+  FOR EACH STATEMENT EXECUTE FUNCTION taskline_progress_written();
 
 CREATE FUNCTION taskline_announce() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -23,11 +23,13 @@ VALUES (:id, :version, :address, now(), now(), now() + make_interval(secs => :ex
 -- name: node_heartbeat
 -- :id, :expires_ms, :streams streams open on the node. No row: the node's row is gone (a clean
 -- stop's, or deleted as long gone), which the node then writes again. live: the live nodes, this
--- one among them.
+-- one among them; followed: whether another live node has streams open.
 UPDATE nodes SET seen_at = now(), expires_at = now() + make_interval(secs => :expires_ms::bigint / 1000.0),
                  streams = :streams::int, gone_at = NULL
  WHERE id = :id
-RETURNING id, (SELECT count(*) FROM nodes WHERE gone_at IS NULL AND expires_at > now()) AS live;
+RETURNING id, (SELECT count(*) FROM nodes WHERE gone_at IS NULL AND expires_at > now()) AS live,
+          EXISTS (SELECT 1 FROM nodes o WHERE o.id <> :id AND o.gone_at IS NULL AND o.expires_at > now()
+                                          AND o.streams > 0) AS followed;
 
 -- name: node_address
 -- :id, :address. The API's address, once it listens.
@@ -68,7 +70,9 @@ RETURNING node_id;
 -- :name. Who holds the lease now (no row: no one).
 SELECT node_id FROM node_leases WHERE name = :name AND until > now();
 
--- name: notify_due
--- :queue. A node that holds due work it cannot start now (its slots busy) tells the others, which
--- take it if they can. Sent alone, so only when another node could hear it.
-SELECT pg_notify('taskline_due', :queue) WHERE taskline_peers();
+-- name: notify
+-- :channel, :payload. What a node tells the others once a statement of its own committed: due work
+-- it cannot start (taskline_due, the queue), room freed under a queue's keys (taskline_keys, the
+-- queue), task events a stream elsewhere follows (taskline_events), a stream opened here
+-- (taskline_nodes). The node sends it only when another is live.
+SELECT pg_notify(:channel, :payload);

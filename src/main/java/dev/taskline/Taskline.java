@@ -229,9 +229,10 @@ public final class Taskline {
                 .onPass(Cluster.EVENTS, "catching streams up", hub::catchUp);
         for (TaskQueue queue : queues.all()) {
             queue.onHeld(cluster::tellDue);
+            queue.onKeyFreed(cluster::tellKeyFreed);
         }
         // Announced task events reach this node only once its registry row says it follows some.
-        hub.onFollowing(() -> cluster.runOnce().onComplete(done -> hub.catchUp()));
+        hub.onFollowing(() -> cluster.following().onComplete(done -> hub.catchUp()));
     }
 
     /** Starts a node: journal (embedded unless a URL is configured), migrations, workers, recovery, API. */
@@ -277,7 +278,11 @@ public final class Taskline {
         admission = new Admission(config, queues, handlers, journal, metrics, clock);
         spawns = new Spawns(admission, config.flows().maxTasks());
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
-        journal.onChange(hub::changed);
+        // Events journaled here reach this node's streams at once, and other nodes' while they follow any.
+        journal.onChange(ids -> {
+            hub.changed(ids);
+            cluster.tellEvents();
+        });
         journal.onSettled(new FlowSettlements(queues, metrics.flows(), clock));
         this.hub = hub;
         TaskControl control = new TaskControl(journal, reads, queues, vertx.eventBus(), metrics);
@@ -504,7 +509,14 @@ public final class Taskline {
         for (WorkerVerticle worker : workers) {
             drained.add(worker.drain(grace));
         }
-        return Future.join(drained).<Void>mapEmpty().onComplete(v -> LOG.info(nodeId + " drained"));
+        return Future.join(drained)
+                .<Void>mapEmpty()
+                .onComplete(v -> LOG.info(nodeId + " drained"))
+                // What was handed back is due now, and no node holds it: the others take it at once.
+                .eventually(() -> {
+                    queues.all().forEach(queue -> cluster.tellDue(queue.name()));
+                    return Future.succeededFuture();
+                });
     }
 
     /** {@link #shutdown(Duration)} with the configured grace period. */

@@ -32,6 +32,11 @@ public final class Cluster {
     public static final String SCHEDULES = "taskline_schedules";
     /** A task's state or progress changed, while some node follows tasks. */
     public static final String EVENTS = "taskline_events";
+    /** A node joined (payload "joined"), or opened its first stream ("following"). */
+    public static final String NODES = "taskline_nodes";
+
+    private static final String JOINED = "joined";
+    private static final String FOLLOWING = "following";
 
     private final TasklineConfig.Cluster config;
     private final JournalNodes journal;
@@ -54,6 +59,18 @@ public final class Cluster {
                 journal, nodeId, version, definitions, config.takeOverConfig(), config.heartbeatMs(), streams);
         this.upkeep = new Upkeep(journal, nodeId, 3 * config.heartbeatMs());
         this.listener = new Listener(listenAt);
+        listenOwn();
+    }
+
+    /** What the cluster itself hears: who follows tasks. */
+    private void listenOwn() {
+        listener.on(NODES, what -> {
+            if (FOLLOWING.equals(what)) {
+                presence.followedNow();
+            } else if (JOINED.equals(what)) {
+                presence.joinedNow();
+            }
+        });
     }
 
     /** On a channel's notification (or after a reconnection, with null), {@code handler}; as it comes. */
@@ -73,7 +90,9 @@ public final class Cluster {
      * shared queue otherwise) and takes the upkeep lease if free. Before the node takes any work.
      */
     public Future<Void> join(String address) {
-        return presence.register(address).compose(v -> upkeep.runOnce()).mapEmpty();
+        // A heartbeat at once: until one, the node does not know whether it is alone. The others are
+        // told that it is not now, each of them, before their next heartbeat would say so.
+        return presence.register(address).compose(v -> runOnce()).compose(v -> journal.notify(NODES, JOINED));
     }
 
     /** The listening connection, to deploy once every channel has its handler. */
@@ -109,12 +128,42 @@ public final class Cluster {
      */
     public void tellDue(String queue) {
         if (!presence.alone()) {
-            // One notification in flight per queue: a busy node admitting a stream of tasks sends one
-            // more after it, not one per group of inserts.
-            told.computeIfAbsent(
-                            queue, q -> new Coalesced("telling the others of due work", () -> journal.notifyDue(q)))
-                    .accept(queue);
+            tell(DUE, queue);
         }
+    }
+
+    /** Tells the other nodes that a task of a key of {@code queue} ended here: room under its key. */
+    public void tellKeyFreed(String queue) {
+        if (!presence.alone()) {
+            tell(KEYS, queue);
+        }
+    }
+
+    /** Task events were journaled here: told to the others while one follows tasks in streams. */
+    public void tellEvents() {
+        if (presence.followed()) {
+            tell(EVENTS, "");
+        }
+    }
+
+    /**
+     * This node began to follow tasks: its registry row says so at once, and the others, told, announce
+     * their task events from now on.
+     */
+    public Future<Void> following() {
+        return runOnce().compose(v -> journal.notify(NODES, FOLLOWING));
+    }
+
+    /**
+     * One notification in flight per channel and payload: a busy node writing a stream of statements
+     * sends one more after the one out, not one per statement. Sent after the statement committed,
+     * so only what committed is told.
+     */
+    private void tell(String channel, String payload) {
+        told.computeIfAbsent(
+                        channel + "/" + payload,
+                        k -> new Coalesced("telling the others on " + channel, () -> journal.notify(channel, payload)))
+                .accept(payload);
     }
 
     /** Whether this node was alone on the journal at its last heartbeat. */

@@ -31,6 +31,8 @@ public final class NodePresence {
     private volatile long epoch = -1;
     /** Live nodes at the last heartbeat, this one among them; assumed more than one until read. */
     private volatile int live = 2;
+    /** Whether another node had streams open at the last heartbeat (or said since that it opened one). */
+    private volatile boolean followed = true;
 
     /**
      * @param takeOver  start even when live nodes define shared queues otherwise: this node's
@@ -98,10 +100,11 @@ public final class NodePresence {
 
     /** One heartbeat; a row found missing (gone long enough to be deleted) is written again. */
     public Future<Void> runOnce() {
-        return journal.heartbeat(nodeId, expiresMs(), streams.getAsInt()).compose(count -> {
-            boolean found = count >= 0;
+        return journal.heartbeat(nodeId, expiresMs(), streams.getAsInt()).compose(beat -> {
+            boolean found = beat != null;
             if (found) {
-                live = count;
+                live = beat.live();
+                followed = beat.followed();
             }
             if (found || epoch < 0) {
                 return Future.succeededFuture();
@@ -129,6 +132,21 @@ public final class NodePresence {
     /** Whether this node was alone on the journal at its last heartbeat. */
     public boolean alone() {
         return live <= 1;
+    }
+
+    /** Whether another node follows tasks in streams: this node's task events are then worth announcing. */
+    public boolean followed() {
+        return followed && live > 1;
+    }
+
+    /** Another node said it opened a stream: announce task events until a heartbeat says otherwise. */
+    void joinedNow() {
+        live = Math.max(live, 2);
+    }
+
+    void followedNow() {
+        followed = true;
+        live = Math.max(live, 2);
     }
 
     public String nodeId() {

@@ -64,18 +64,24 @@ public final class JournalNodes {
     }
 
     /**
-     * Keeps the node's row live for {@code expiresMs} more; answers how many nodes are live, this one
-     * among them, or -1 when the row was not there (gone long enough to be deleted): the caller
-     * registers again.
+     * Keeps the node's row live for {@code expiresMs} more; answers what it read of the others, or
+     * null when the row was not there (gone long enough to be deleted): the caller registers again.
      */
-    public Future<Integer> heartbeat(String id, long expiresMs, int streams) {
+    public Future<Beat> heartbeat(String id, long expiresMs, int streams) {
         Sql.Statement beat = sql.statement("node_heartbeat");
         return JournalFailures.guard(pool.preparedQuery(beat.text())
                         .execute(beat.bind("id", id, "expires_ms", expiresMs, "streams", streams)))
-                .map(rows -> rows.rowCount() == 0
-                        ? -1
-                        : rows.iterator().next().getLong("live").intValue());
+                .map(rows -> {
+                    if (rows.rowCount() == 0) {
+                        return null;
+                    }
+                    Row row = rows.iterator().next();
+                    return new Beat(row.getLong("live").intValue(), row.getBoolean("followed"));
+                });
     }
+
+    /** What a heartbeat read: the live nodes (this one among them), and whether another has streams open. */
+    public record Beat(int live, boolean followed) {}
 
     /** Sets the address the registry shows for the node. */
     public Future<Void> address(String id, String address) {
@@ -113,10 +119,11 @@ public final class JournalNodes {
                 .map(rows -> rows.rowCount() > 0);
     }
 
-    /** Tells the other nodes that due work of {@code queue} waits here that they may take. */
-    public Future<Void> notifyDue(String queue) {
-        Sql.Statement due = sql.statement("notify_due");
-        return JournalFailures.guard(pool.preparedQuery(due.text()).execute(due.bind("queue", queue)))
+    /** Sends {@code payload} (a hint, never more) on {@code channel} to the nodes that listen. */
+    public Future<Void> notify(String channel, String payload) {
+        Sql.Statement notify = sql.statement("notify");
+        return JournalFailures.guard(
+                        pool.preparedQuery(notify.text()).execute(notify.bind("channel", channel, "payload", payload)))
                 .mapEmpty();
     }
 

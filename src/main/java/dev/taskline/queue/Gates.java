@@ -111,6 +111,11 @@ final class Gates {
         return task;
     }
 
+    /** Whether {@code id} is out of line under a key (handed to a worker). */
+    boolean keyedOut(UUID id) {
+        return outKeyed.containsKey(id);
+    }
+
     /** A keyed task taken out of waiting came back or left: its key has room again. True when that put a task in line. */
     boolean back(UUID id) {
         String key = outKeyed.remove(id);

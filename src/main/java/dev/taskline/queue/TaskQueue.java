@@ -39,7 +39,9 @@ public final class TaskQueue {
     private Runnable onRoom = () -> {};
     private Runnable onScheduled = () -> {};
     private Consumer<String> onHeld = queue -> {};
+    private Consumer<String> onKeyFreed = queue -> {};
     private boolean journalHasMore;
+    private long keysFreed;
 
     public TaskQueue(QueueConfig config) {
         this(config, BlockedTasks.NONE);
@@ -95,9 +97,23 @@ public final class TaskQueue {
         this.onHeld = listener;
     }
 
+    /**
+     * Called (outside the lock, with the queue's name) when a task of a bounded key left a worker here
+     * after its end or its return to pending was journaled: room under its key, which other nodes'
+     * tasks of that key may wait for.
+     */
+    public synchronized void onKeyFreed(Consumer<String> listener) {
+        this.onKeyFreed = listener;
+    }
+
     /** What to call when tasks just came into line: the held listener if more wait than free slots take. */
     private Consumer<String> heldSignal() {
         return !startsHeld() && waiting.size() > Math.max(0, slots.free()) ? onHeld : null;
+    }
+
+    /** The key-freed listener when {@code id} held room under a bounded key here, else null. */
+    private Consumer<String> keyFreed(UUID id) {
+        return config.keyLimits().any() && gates.keyedOut(id) ? onKeyFreed : null;
     }
 
     private void held(Consumer<String> listener) {
@@ -223,8 +239,10 @@ public final class TaskQueue {
         Runnable listener;
         Runnable available;
         boolean kept;
+        Consumer<String> freed;
         synchronized (this) {
             slots.leave(stage);
+            freed = keyFreed(task.id());
             available = gates.back(task.id()) ? onAvailable : null;
             kept = room.hasScheduledRoom();
             if (kept) {
@@ -237,6 +255,7 @@ public final class TaskQueue {
         }
         run(available);
         run(listener);
+        held(freed);
         return kept;
     }
 
@@ -249,15 +268,18 @@ public final class TaskQueue {
     public void done(UUID id, Stage stage) {
         Runnable available;
         Runnable listener;
+        Consumer<String> freed;
         synchronized (this) {
             slots.leave(stage);
             custody.left();
             custody.release(id);
+            freed = stage == Stage.CLAIMED ? null : keyFreed(id);
             available = gates.back(id) ? onAvailable : null;
             listener = stage == Stage.CLAIMED ? roomSignal() : null;
         }
         run(available);
         run(listener);
+        held(freed);
     }
 
     /** Where a task handed to a worker stands; see {@link Slots}. */
@@ -561,9 +583,18 @@ public final class TaskQueue {
     public void retryKeys() {
         Runnable listener;
         synchronized (this) {
+            keysFreed++;
             listener = gates.retryKeys() ? onAvailable : null;
         }
         run(listener);
+    }
+
+    /**
+     * How many times other nodes said room freed under this queue's keys: a claim refused for a full
+     * key while this moved was refused on a reading older than the news, and is tried again at once.
+     */
+    public synchronized long keysFreed() {
+        return keysFreed;
     }
 
     /**

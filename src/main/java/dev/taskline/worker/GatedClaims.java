@@ -69,13 +69,18 @@ final class GatedClaims {
                     .onComplete(done -> queue.claimReturned())
                     .map(lease -> new Claim(lease, false));
         }
+        long freedBefore = queue.keysFreed();
         return journal.claimGated(task.id(), task.leaseVersion(), worker, leaseFor, gate)
                 .onComplete(done -> queue.claimReturned())
                 .map(answer -> {
                     if (answer.refused() == GatedClaim.Refusal.KEY_FULL) {
                         meters.keyFull();
                         boolean held = queue.keyFull(task, stage);
-                        if (held) {
+                        if (held && queue.keysFreed() != freedBefore) {
+                            // Another node said it freed room while this claim was out: the refusal may
+                            // predate it.
+                            queue.retryKey(gate.key());
+                        } else if (held) {
                             keyFull(queue, gate.key());
                         }
                         return new Claim(null, held);
