@@ -60,7 +60,7 @@ export class Postgres {
   psql(db, sql) {
     const out = execFileSync('psql', ['-X', '-q', '-A', '-t', '-F', '\t', '-v', 'ON_ERROR_STOP=1',
       '-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', db, '-c', sql],
-    { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120000 });
+    { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120000, stdio: ['ignore', 'pipe', 'pipe'] });
     return out.split('\n').filter((l) => l.length).map((l) => l.split('\t'));
   }
 

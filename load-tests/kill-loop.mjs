@@ -70,11 +70,15 @@ async function submitLoop(until) {
     const due = t0 + i * every;
     if (due > Date.now()) await sleep(due - Date.now());
     if (!node.ready) { refused.down = (refused.down || 0) + 1; continue; }
-    node.call('POST', '/api/tasks', { type: 'sleep', payload: { ms: Math.floor(Math.random() * 200) } })
+    // Every --follow-every'th task runs 2 to 5 s and is followed by a stream: long enough that a
+    // kill finds some streams open on the node it kills.
+    const followed = i % Number(o['follow-every']) === 0;
+    const ms = followed ? 2000 + Math.floor(Math.random() * 3000) : Math.floor(Math.random() * 200);
+    node.call('POST', '/api/tasks', { type: 'sleep', payload: { ms } })
       .then((r) => {
         if (r.status === 202) {
           accepted.add(r.json.id);
-          if (i % Number(o['follow-every']) === 0) follow(r.json.id);
+          if (followed) follow(r.json.id);
         } else refused[r.status] = (refused[r.status] || 0) + 1;
       })
       .catch(() => { refused.error = (refused.error || 0) + 1; });
@@ -98,7 +102,8 @@ async function flowLoop(until) {
 
 /** Follows a task's events on a random live node; moves to another when the stream breaks. */
 async function follow(id) {
-  const s = { id, ids: [], lags: [], moves: 0 };
+  // Lag is counted for events journaled after the stream opened; those before it are replayed.
+  const s = { id, ids: [], lags: [], moves: 0, openedAt: Date.now() };
   streams.push(s);
   let last = 0; // from the journal's start: every event of the task, to compare with the journal
   for (let attempt = 0; attempt < 50; attempt++) {
@@ -127,7 +132,7 @@ async function follow(id) {
             s.ids.push(Number(eid));
             last = Number(eid);
             const d = JSON.parse(data);
-            s.lags.push(now - micros(d.at) / 1000);
+            if (micros(d.at) / 1000 >= s.openedAt) s.lags.push(now - micros(d.at) / 1000);
           }
           if (event === 'end') { s.ended = true; return; }
         }

@@ -23,6 +23,7 @@ const { values: o } = parseArgs({ options: {
   pid: { type: 'string' },
   calls: { type: 'string', default: 'work' },
   max: { type: 'string', default: '250' },
+  steps: { type: 'string', default: '0' },
 } });
 if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(o.url)) throw new Error('only 127.0.0.1');
 const remote = o.mode === 'remote';
@@ -90,6 +91,10 @@ async function worker(i) {
       if (work.status !== 200) throw new Error(`work: ${work.status} ${JSON.stringify(work.body)}`);
       done += work.body.completed.filter((x) => x.status === 200).length;
       tasks = work.body.tasks;
+    }
+    // --steps N: each task journals N durable steps before it completes (a step a round trip).
+    for (let k = 0; k < Number(o.steps); k++) {
+      await Promise.all(tasks.map((t) => post(`/api/tasks/${t.id}/steps/s${k}`, { lease: t.lease.token, result: { k } })));
     }
     complete = tasks.map((t) => ({ id: t.id, lease: t.lease.token,
       result: { sum: t.payload.numbers.reduce((a, b) => a + b, 0) } }));

@@ -82,6 +82,29 @@ class ArchitectureTest {
                         "dev.taskline.auth..",
                         "dev.taskline.metrics..",
                         "dev.taskline.handler..",
+                        "dev.taskline.workflow..",
+                        "dev.taskline.cluster.."));
+    }
+
+    @Test
+    void the_cluster_reaches_the_journal_alone_and_wakes_no_part_itself() {
+        holds(noClasses()
+                .that()
+                .resideInAPackage("dev.taskline.cluster..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "dev.taskline",
+                        "dev.taskline.http..",
+                        "dev.taskline.service..",
+                        "dev.taskline.admission..",
+                        "dev.taskline.queue..",
+                        "dev.taskline.worker..",
+                        "dev.taskline.recovery..",
+                        "dev.taskline.events..",
+                        "dev.taskline.control..",
+                        "dev.taskline.schedule..",
+                        "dev.taskline.handler..",
                         "dev.taskline.workflow.."));
     }
 
@@ -103,7 +126,8 @@ class ArchitectureTest {
                         "dev.taskline.control..",
                         "dev.taskline.schedule..",
                         "dev.taskline.handler..",
-                        "dev.taskline.workflow.."));
+                        "dev.taskline.workflow..",
+                        "dev.taskline.cluster.."));
     }
 
     @Test

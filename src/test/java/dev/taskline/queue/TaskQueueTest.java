@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.taskline.config.QueueConfig;
 import dev.taskline.model.Task;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -92,5 +94,25 @@ class TaskQueueTest {
         assertEquals(early, scheduled.pollDue(150));
         assertTrue(scheduled.remove(late.id()));
         assertEquals(Long.MAX_VALUE, scheduled.nextDueMillis());
+    }
+
+    @Test
+    void work_that_comes_into_line_beyond_the_free_slots_is_told_and_a_wake_up_asks_only_for_free_slots() {
+        TaskQueue queue = new TaskQueue(new QueueConfig("q", 2, 100, 30_000, 10_000));
+        List<String> told = new ArrayList<>();
+        queue.onHeld(told::add);
+        assertEquals(2, queue.startableNow());
+        queue.offer(List.of(task(0, 1)));
+        assertEquals(List.of(), told, "one task, two free slots: this node starts it");
+        assertEquals(1, queue.startableNow(), "the task in line takes one of the free slots");
+        queue.offer(List.of(task(0, 2), task(0, 3)));
+        assertEquals(List.of("q"), told, "three in line, two slots: the others are told");
+        assertEquals(0, queue.startableNow());
+        queue.poll();
+        queue.poll();
+        assertEquals(0, queue.startableNow(), "both slots run");
+        queue.paused(true);
+        queue.offer(List.of(task(0, 4)));
+        assertEquals(List.of("q"), told, "a paused queue tells no one: every node holds it paused");
     }
 }
