@@ -157,3 +157,29 @@ export function summary(values) {
   const r = (x) => Math.round(x * 100) / 100;
   return { n: s.length, p50: r(percentile(s, 50)), p90: r(percentile(s, 90)), p99: r(percentile(s, 99)), max: r(s[s.length - 1]) };
 }
+
+/**
+ * Reads a text/event-stream answer, calling {@code onEvent({event, id, data, receivedAt})} per frame
+ * (receivedAt: Date.now() when its chunk arrived); returns when the stream ends, or when onEvent
+ * returns true.
+ */
+export async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    const receivedAt = Date.now();
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const frame = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const event = (frame.match(/^event: (.*)$/m) || [])[1];
+      const id = (frame.match(/^id: (.*)$/m) || [])[1];
+      const data = (frame.match(/^data: (.*)$/m) || [])[1];
+      if (onEvent({ event, id, data, receivedAt })) return;
+    }
+  }
+}

@@ -19,7 +19,7 @@
 //
 //   node load-tests/kill-loop.mjs [--seconds 300] [--rate 40] [--kill-every-s 20] [--port 18311] [--pg-port 55470]
 import { parseArgs } from 'node:util';
-import { Node, Postgres, summary, workDir } from './cluster.mjs';
+import { Node, Postgres, readEvents, summary, workDir } from './cluster.mjs';
 import { micros } from './local.mjs';
 
 const { values: o } = parseArgs({ options: {
@@ -113,30 +113,18 @@ async function follow(id) {
       const response = await fetch(`${node.url}/api/tasks/${id}/events`,
         { headers: { 'Last-Event-ID': String(last) } });
       if (response.status !== 200) { await sleep(200); continue; }
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        const now = Date.now();
-        buffer += decoder.decode(value, { stream: true });
-        let cut;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const event = (frame.match(/^event: (.*)$/m) || [])[1];
-          const eid = (frame.match(/^id: (.*)$/m) || [])[1];
-          const data = (frame.match(/^data: (.*)$/m) || [])[1];
-          if (eid !== undefined && event === 'state') {
-            s.ids.push(Number(eid));
-            last = Number(eid);
-            const d = JSON.parse(data);
-            if (micros(d.at) / 1000 >= s.openedAt) s.lags.push(now - micros(d.at) / 1000);
-          }
-          if (event === 'end') { s.ended = true; return; }
+      let ended = false;
+      await readEvents(response, ({ event, id: eid, data, receivedAt }) => {
+        if (eid !== undefined && event === 'state') {
+          s.ids.push(Number(eid));
+          last = Number(eid);
+          const d = JSON.parse(data);
+          if (micros(d.at) / 1000 >= s.openedAt) s.lags.push(receivedAt - micros(d.at) / 1000);
         }
-      }
+        ended = event === 'end';
+        return ended;
+      });
+      if (ended) { s.ended = true; return; }
     } catch { /* its node died: move */ }
     s.moves++;
     await sleep(100);

@@ -19,7 +19,7 @@
 // Talks to 127.0.0.1 only, bounded in events and time (each measure stops after --max-s seconds).
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { Node, Postgres, summary, workDir } from './cluster.mjs';
+import { Node, Postgres, readEvents, summary, workDir } from './cluster.mjs';
 import { micros } from './local.mjs';
 
 const { values: o } = parseArgs({ options: {
@@ -137,28 +137,14 @@ async function followOne(lags) {
   const r = await a.call('POST', '/api/tasks', { type: 'sleep', payload: { ms: 5 }, delayMs: 150 });
   const ctrl = new AbortController();
   const response = await fetch(`${b.url}/api/tasks/${r.json.id}/events`, { headers: auth, signal: ctrl.signal });
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
   try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      const now = Date.now();
-      buffer += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const event = (frame.match(/^event: (.*)$/m) || [])[1];
-        const data = (frame.match(/^data: (.*)$/m) || [])[1];
-        if (event === 'state' && data) {
-          const d = JSON.parse(data);
-          if (d.to === 'running' || d.to === 'succeeded') lags.push(now - micros(d.at) / 1000);
-        }
-        if (event === 'end') return;
+    await readEvents(response, ({ event, data, receivedAt }) => {
+      if (event === 'state' && data) {
+        const d = JSON.parse(data);
+        if (d.to === 'running' || d.to === 'succeeded') lags.push(receivedAt - micros(d.at) / 1000);
       }
-    }
+      return event === 'end';
+    });
   } finally {
     ctrl.abort();
   }

@@ -3,6 +3,7 @@ package dev.taskline.recovery;
 import dev.taskline.journal.Journal;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Released;
+import dev.taskline.model.Task;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
@@ -98,19 +99,23 @@ public final class Recovery {
         });
     }
 
-    private Future<Integer> pageInQueue(TaskQueue queue, int room) {
+    /** Up to {@code most} of the queue's due waiting tasks that this node does not hold, in its order. */
+    static Future<List<Task>> due(Journal journal, TaskQueue queue, int most) {
         return journal.pageIn(
-                        queue.name(),
-                        queue.heldIds(),
-                        room,
-                        queue.config().agingPerSecond(),
-                        queue.config().fairness().tenants())
-                .compose(found -> {
-                    // A full page means the journal may hold more than fitted; the queue calls back for more
-                    // once it has drained to half, so waiting work follows freed room without a timer.
-                    queue.journalHasMore(found.size() == room);
-                    return Future.succeededFuture(queue.offer(found));
-                });
+                queue.name(),
+                queue.heldIds(),
+                most,
+                queue.config().agingPerSecond(),
+                queue.config().fairness().tenants());
+    }
+
+    private Future<Integer> pageInQueue(TaskQueue queue, int room) {
+        return due(journal, queue, room).compose(found -> {
+            // A full page means the journal may hold more than fitted; the queue calls back for more
+            // once it has drained to half, so waiting work follows freed room without a timer.
+            queue.journalHasMore(found.size() == room);
+            return Future.succeededFuture(queue.offer(found));
+        });
     }
 
     /** What one pass did: leases put back to pending, tasks paged into memory. */

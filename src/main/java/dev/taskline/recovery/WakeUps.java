@@ -84,17 +84,11 @@ public final class WakeUps {
             if (most <= 0) {
                 return Future.succeededFuture(0);
             }
-            return journal.pageIn(
-                            queue.name(),
-                            queue.heldIds(),
-                            most,
-                            queue.config().agingPerSecond(),
-                            queue.config().fairness().tenants())
-                    .map(found -> {
-                        int added = queue.offer(found);
-                        paged.addAndGet(added);
-                        return added;
-                    });
+            return Recovery.due(journal, queue, most).map(found -> {
+                int added = queue.offer(found);
+                paged.addAndGet(added);
+                return added;
+            });
         });
     }
 }
