@@ -230,6 +230,7 @@ public final class Taskline {
         for (TaskQueue queue : queues.all()) {
             queue.onHeld(cluster::tellDue);
             queue.onKeyFreed(cluster::tellKeyFreed);
+            queue.onIdleSlot(wakeUps::idleSlot);
         }
         // Announced task events reach this node only once its registry row says it follows some.
         hub.onFollowing(() -> cluster.following().onComplete(done -> hub.catchUp()));

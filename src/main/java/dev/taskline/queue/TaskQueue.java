@@ -40,6 +40,9 @@ public final class TaskQueue {
     private Runnable onScheduled = () -> {};
     private Consumer<String> onHeld = queue -> {};
     private Consumer<String> onKeyFreed = queue -> {};
+    /** Called (outside the lock, with the queue's name) when a slot freed and nothing waits here for it. */
+    private Consumer<String> onIdleSlot = queue -> {};
+
     private boolean journalHasMore;
     private long keysFreed;
 
@@ -104,6 +107,11 @@ public final class TaskQueue {
      */
     public synchronized void onKeyFreed(Consumer<String> listener) {
         this.onKeyFreed = listener;
+    }
+
+    /** Called when a slot freed with nothing waiting here for it: another node may hold work for it. */
+    public synchronized void onIdleSlot(Consumer<String> listener) {
+        this.onIdleSlot = listener;
     }
 
     /** What to call when tasks just came into line: the held listener if more wait than free slots take. */
@@ -297,12 +305,15 @@ public final class TaskQueue {
     /** A local worker's handler returned; the task's end is being journaled and its slot is free. */
     public void returned() {
         Runnable listener;
+        Consumer<String> idle;
         synchronized (this) {
             slots.returned();
             // A task claimed ahead took this slot's place in the count: that room is free now.
             listener = roomSignal();
+            idle = waiting.isEmpty() && !startsHeld() ? onIdleSlot : null;
         }
         listener.run();
+        held(idle);
     }
 
     /** What to tell recovery when the queue has fallen to half while the journal holds more: nothing else. */

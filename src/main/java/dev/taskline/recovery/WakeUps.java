@@ -5,6 +5,7 @@ import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,6 +33,11 @@ public final class WakeUps {
     private final Map<String, AtomicInteger> states = new ConcurrentHashMap<>();
 
     private final AtomicLong paged = new AtomicLong();
+    /**
+     * Queues whose last wake-up found as many tasks as it asked for: other nodes may hold more that
+     * they cannot start, and this node takes the next as soon as a slot of its own frees.
+     */
+    private final Set<String> more = ConcurrentHashMap.newKeySet();
 
     /**
      * @param demand for a queue, how many tasks this node could start now (a local queue's free
@@ -53,6 +59,13 @@ public final class WakeUps {
         AtomicInteger state = states.computeIfAbsent(queueName, q -> new AtomicInteger());
         if (state.getAndUpdate(s -> Math.min(2, s + 1)) == 0) {
             pass(queue, state);
+        }
+    }
+
+    /** A slot of the queue freed here and nothing waits for it: page in again if others had more. */
+    public void idleSlot(String queueName) {
+        if (more.contains(queueName)) {
+            due(queueName);
         }
     }
 
@@ -85,6 +98,11 @@ public final class WakeUps {
                 return Future.succeededFuture(0);
             }
             return Recovery.due(journal, queue, most).map(found -> {
+                if (found.size() == most) {
+                    more.add(queue.name());
+                } else {
+                    more.remove(queue.name());
+                }
                 int added = queue.offer(found);
                 paged.addAndGet(added);
                 return added;

@@ -66,6 +66,34 @@ class ClusterTest {
     }
 
     @Test
+    void an_idle_node_keeps_taking_the_backlog_a_busy_one_holds_as_its_own_slot_frees() throws Exception {
+        GateHandler.reset();
+        String db = TestPostgres.newDatabase();
+        try (TestNode a = TestNode.start(db, CONFIG, new MutableClock());
+                TestNode b = TestNode.start(db, CONFIG, new MutableClock())) {
+            String first = submit(a, "gate");
+            GateHandler.Call onA = GateHandler.next(TestNode.WAIT);
+            assertEquals(first, onA.taskId().toString());
+            List<String> backlog = List.of(submit(a, "gate"), submit(a, "gate"), submit(a, "gate"));
+            GateHandler.Call second = GateHandler.next(TestNode.WAIT);
+            assertEquals(
+                    b.node.nodeId() + "/default", claimedBy(a, second.taskId().toString()));
+            // No submission comes now to say anything: b's own slot, freeing, goes for the next.
+            second.succeed(new JsonObject());
+            GateHandler.Call third = GateHandler.next(TestNode.WAIT);
+            assertEquals(
+                    b.node.nodeId() + "/default", claimedBy(a, third.taskId().toString()));
+            assertTrue(backlog.contains(third.taskId().toString()));
+            third.succeed(new JsonObject());
+            onA.succeed(new JsonObject());
+            GateHandler.next(TestNode.WAIT).succeed(new JsonObject());
+            for (String id : backlog) {
+                a.waitForState(id, "succeeded");
+            }
+        }
+    }
+
+    @Test
     void a_pause_and_a_resume_reach_the_other_node_at_once() throws Exception {
         String db = TestPostgres.newDatabase();
         try (TestNode a = TestNode.start(db, CONFIG, new MutableClock());
