@@ -1,8 +1,8 @@
 // What the many-node load tests share: a PostgreSQL of their own (the system's binaries, a cluster
 // made in a temporary directory, on 127.0.0.1 only, trust auth on that address alone, removed at
 // the end), and Taskline nodes started from target/taskline.jar on it, each with its own port and
-// log, that can be killed (SIGKILL) and started again. Everything stops by itself: the caller's
-// finally calls stopAll().
+// log, that can be killed (SIGKILL) and started again. The callers stop every node and remove the
+// PostgreSQL in their finally; an interrupted run (SIGINT) leaves its temporary directories.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import os from 'node:os';

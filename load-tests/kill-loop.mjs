@@ -8,7 +8,8 @@
 // on a random node, which move to another node (resuming with Last-Event-ID) when theirs dies.
 // Then it waits for everything accepted to end and checks against the journal:
 //
-//   every accepted task ended exactly once (one terminal event, succeeded)
+//   every accepted task ended exactly once (one terminal event, succeeded), and no lease version of
+//   any task was claimed twice (two nodes holding one attempt)
 //   every flow child left `blocked` once and ended once
 //   every schedule tick made at most one task (and how many ticks were missed while it ran)
 //   every followed stream received every one of its task's events, in order, none twice
@@ -48,6 +49,7 @@ const nodes = [0, 1, 2].map((i) => new Node(`n${i}`, Number(o.port) + i, pg.url,
 const live = () => nodes.filter((n) => n.process && n.process.exitCode === null && n.ready);
 const accepted = new Set(), refused = {}, flowChildren = new Set(), kills = [], streams = [];
 let pgRestartAt = null;
+const restarts = [];
 
 async function start(node) {
   node.ready = false;
@@ -140,8 +142,9 @@ async function killLoop(until) {
     await node.kill();
     kills.push({ node: node.id, at: Date.now() });
     console.error(`killed ${node.name} (${node.id})`);
-    setTimeout(() => start(node).then(() => console.error(`restarted ${node.name} as ${node.id}`))
-      .catch((e) => console.error(`restart of ${node.name} failed: ${e.message}`)), 5000);
+    restarts.push(sleep(5000).then(() => start(node))
+      .then(() => console.error(`restarted ${node.name} as ${node.id}`))
+      .catch((e) => console.error(`restart of ${node.name} failed: ${e.message}`)));
   }
 }
 
@@ -171,8 +174,10 @@ try {
   const t0 = Date.now(), until = t0 + seconds * 1000;
   await Promise.all([submitLoop(until), flowLoop(until), killLoop(until), pgRestart(t0 + seconds * 500)]);
   await (pick() || nodes[0]).call('DELETE', '/api/schedules/kill-loop-tick');
-  // Every node up again before the drain: the tasks a killed node held come back through lapsed leases.
-  for (const n of nodes) if (!n.ready) await start(n).catch(() => {});
+  // Every node up again before the drain (the restarts under way first, so that no node is started
+  // twice): the tasks a killed node held come back through lapsed leases.
+  await Promise.allSettled(restarts);
+  for (const n of nodes) if (!n.ready && (!n.process || n.process.exitCode !== null)) await start(n).catch(() => {});
   const ids = [...accepted];
   const drainUntil = Date.now() + Number(o['drain-s']) * 1000;
   let open = Infinity;
@@ -198,6 +203,10 @@ try {
   check(open === 0, `everything accepted ended (${open} still open)`);
   check(missing === 0 && endsNot1 === 0 && notSucceeded === 0,
     `every accepted task (${ids.length}) ended exactly once, succeeded (missing ${missing}, ends != 1: ${endsNot1}, not succeeded ${notSucceeded})`);
+  // Fencing: no lease version of a task was claimed twice (two nodes running one attempt at once).
+  const doubleClaims = Number(q(`SELECT count(*) FROM (SELECT task_id, lease_version FROM task_events
+      WHERE reason = 'claimed' GROUP BY task_id, lease_version HAVING count(*) > 1) x`)[0][0]);
+  check(doubleClaims === 0, `no lease version was claimed twice (${doubleClaims} were)`);
   const children = [...flowChildren];
   const unblockedTwice = children.length ? Number(q(`SELECT count(*) FROM (SELECT task_id FROM task_events
       WHERE task_id = ANY (${inList(children)}) AND reason = 'unblocked' GROUP BY task_id HAVING count(*) > 1) x`)[0][0]) : 0;

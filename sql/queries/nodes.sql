@@ -16,18 +16,24 @@ SELECT id, version, address, started_at, queues::text AS queues, queues_hash, co
 -- name: node_register
 -- :id, :version, :address, :queues (JSON text), :queues_hash, :config_epoch, :expires_ms how long the
 -- row lives without a heartbeat.
+-- A node registering again (its row expired or was deleted) keeps its start time.
 INSERT INTO nodes (id, version, address, started_at, seen_at, expires_at, queues, queues_hash, config_epoch)
 VALUES (:id, :version, :address, now(), now(), now() + make_interval(secs => :expires_ms::bigint / 1000.0),
-        :queues::text::jsonb, :queues_hash, :config_epoch);
+        :queues::text::jsonb, :queues_hash, :config_epoch)
+ON CONFLICT (id) DO UPDATE
+   SET seen_at = EXCLUDED.seen_at, expires_at = EXCLUDED.expires_at, gone_at = NULL, address = EXCLUDED.address,
+       queues = EXCLUDED.queues, queues_hash = EXCLUDED.queues_hash, config_epoch = EXCLUDED.config_epoch;
 
 -- name: node_heartbeat
--- :id, :expires_ms, :streams streams open on the node. No row: the node's row is gone (a clean
--- stop's, or deleted as long gone), which the node then writes again. live: the live nodes, this
+-- :id, :expires_ms, :streams streams open on the node. Keeps a live row live; no row when it is not
+-- (stopped, expired: a stall or an outage longer than its life, or deleted as long gone): the node
+-- then registers again, through the check of its queues' definitions. live: the live nodes, this
 -- one among them; followed: whether another live node has streams open.
 UPDATE nodes SET seen_at = now(), expires_at = now() + make_interval(secs => :expires_ms::bigint / 1000.0),
-                 streams = :streams::int, gone_at = NULL
- WHERE id = :id
-RETURNING id, (SELECT count(*) FROM nodes WHERE gone_at IS NULL AND expires_at > now()) AS live,
+                 streams = :streams::int
+ WHERE id = :id AND gone_at IS NULL AND expires_at > now()
+RETURNING id,
+          1 + (SELECT count(*) FROM nodes o WHERE o.id <> :id AND o.gone_at IS NULL AND o.expires_at > now()) AS live,
           EXISTS (SELECT 1 FROM nodes o WHERE o.id <> :id AND o.gone_at IS NULL AND o.expires_at > now()
                                           AND o.streams > 0) AS followed;
 
@@ -59,9 +65,11 @@ DELETE FROM nodes WHERE COALESCE(gone_at, expires_at) <= now() - make_interval(s
 
 -- name: node_lease_take
 -- :name, :node_id, :lease_ms. Takes or renews the lease: it is this node's when free, lapsed, or its
--- own already. A row when this node holds it now; none when another does.
+-- own already. A row when this node holds it now; none when another does, or when this node's own
+-- row is not live (a heartbeat that was in flight as the node stopped must not take it back).
 INSERT INTO node_leases (name, node_id, until)
-VALUES (:name, :node_id, now() + make_interval(secs => :lease_ms::bigint / 1000.0))
+SELECT :name, :node_id, now() + make_interval(secs => :lease_ms::bigint / 1000.0)
+ WHERE EXISTS (SELECT 1 FROM nodes WHERE id = :node_id AND gone_at IS NULL AND expires_at > now())
 ON CONFLICT (name) DO UPDATE SET node_id = EXCLUDED.node_id, until = EXCLUDED.until
  WHERE node_leases.node_id = EXCLUDED.node_id OR node_leases.until <= now()
 RETURNING node_id;

@@ -64,24 +64,40 @@ public final class Cluster {
 
     /** What the cluster itself hears: who follows tasks. */
     private void listenOwn() {
-        listener.on(NODES, what -> {
+        listener.on(NODES, fromOthers(what -> {
             if (FOLLOWING.equals(what)) {
                 presence.followedNow();
             } else if (JOINED.equals(what)) {
                 presence.joinedNow();
             }
-        });
+        }));
     }
 
     /** On a channel's notification (or after a reconnection, with null), {@code handler}; as it comes. */
     public Cluster on(String channel, Consumer<String> handler) {
-        listener.on(channel, handler);
+        listener.on(channel, fromOthers(handler));
         return this;
+    }
+
+    /**
+     * What a node sends is "sender|payload"; PostgreSQL delivers a notification to the sender's own
+     * listening session too, which has nothing to learn from it. Triggers' payloads carry no sender.
+     */
+    private Consumer<String> fromOthers(Consumer<String> handler) {
+        String own = presence.nodeId() + "|";
+        return payload -> {
+            if (payload == null) {
+                handler.accept(null);
+            } else if (!payload.startsWith(own)) {
+                int bar = payload.indexOf('|');
+                handler.accept(bar < 0 ? payload : payload.substring(bar + 1));
+            }
+        };
     }
 
     /** On a channel's notification, {@code pass}: one at a time, a burst folded into one more. */
     public Cluster onPass(String channel, String what, Supplier<Future<?>> pass) {
-        listener.on(channel, new Coalesced(what, pass));
+        listener.on(channel, fromOthers(new Coalesced(what, pass)));
         return this;
     }
 
@@ -151,7 +167,7 @@ public final class Cluster {
      * their task events from now on.
      */
     public Future<Void> following() {
-        return runOnce().compose(v -> journal.notify(NODES, FOLLOWING));
+        return runOnce().compose(v -> journal.notify(NODES, presence.nodeId() + "|" + FOLLOWING));
     }
 
     /**
@@ -191,6 +207,7 @@ public final class Cluster {
 
     /** A clean stop: listed as gone, the upkeep lease let go. */
     public Future<Void> leave() {
+        upkeep.release();
         return presence.leave();
     }
 

@@ -14,9 +14,10 @@ import java.util.logging.Logger;
  * The node's listening connection: one connection of its own, outside the pool (a pooled connection
  * is lent to a statement at a time, and LISTEN belongs to a session), subscribed to the channels the
  * journal's triggers notify (migration 000020). A lost connection is made again with a growing
- * backoff; once it is back, every channel's handler runs once with a null payload, for what was said
- * while nobody listened (each handler then reads the journal, as it does on any notification). The
- * timed passes go on meanwhile, as the fallback.
+ * backoff (the first connection is not retried: a node whose listening URL does not answer does
+ * not start); each time it is subscribed, the first time too, every channel's handler runs once
+ * with a null payload, for what was said while nobody listened (each handler then reads the
+ * journal, as it does on any notification). The timed passes go on meanwhile, as the fallback.
  */
 public final class Listener extends VerticleBase {
 
@@ -29,7 +30,6 @@ public final class Listener extends VerticleBase {
     private final AtomicLong heard = new AtomicLong();
     private PgSubscriber subscriber;
     private volatile boolean subscribed;
-    private boolean first = true;
 
     /** @param options where to listen: a direct connection (a pooler in transaction mode cannot carry LISTEN) */
     public Listener(PgConnectOptions options) {
@@ -74,12 +74,12 @@ public final class Listener extends VerticleBase {
                     if (!channel.equals(last)) {
                         return;
                     }
-                    subscribed = true;
-                    if (first) {
-                        first = false;
-                        return;
+                    // The first subscription too: what was said between the node's first reads (the
+                    // switches, the keys) and its LISTEN was heard by no one.
+                    if (subscribed) {
+                        LOG.info("listening again; catching up with what was said meanwhile");
                     }
-                    LOG.info("listening again; catching up with what was said meanwhile");
+                    subscribed = true;
                     channels.values().forEach(h -> h.accept(null));
                 }));
         return subscriber.connect();

@@ -29,6 +29,7 @@ public final class NodePresence {
     private final IntSupplier streams;
     private volatile String address;
     private volatile long epoch = -1;
+    private volatile boolean left;
     /** Live nodes at the last heartbeat, this one among them; assumed more than one until read. */
     private volatile int live = 2;
     /** Whether another node had streams open at the last heartbeat (or said since that it opened one). */
@@ -98,24 +99,51 @@ public final class NodePresence {
         return journal.address(nodeId, address);
     }
 
-    /** One heartbeat; a row found missing (gone long enough to be deleted) is written again. */
+    /**
+     * One heartbeat. A row found not live (its life ran out in a stall or an outage, or it was
+     * deleted) is registered again, through the same check as at start against the nodes of this
+     * node's epoch or newer: a node started meanwhile with another definition is not joined silently.
+     * Refused, this node stays unlisted (and logs why at each heartbeat) until the two agree.
+     */
     public Future<Void> runOnce() {
+        if (left || epoch < 0) {
+            return Future.succeededFuture();
+        }
         return journal.heartbeat(nodeId, expiresMs(), streams.getAsInt()).compose(beat -> {
-            boolean found = beat != null;
-            if (found) {
+            if (beat != null) {
                 live = beat.live();
                 followed = beat.followed();
+                return Future.succeededFuture();
             }
-            if (found || epoch < 0) {
+            if (left) {
                 return Future.succeededFuture();
             }
             long kept = epoch;
-            return journal.register(entry(), expiresMs(), live -> kept).mapEmpty();
+            return journal.register(
+                            entry(),
+                            expiresMs(),
+                            nodes -> Math.max(
+                                    kept,
+                                    epochAmong(
+                                            nodes.stream()
+                                                    .filter(n -> n.configEpoch() >= kept)
+                                                    .toList(),
+                                            definitions,
+                                            false)))
+                    .<Void>map(taken -> {
+                        epoch = taken;
+                        LOG.warning(
+                                nodeId + " was not live in the registry (a stall, or the journal away for longer than"
+                                        + " three heartbeats): registered again");
+                        return null;
+                    })
+                    .onFailure(e -> LOG.severe(nodeId + " cannot register again: " + e.getMessage()));
         });
     }
 
-    /** A clean stop: listed as gone at once, leases let go. */
+    /** A clean stop: listed as gone at once, leases let go; no heartbeat after it writes anything. */
     public Future<Void> leave() {
+        left = true;
         return epoch < 0 ? Future.succeededFuture() : journal.gone(nodeId);
     }
 

@@ -36,6 +36,11 @@ public final class Upkeep {
         });
     }
 
+    /** A clean stop: the lease is let go in the journal; this node stops acting on it now. */
+    void release() {
+        heldUntilNanos = System.nanoTime();
+    }
+
     /** Whether this node holds the lease now. */
     public boolean holds() {
         return heldUntilNanos - System.nanoTime() > 0;

@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /** The API keys issued through the API, beside the config's: issue, list, revoke; and every node's read of them. */
 public final class KeyService {
@@ -130,18 +131,34 @@ public final class KeyService {
      * Reads the live issued keys and the signed-out sessions from the journal: what every node does
      * every second. The two reads are apart: one failing leaves the other's news in.
      */
+    // Reads may answer out of order (a notification's and the timer's, on two connections): one issued
+    // later saw a later journal, so an answer older than the last one applied is dropped rather than
+    // bring back a key just revoked.
+    private final AtomicLong reads = new AtomicLong();
+
+    private long applied; // guarded by this
+
+    private synchronized void apply(long read, List<AuthConfig.Key> next) {
+        if (read < applied) {
+            return;
+        }
+        applied = read;
+        keys.replaceIssued(next);
+    }
+
     public Future<Void> refresh() {
         Future<Void> sessions = journalKeys.revokedSessions().map(revoked -> {
             revocations.merge(revoked);
             return null;
         });
+        long read = reads.incrementAndGet();
         Future<Void> issued = journalKeys.live().map(live -> {
             List<AuthConfig.Key> next = new ArrayList<>(live.size());
             for (StoredKey k : live) {
                 next.add(new AuthConfig.Key(
                         k.id(), k.hash(), k.tenant(), Set.copyOf(k.scopes()), Set.copyOf(k.queues())));
             }
-            keys.replaceIssued(next);
+            apply(read, next);
             return null;
         });
         return Future.join(sessions, issued).mapEmpty();

@@ -269,6 +269,57 @@ class ClusterTest {
         }
     }
 
+    @Test
+    void a_node_whose_row_lapsed_joins_again_only_through_the_check_and_a_stopped_one_stays_gone() throws Exception {
+        String db = TestPostgres.newDatabase();
+        String remote = """
+          {"queues": {"default": {"slots": 1, "remote": true}}, "cluster": {"fallbackMs": 3600000}}
+          """;
+        try (TestNode a = TestNode.start(db, CONFIG, new MutableClock())) {
+            // a's row lapses (a stall, or the journal away for longer than three heartbeats).
+            sql(
+                    a,
+                    db,
+                    "UPDATE nodes SET expires_at = now() - interval '1 second' WHERE id = '" + a.node.nodeId() + "'");
+            try (TestNode b = TestNode.start(db, remote, new MutableClock())) {
+                // a heart-beats: it may not join beside a node that defines its queue otherwise.
+                Exception refused = assertThrows(
+                        Exception.class, () -> await(a.node.passes().cluster().runOnce()));
+                assertTrue(refused.getMessage().contains("queue 'default'"), refused.getMessage());
+                JsonArray nodes = b.getJson("/api/nodes").getJsonArray("nodes");
+                assertFalse(find(nodes, a.node.nodeId()).getBoolean("live"), nodes.encode());
+            }
+            // b stopped: a joins again at its next heartbeat, and takes the lease b let go.
+            await(a.node.passes().cluster().runOnce());
+            JsonObject back = find(a.getJson("/api/nodes").getJsonArray("nodes"), a.node.nodeId());
+            assertTrue(back.getBoolean("live"), back.encode());
+            assertTrue(a.node.passes().cluster().holdsUpkeep());
+            // A heartbeat after a clean stop brings nothing back.
+            await(a.node.passes().cluster().leave());
+            await(a.node.passes().cluster().runOnce());
+            assertEquals(
+                    "0",
+                    sql(a, db, "SELECT count(*) FROM nodes WHERE id = '" + a.node.nodeId() + "' AND gone_at IS NULL"));
+            assertEquals("0", sql(a, db, "SELECT count(*) FROM node_leases"));
+        }
+    }
+
+    private static String sql(TestNode node, String db, String statement) throws Exception {
+        io.vertx.sqlclient.Pool pool = io.vertx.pgclient.PgBuilder.pool()
+                .connectingTo(dev.taskline.journal.PgUrl.parse(db))
+                .using(node.vertx)
+                .build();
+        try {
+            io.vertx.sqlclient.RowSet<io.vertx.sqlclient.Row> rows =
+                    await(pool.query(statement).execute());
+            return rows.iterator().hasNext()
+                    ? String.valueOf(rows.iterator().next().getValue(0))
+                    : "";
+        } finally {
+            await(pool.close());
+        }
+    }
+
     private static JsonObject find(JsonArray nodes, String id) {
         for (int i = 0; i < nodes.size(); i++) {
             if (nodes.getJsonObject(i).getString("id").equals(id)) {
