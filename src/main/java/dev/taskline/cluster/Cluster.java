@@ -108,7 +108,9 @@ public final class Cluster {
     public Future<Void> join(String address) {
         // A heartbeat at once: until one, the node does not know whether it is alone. The others are
         // told that it is not now, each of them, before their next heartbeat would say so.
-        return presence.register(address).compose(v -> runOnce()).compose(v -> journal.notify(NODES, JOINED));
+        return presence.register(address)
+                .compose(v -> runOnce())
+                .compose(v -> journal.notify(NODES, presence.nodeId() + "|" + JOINED));
     }
 
     /** The listening connection, to deploy once every channel has its handler. */
@@ -178,7 +180,9 @@ public final class Cluster {
     private void tell(String channel, String payload) {
         told.computeIfAbsent(
                         channel + "/" + payload,
-                        k -> new Coalesced("telling the others on " + channel, () -> journal.notify(channel, payload)))
+                        k -> new Coalesced(
+                                "telling the others on " + channel,
+                                () -> journal.notify(channel, presence.nodeId() + "|" + payload)))
                 .accept(payload);
     }
 
