@@ -142,6 +142,15 @@ export function workDir() {
   return dir;
 }
 
+/** Removes a workDir() at the end of a run, unless KEEP=1 asks to keep the nodes' configs and logs. */
+export function removeWorkDir(dir) {
+  if (process.env.KEEP === '1') {
+    console.error(`nodes' configs and logs kept in ${dir}`);
+    return;
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /** A free TCP port on 127.0.0.1, from a range the tests keep to. */
 export function ports(base, n) {
   return Array.from({ length: n }, (_, i) => base + i);

@@ -20,7 +20,7 @@
 //
 //   node load-tests/kill-loop.mjs [--seconds 300] [--rate 40] [--kill-every-s 20] [--port 18311] [--pg-port 55470]
 import { parseArgs } from 'node:util';
-import { Node, Postgres, readEvents, summary, workDir } from './cluster.mjs';
+import { Node, Postgres, readEvents, summary, workDir, removeWorkDir } from './cluster.mjs';
 import { micros } from './local.mjs';
 
 const { values: o } = parseArgs({ options: {
@@ -237,5 +237,6 @@ try {
 } finally {
   await Promise.all(nodes.map((n) => n.kill()));
   pg.remove();
+  removeWorkDir(dir);
 }
 process.exit(failed ? 1 : 0);

@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Node, Postgres, workDir } from './cluster.mjs';
+import { Node, Postgres, workDir, removeWorkDir } from './cluster.mjs';
 
 const { values: o } = parseArgs({ options: {
   tasks: { type: 'string', default: '20000' },
@@ -122,4 +122,5 @@ try {
 } finally {
   await node.stop();
   pg.remove();
+  removeWorkDir(dir);
 }

@@ -19,7 +19,7 @@
 // Talks to 127.0.0.1 only, bounded in events and time (each measure stops after --max-s seconds).
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { Node, Postgres, readEvents, summary, workDir } from './cluster.mjs';
+import { Node, Postgres, readEvents, summary, workDir, removeWorkDir } from './cluster.mjs';
 import { micros } from './local.mjs';
 
 const { values: o } = parseArgs({ options: {
@@ -197,4 +197,5 @@ try {
 } finally {
   await Promise.all([a.stop(), b.stop()]);
   pg.remove();
+  removeWorkDir(dir);
 }
