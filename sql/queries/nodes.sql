@@ -74,10 +74,6 @@ ON CONFLICT (name) DO UPDATE SET node_id = EXCLUDED.node_id, until = EXCLUDED.un
  WHERE node_leases.node_id = EXCLUDED.node_id OR node_leases.until <= now()
 RETURNING node_id;
 
--- name: node_lease_holder
--- :name. Who holds the lease now (no row: no one).
-SELECT node_id FROM node_leases WHERE name = :name AND until > now();
-
 -- name: notify
 -- :channel, :payload. What a node tells the others once a statement of its own committed: due work
 -- it cannot start (taskline_due, the queue), room freed under a queue's keys (taskline_keys, the

@@ -3,6 +3,7 @@ package dev.taskline.cluster;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.journal.JournalNodes;
 import dev.taskline.model.NodeRecord;
+import dev.taskline.support.Coalesced;
 import dev.taskline.support.Periodic;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgConnectOptions;
@@ -108,9 +109,7 @@ public final class Cluster {
     public Future<Void> join(String address) {
         // A heartbeat at once: until one, the node does not know whether it is alone. The others are
         // told that it is not now, each of them, before their next heartbeat would say so.
-        return presence.register(address)
-                .compose(v -> runOnce())
-                .compose(v -> journal.notify(NODES, presence.nodeId() + "|" + JOINED));
+        return presence.register(address).compose(v -> runOnce()).compose(v -> say(NODES, JOINED));
     }
 
     /** The listening connection, to deploy once every channel has its handler. */
@@ -169,7 +168,7 @@ public final class Cluster {
      * their task events from now on.
      */
     public Future<Void> following() {
-        return runOnce().compose(v -> journal.notify(NODES, presence.nodeId() + "|" + FOLLOWING));
+        return runOnce().compose(v -> say(NODES, FOLLOWING));
     }
 
     /**
@@ -180,23 +179,17 @@ public final class Cluster {
     private void tell(String channel, String payload) {
         told.computeIfAbsent(
                         channel + "/" + payload,
-                        k -> new Coalesced(
-                                "telling the others on " + channel,
-                                () -> journal.notify(channel, presence.nodeId() + "|" + payload)))
+                        k -> new Coalesced("telling the others on " + channel, () -> say(channel, payload)))
                 .accept(payload);
     }
 
-    /** Whether this node was alone on the journal at its last heartbeat. */
-    public boolean alone() {
-        return presence.alone();
+    /** Sends {@code payload} on {@code channel} as this node's: "sender|payload" (see fromOthers). */
+    private Future<Void> say(String channel, String payload) {
+        return journal.notify(channel, presence.nodeId() + "|" + payload);
     }
 
     public boolean holdsUpkeep() {
         return upkeep.holds();
-    }
-
-    public boolean listening() {
-        return listener.listening();
     }
 
     /** Live nodes, then those gone within the last hour. */

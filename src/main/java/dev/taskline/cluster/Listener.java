@@ -6,7 +6,6 @@ import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.pubsub.PgSubscriber;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.logging.Logger;
 
@@ -27,7 +26,6 @@ public final class Listener extends VerticleBase {
 
     private final PgConnectOptions options;
     private final Map<String, Consumer<String>> channels = new LinkedHashMap<>();
-    private final AtomicLong heard = new AtomicLong();
     private PgSubscriber subscriber;
     private volatile boolean subscribed;
 
@@ -51,25 +49,17 @@ public final class Listener extends VerticleBase {
         return subscribed && subscriber != null && subscriber.actualConnection() != null;
     }
 
-    /** Notifications heard since start. */
-    public long heard() {
-        return heard.get();
-    }
-
     @Override
     public Future<?> start() {
         subscriber = PgSubscriber.subscriber(vertx, options)
                 .reconnectPolicy(retries -> Math.min(MOST_RETRY_MS, FIRST_RETRY_MS << Math.min(retries, 6)));
         subscriber.closeHandler(v -> subscribed = false);
-        // The subscribe handlers run on every (re)connection, one per channel; the first connection's are
-        // not a reconnection.
+        // The subscribe handlers run on every (re)connection, one per channel; the last channel's marks
+        // the whole subscription.
         String last = channels.keySet().stream().reduce((a, b) -> b).orElse(null);
         channels.forEach((channel, handler) -> subscriber
                 .channel(channel)
-                .handler(payload -> {
-                    heard.incrementAndGet();
-                    handler.accept(payload);
-                })
+                .handler(handler::accept)
                 .subscribeHandler(v -> {
                     if (!channel.equals(last)) {
                         return;

@@ -181,10 +181,6 @@ public final class NodePresence {
         return nodeId;
     }
 
-    public long heartbeatMs() {
-        return heartbeatMs;
-    }
-
     private long expiresMs() {
         return 3 * heartbeatMs;
     }

@@ -124,7 +124,7 @@ public final class TaskQueue {
         return config.keyLimits().any() && gates.keyedOut(id) ? onKeyFreed : null;
     }
 
-    private void held(Consumer<String> listener) {
+    private void tell(Consumer<String> listener) {
         if (listener != null) {
             listener.accept(config.name());
         }
@@ -213,7 +213,7 @@ public final class TaskQueue {
         if (onSched != null) {
             onSched.run();
         }
-        held(held);
+        tell(held);
     }
 
     /** See {@link Reservation#abort}. */
@@ -263,7 +263,7 @@ public final class TaskQueue {
         }
         run(available);
         run(listener);
-        held(freed);
+        tell(freed);
         return kept;
     }
 
@@ -287,7 +287,7 @@ public final class TaskQueue {
         }
         run(available);
         run(listener);
-        held(freed);
+        tell(freed);
     }
 
     /** Where a task handed to a worker stands; see {@link Slots}. */
@@ -313,7 +313,7 @@ public final class TaskQueue {
             idle = waiting.isEmpty() && !startsHeld() ? onIdleSlot : null;
         }
         listener.run();
-        held(idle);
+        tell(idle);
     }
 
     /** What to tell recovery when the queue has fallen to half while the journal holds more: nothing else. */
@@ -383,7 +383,7 @@ public final class TaskQueue {
         if (moved > 0) {
             listener.run();
         }
-        held(held);
+        tell(held);
         return moved;
     }
 
@@ -417,7 +417,7 @@ public final class TaskQueue {
         if (added > 0) {
             listener.run();
         }
-        held(held);
+        tell(held);
         return added;
     }
 

@@ -3,15 +3,13 @@ package dev.taskline.recovery;
 import dev.taskline.journal.Journal;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
+import dev.taskline.support.Coalesced;
 import io.vertx.core.Future;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * Pages in due work at once when another node says some may be waiting (a submission it could not
@@ -23,14 +21,12 @@ import java.util.logging.Logger;
  */
 public final class WakeUps {
 
-    private static final Logger LOG = Logger.getLogger(WakeUps.class.getName());
-
     private final Journal journal;
     private final QueueRegistry queues;
     private final Function<TaskQueue, Future<Integer>> demand;
     private final int batchSize;
-    /** Per queue: 0 idle, 1 a page-in runs, 2 it runs and another is asked for. */
-    private final Map<String, AtomicInteger> states = new ConcurrentHashMap<>();
+    /** Per queue: its page-in, one at a time. */
+    private final Map<String, Coalesced> passes = new ConcurrentHashMap<>();
 
     private final AtomicLong paged = new AtomicLong();
     /**
@@ -56,10 +52,8 @@ public final class WakeUps {
         if (queue == null) {
             return;
         }
-        AtomicInteger state = states.computeIfAbsent(queueName, q -> new AtomicInteger());
-        if (state.getAndUpdate(s -> Math.min(2, s + 1)) == 0) {
-            pass(queue, state);
-        }
+        passes.computeIfAbsent(queueName, q -> new Coalesced("paging in on a wake-up", () -> pageIn(queue)))
+                .accept(queueName);
     }
 
     /** A slot of the queue freed here and nothing waits for it: page in again if others had more. */
@@ -79,16 +73,6 @@ public final class WakeUps {
     /** Tasks paged in on wake-ups since start. */
     public long paged() {
         return paged.get();
-    }
-
-    private void pass(TaskQueue queue, AtomicInteger state) {
-        pageIn(queue)
-                .onFailure(e -> LOG.log(Level.FINE, "a wake-up's page-in failed; the timed pass will look", e))
-                .onComplete(done -> {
-                    if (state.decrementAndGet() > 0) {
-                        pass(queue, state);
-                    }
-                });
     }
 
     private Future<Integer> pageIn(TaskQueue queue) {

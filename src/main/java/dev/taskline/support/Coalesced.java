@@ -1,4 +1,4 @@
-package dev.taskline.cluster;
+package dev.taskline.support;
 
 import io.vertx.core.Future;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -8,10 +8,11 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * A pass that notifications ask for: one runs at a time, and the notifications that come while it
- * runs make one more after it, not one each. A burst of a thousand notifications costs two passes.
+ * A pass that is asked for in bursts (by notifications, by wake-ups): one runs at a time, and the
+ * asks that come while it runs make one more after it, not one each. A burst of a thousand asks
+ * costs two passes. Safe from any thread; the payload of an ask is not looked at.
  */
-final class Coalesced implements Consumer<String> {
+public final class Coalesced implements Consumer<String> {
 
     private static final Logger LOG = Logger.getLogger(Coalesced.class.getName());
 
@@ -20,7 +21,8 @@ final class Coalesced implements Consumer<String> {
     /** 0 idle, 1 a pass runs, 2 it runs and another is asked for. */
     private final AtomicInteger state = new AtomicInteger();
 
-    Coalesced(String what, Supplier<Future<?>> pass) {
+    /** @param what the pass, as the log names it ("paging in on a wake-up") */
+    public Coalesced(String what, Supplier<Future<?>> pass) {
         this.what = what;
         this.pass = pass;
     }
@@ -41,7 +43,7 @@ final class Coalesced implements Consumer<String> {
         }
         running.onComplete(done -> {
             if (done.failed()) {
-                LOG.log(Level.FINE, what + " on a notification failed; the timed pass will do it", done.cause());
+                LOG.log(Level.FINE, what + " failed; the timed pass will do it", done.cause());
             }
             if (state.decrementAndGet() > 0) {
                 run();
