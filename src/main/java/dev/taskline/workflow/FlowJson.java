@@ -78,17 +78,22 @@ public final class FlowJson {
         }
         checkSize(array.size(), maxTasks);
         List<FlowDraft> drafts = new ArrayList<>(array.size());
+        long edges = 0;
         for (int i = 0; i < array.size(); i++) {
             String place = "tasks[" + i + "]";
             if (!(array.getValue(i) instanceof JsonObject object)) {
                 throw new InvalidTaskException(place + " must be an object");
             }
-            drafts.add(task(object, place, null, maxTasks));
+            FlowDraft draft = task(object, place, null, maxTasks);
+            // Counted as read, so that a graph past the cap is refused before it is resolved.
+            edges += draft.given.size();
+            FlowRules.checkEdges(edges, maxTasks);
+            drafts.add(draft);
         }
         return drafts;
     }
 
-    static void checkSize(int count, int maxTasks) {
+    static void checkSize(long count, int maxTasks) {
         if (count > maxTasks) {
             throw new InvalidTaskException("a flow holds at most " + maxTasks + " tasks; this one has " + count);
         }

@@ -36,10 +36,18 @@ final class FlowRules {
                         + " deadline time; give startWithinMs, counted from when its parents let it run");
             }
         }
-        long maxEdges = (long) maxTasks * EDGES_PER_TASK;
-        if (edges > maxEdges) {
+        checkEdges(edges, maxTasks);
+    }
+
+    /** The edges a flow of at most {@code maxTasks} tasks may have in all, however its tasks came. */
+    static long maxEdges(int maxTasks) {
+        return (long) maxTasks * EDGES_PER_TASK;
+    }
+
+    static void checkEdges(long edges, int maxTasks) {
+        if (edges > maxEdges(maxTasks)) {
             throw new InvalidTaskException(
-                    "a flow may have at most " + maxEdges + " dependsOn edges in all; this one has " + edges);
+                    "a flow may have at most " + maxEdges(maxTasks) + " dependsOn edges in all; this one has " + edges);
         }
     }
 }

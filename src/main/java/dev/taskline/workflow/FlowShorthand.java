@@ -37,8 +37,12 @@ final class FlowShorthand {
 
     /** The tasks of a flow given as the shorthand {@code kind} ("chain", "group" or "chord") with {@code value}. */
     static List<FlowDraft> read(String kind, Object value, int maxTasks) {
-        // Counted before any task is read, so that a flow far too large is refused for that alone.
-        FlowJson.checkSize(count(kind, value, 1), maxTasks);
+        // Counted before any task is read or any edge made, so that a flow far too large is refused
+        // for that alone: nesting multiplies edges (a chain of two groups of 5,000 is 25 million),
+        // and building them first would take the event loop and the memory the cap is there to spare.
+        Size size = count(kind, value, 1);
+        FlowJson.checkSize(size.tasks, maxTasks);
+        FlowRules.checkEdges(size.edges, maxTasks);
         FlowShorthand reader = new FlowShorthand(maxTasks);
         reader.shorthand(kind, value, "", "", 1);
         return reader.drafts;
@@ -135,31 +139,83 @@ final class FlowShorthand {
     }
 
     /**
-     * The tasks the shorthand holds, read leniently: what is malformed counts as little as it
-     * can, the walk that reads the tasks refuses it. Nesting past the cap is not counted, for
-     * the same reason.
+     * What an element would make, counted without making it: its tasks, heads, tails and edges.
+     * Each count stops growing at {@link #CEILING}, far past any cap, so that no product overflows.
      */
-    private static int count(String kind, Object value, int depth) {
-        if (depth > MAX_DEPTH) {
-            return 0;
-        }
-        if (kind.equals("chord")) {
-            return value instanceof JsonObject object
-                    ? count("group", object.getValue("group"), depth) + countElement(object.getValue("then"), depth)
-                    : 0;
-        }
-        int count = 0;
-        if (value instanceof JsonArray array) {
-            for (int i = 0; i < array.size(); i++) {
-                count += countElement(array.getValue(i), depth);
-            }
-        }
-        return count;
+    private record Size(long tasks, long heads, long tails, long edges) {
+
+        static final Size NONE = new Size(0, 0, 0, 0);
+        static final Size TASK = new Size(1, 1, 1, 0);
     }
 
-    private static int countElement(Object value, int depth) {
+    private static final long CEILING = 1L << 40;
+
+    private static long capped(long n) {
+        return Math.min(n, CEILING);
+    }
+
+    private static long times(long a, long b) {
+        try {
+            return capped(Math.multiplyExact(a, b));
+        } catch (ArithmeticException e) {
+            return CEILING;
+        }
+    }
+
+    /**
+     * The shorthand's size, read leniently: what is malformed counts as little as it can, the walk
+     * that reads the tasks refuses it. Nesting past the cap is not counted, for the same reason.
+     */
+    private static Size count(String kind, Object value, int depth) {
+        if (depth > MAX_DEPTH) {
+            return Size.NONE;
+        }
+        if (kind.equals("chord")) {
+            if (!(value instanceof JsonObject object)) {
+                return Size.NONE;
+            }
+            Size group = count("group", object.getValue("group"), depth);
+            Size then = countElement(object.getValue("then"), depth);
+            return new Size(
+                    capped(group.tasks + then.tasks),
+                    group.heads,
+                    then.tails,
+                    capped(group.edges + then.edges + times(group.tails, then.heads)));
+        }
+        boolean chain = kind.equals("chain");
+        long tasks = 0;
+        long heads = 0;
+        long tails = 0;
+        long edges = 0;
+        Size previous = null;
+        if (value instanceof JsonArray array) {
+            for (int i = 0; i < array.size(); i++) {
+                Size part = countElement(array.getValue(i), depth);
+                if (part.tasks == 0) {
+                    continue;
+                }
+                tasks = capped(tasks + part.tasks);
+                edges = capped(edges + part.edges);
+                if (!chain) {
+                    heads = capped(heads + part.heads);
+                    tails = capped(tails + part.tails);
+                } else if (previous == null) {
+                    heads = part.heads;
+                } else {
+                    edges = capped(edges + times(previous.tails, part.heads));
+                }
+                previous = part;
+            }
+        }
+        if (chain && previous != null) {
+            tails = previous.tails;
+        }
+        return new Size(tasks, heads, tails, edges);
+    }
+
+    private static Size countElement(Object value, int depth) {
         if (value == null) {
-            return 0;
+            return Size.NONE;
         }
         if (value instanceof JsonObject object) {
             String kind = kindOf(object);
@@ -167,6 +223,6 @@ final class FlowShorthand {
                 return count(kind, object.getValue(kind), depth + 1);
             }
         }
-        return 1;
+        return Size.TASK;
     }
 }

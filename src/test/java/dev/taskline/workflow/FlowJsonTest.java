@@ -486,6 +486,59 @@ class FlowJsonTest {
                 refused(new JsonObject().put("tasks", explicit), 10_000));
     }
 
+    @Test
+    void a_chain_of_two_groups_of_5000_is_refused_for_its_edges_before_any_task_is_read() {
+        // Each task names an unknown field: were the tasks read (or the edges made) first, that would be the refusal.
+        JsonArray group = new JsonArray();
+        for (int i = 0; i < 5_000; i++) {
+            group.add(new JsonObject().put("type", "t").put("unknown", true));
+        }
+        JsonObject body = new JsonObject()
+                .put(
+                        "chain",
+                        new JsonArray()
+                                .add(new JsonObject().put("group", group))
+                                .add(new JsonObject().put("group", group)));
+        assertEquals(
+                "a flow may have at most 100000 dependsOn edges in all; this one has 25000000", refused(body, 10_000));
+    }
+
+    @Test
+    void edges_are_counted_through_chords_and_nested_chains_as_they_would_be_made() {
+        // A chord of 20 whose then is a group of 20: 400 edges; in a chain after a group of 30, 600 more.
+        JsonObject chord = new JsonObject()
+                .put(
+                        "chord",
+                        new JsonObject().put("group", tasks(20)).put("then", new JsonObject().put("group", tasks(20))));
+        JsonObject body = new JsonObject()
+                .put(
+                        "chain",
+                        new JsonArray()
+                                .add(new JsonObject().put("group", tasks(30)))
+                                .add(chord));
+        FlowSpec flow = FlowJson.read(body, 100);
+        assertEquals(
+                1_000,
+                flow.tasks().stream().mapToInt(task -> task.dependsOn().size()).sum());
+        assertEquals("a flow may have at most 990 dependsOn edges in all; this one has 1000", refused(body, 99));
+    }
+
+    @Test
+    void the_tasks_form_counts_its_edges_as_it_reads_them() {
+        // 60 tasks naming 20 parents each, none of which exists: the edges pass 10 a task first.
+        JsonArray tasks = new JsonArray();
+        JsonArray parents = new JsonArray();
+        for (int i = 0; i < 20; i++) {
+            parents.add("missing" + i);
+        }
+        for (int i = 0; i < 60; i++) {
+            tasks.add(new JsonObject().put("key", "k" + i).put("type", "t").put("dependsOn", parents));
+        }
+        assertEquals(
+                "a flow may have at most 600 dependsOn edges in all; this one has 620",
+                refused(new JsonObject().put("tasks", tasks), 60));
+    }
+
     private static JsonArray tasks(int count) {
         JsonArray tasks = new JsonArray();
         for (int i = 0; i < count; i++) {
