@@ -15,10 +15,10 @@
 -- :edge_children. The flows, their roots pending (or claimed), the others blocked, the edges, the
 -- keys, and each task's first event.
 WITH flow AS (
-  INSERT INTO flows (id, name, tenant, size, unfinished, state, first_task_id, last_task_id, created_at)
-  SELECT f.id, f.name, f.tenant, f.size, f.size, 'running', f.first_id, f.last_id, :now
-    FROM unnest(:flow_ids::uuid[], :names::text[], :tenants::text[], :sizes::int[], :first_ids::uuid[],
-                :last_ids::uuid[]) AS f(id, name, tenant, size, first_id, last_id)
+  INSERT INTO flows (id, name, tenant, size, edges, unfinished, state, first_task_id, last_task_id, created_at)
+  SELECT f.id, f.name, f.tenant, f.size, f.edges, f.size, 'running', f.first_id, f.last_id, :now
+    FROM unnest(:flow_ids::uuid[], :names::text[], :tenants::text[], :sizes::int[], :edge_counts::int[],
+                :first_ids::uuid[], :last_ids::uuid[]) AS f(id, name, tenant, size, edges, first_id, last_id)
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms,
                      created_at, updated_at, worker_id, lease_version, attempt, lease_expires_at, started_at,
@@ -186,11 +186,35 @@ SELECT queue, tenant, count(*) AS blocked FROM tasks WHERE state = 'blocked' GRO
 -- journaled blocked; that finish settles them (its success lets those that wait only for it run).
 -- A key already in the flow breaks flow_keys' primary key (the whole transaction fails, nothing is
 -- kept).
+--
+-- The flow's budget holds whatever made its tasks: nothing is written either when the flow would
+-- then hold more than :max_tasks tasks or :max_edges edges (the tail edges count: each dependent of
+-- the spawner waits for every tail, so they multiply), or a dependent would wait for more than
+-- :max_parents parents. The flow's row is locked for the count, so that two spawns in one flow
+-- cannot both pass it. One row: spawned (0 when nothing was written), held (whether the lease was),
+-- and what the flow would come to (size, edges, parents: the most parents a dependent would have).
 WITH spawner AS (
   SELECT t.id, t.tenant FROM tasks t
    WHERE t.id = :spawner AND t.state = 'running' AND t.worker_id = :worker_id
      AND t.lease_version = :lease_version AND t.lease_expires_at > :now
      FOR UPDATE
+), dependents AS (
+  SELECT d.id FROM spawner, task_edges g JOIN tasks d ON d.id = g.child_id
+   WHERE g.parent_id = :spawner AND d.state = 'blocked'
+   ORDER BY d.id
+     FOR UPDATE OF d
+), flow AS (
+  SELECT f.size, f.edges FROM spawner, flows f WHERE f.id = :flow_id FOR UPDATE OF f
+), budget AS (
+  SELECT f.size + cardinality(:ids::uuid[]) AS size,
+         f.edges::bigint + cardinality(:edge_parents::uuid[])
+           + cardinality(:tails::uuid[])::bigint * (SELECT count(*) FROM dependents) AS edges,
+         COALESCE((SELECT max((SELECT count(*) FROM task_edges p WHERE p.child_id = x.id)) FROM dependents x), 0)
+           + cardinality(:tails::uuid[]) AS parents
+    FROM flow f
+), ok AS (
+  SELECT 1 FROM budget b
+   WHERE b.size <= :max_tasks AND b.edges <= :max_edges AND b.parents <= :max_parents
 ), ins AS (
   INSERT INTO tasks (id, queue, type, state, payload, priority, run_at, max_attempts, timeout_ms, created_at,
                      updated_at, lease_version, attempt, tenant, concurrency_key, flow_id, flow_key, join_mode,
@@ -198,7 +222,7 @@ WITH spawner AS (
   SELECT r.id, r.queue, r.type, 'blocked', r.payload::jsonb, r.priority, :now + r.delay_ms * interval '1 millisecond',
          r.max_attempts, r.timeout_ms, :now, :now, 0, 0, s.tenant, r.concurrency_key, :flow_id, r.key, r.join_mode,
          r.parents_left, r.start_within_ms
-    FROM spawner s,
+    FROM spawner s, ok,
          unnest(:ids::uuid[], :keys::text[], :queues::text[], :types::text[], :payloads::text[], :priorities::int[],
                 :delays_ms::bigint[], :max_attempts::int[], :timeout_ms::bigint[], :concurrency_keys::text[],
                 :start_within_ms::bigint[], :joins::text[], :parents_left::int[])
@@ -207,32 +231,29 @@ WITH spawner AS (
   RETURNING id
 ), edges AS (
   INSERT INTO task_edges (parent_id, child_id)
-  SELECT e.parent_id, e.child_id FROM spawner, unnest(:edge_parents::uuid[], :edge_children::uuid[]) AS e(parent_id, child_id)
+  SELECT e.parent_id, e.child_id FROM spawner, ok, unnest(:edge_parents::uuid[], :edge_children::uuid[]) AS e(parent_id, child_id)
 ), keys AS (
-  INSERT INTO flow_keys (flow_id, key) SELECT :flow_id, k.key FROM spawner, unnest(:keys::text[]) AS k(key)
-), dependents AS (
-  SELECT d.id FROM spawner, task_edges g JOIN tasks d ON d.id = g.child_id
-   WHERE g.parent_id = :spawner AND d.state = 'blocked'
-   ORDER BY d.id
-     FOR UPDATE OF d
+  INSERT INTO flow_keys (flow_id, key) SELECT :flow_id, k.key FROM spawner, ok, unnest(:keys::text[]) AS k(key)
 ), wait_more AS (
   UPDATE tasks d SET parents_left = d.parents_left + cardinality(:tails::uuid[]), updated_at = :now
-    FROM dependents x
+    FROM dependents x, ok
    WHERE d.id = x.id
 ), tail_edges AS (
   INSERT INTO task_edges (parent_id, child_id)
-  SELECT tail.id, x.id FROM dependents x, unnest(:tails::uuid[]) AS tail(id)
+  SELECT tail.id, x.id FROM dependents x, ok, unnest(:tails::uuid[]) AS tail(id)
 ), grown AS (
   UPDATE flows f
-     SET size = f.size + cardinality(:ids::uuid[]), unfinished = f.unfinished + cardinality(:ids::uuid[]),
+     SET size = b.size, edges = b.edges, unfinished = f.unfinished + cardinality(:ids::uuid[]),
          last_task_id = GREATEST(f.last_task_id, (SELECT i.id FROM unnest(:ids::uuid[]) AS i(id) ORDER BY i.id DESC LIMIT 1))
-    FROM spawner
+    FROM budget b, ok
    WHERE f.id = :flow_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, lease_version, attempt, at, detail)
   SELECT id, NULL, 'blocked', 'submitted', 0, 0, :now, jsonb_build_object('spawnedBy', :spawner::text) FROM ins
 )
-SELECT count(*)::int AS spawned FROM ins;
+SELECT (SELECT count(*)::int FROM ins) AS spawned, EXISTS (SELECT 1 FROM spawner) AS held,
+       b.size, b.edges, b.parents
+  FROM (SELECT 1) AS one LEFT JOIN budget b ON true;
 
 -- name: task_flow
 -- :id a task: its flow, its key there and its tenant, for what it spawns.

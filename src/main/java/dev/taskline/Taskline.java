@@ -277,7 +277,11 @@ public final class Taskline {
         suspensions =
                 new Suspensions(journal, steps, waker::wakeAt, task -> waker.hold(List.of(task)), metrics.steps());
         admission = new Admission(config, queues, handlers, journal, metrics, clock);
-        spawns = new Spawns(admission, config.flows().maxTasks());
+        blocked = new BlockedCount(
+                flows,
+                config.flows().maxBlocked(),
+                TasklineConfig.share(config.flows().maxBlocked(), config.http().tenantShare()));
+        spawns = new Spawns(admission, blocked, config.flows().maxTasks());
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
         // Events journaled here reach this node's streams at once, and other nodes' while they follow any.
         journal.onChange(ids -> {
@@ -321,7 +325,6 @@ public final class Taskline {
                 hub,
                 config.http().maxStreams(),
                 config.http().tenantShare());
-        blocked = new BlockedCount(flows, config.flows().maxBlocked());
         Flows flowAdmission = new Flows(
                 admission,
                 flows,

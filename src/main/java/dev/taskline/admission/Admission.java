@@ -200,6 +200,20 @@ public final class Admission {
     }
 
     /**
+     * Spawned tasks of {@code tenant} (null: none) fit their queues' tenant limits as a flow's
+     * blocked tasks do: counted with the tenant's unfinished tasks there, blocked ones included.
+     *
+     * @throws InvalidTaskException when they could never fit
+     * @throws TenantLimitException when they do not fit now
+     */
+    public void fitSpawned(List<Insert> spawned, String tenant) {
+        if (tenant != null) {
+            withinTenantLimits(spawned);
+            flowWithinTenantRoom(spawned, tenant);
+        }
+    }
+
+    /**
      * Admits a flow's tasks, all or nothing, each checked as any task is ({@code where} names task
      * {@code i} in a refusal). The roots ({@code root[i]}) take room in their queues as a batch does,
      * and may be dispatched at once; the others take none: they wait blocked in the journal, in no

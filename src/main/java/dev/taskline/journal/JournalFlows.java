@@ -156,8 +156,15 @@ public final class JournalFlows {
                 lease, TaskState.SUCCEEDED, result, null, Reason.SUCCEEDED, null, Attempts.COUNTED, cancelWins);
         return guard(pool.withTransaction(conn -> conn.preparedQuery(flowSpawn.text())
                         .execute(flowSpawn.bind(spawnParams(lease, spawn, now)))
-                        // Nothing spawned means the lease was lost: the finish is fenced too, and says so.
-                        .compose(rows -> journal.grouped().finishOn(conn, finish))))
+                        .compose(rows -> {
+                            Row row = rows.iterator().next();
+                            if (row.getBoolean("held") && row.getInteger("spawned") == 0) {
+                                // The flow's budget refused it: the transaction ends, nothing of it kept.
+                                return Future.failedFuture(overBudget(spawn, row));
+                            }
+                            // Nothing spawned for a lost lease: the finish is fenced too, and says so.
+                            return journal.grouped().finishOn(conn, finish);
+                        })))
                 .map(done -> {
                     done.tell();
                     return done.states().get(0);
@@ -167,6 +174,22 @@ public final class JournalFlows {
                                 ? new InvalidTaskException(
                                         "spawn: the flow already has a task of one of the keys " + spawn.keys())
                                 : e));
+    }
+
+    private static InvalidTaskException overBudget(Spawn spawn, Row row) {
+        Spawn.Budget budget = spawn.budget();
+        String what;
+        if (row.getInteger("size") > budget.maxTasks()) {
+            what = row.getInteger("size") + " tasks, past flows.maxTasks (" + budget.maxTasks() + ")";
+        } else if (row.getLong("edges") > budget.maxEdges()) {
+            what = row.getLong("edges") + " dependsOn edges, past the " + budget.maxEdges()
+                    + " a flow may have (each task that waits for the spawner waits for every spawned task"
+                    + " no other depends on)";
+        } else {
+            what = "a task waiting for " + row.getLong("parents") + " parents, past the " + budget.maxParents()
+                    + " a task may wait for";
+        }
+        return new InvalidTaskException("spawn: " + spawn.tasks().size() + " more tasks would give the flow " + what);
     }
 
     private static Params.FlowSpawn spawnParams(Lease lease, Spawn spawn, OffsetDateTime now) {
@@ -192,7 +215,10 @@ public final class JournalFlows {
                 c.parentsLeft,
                 c.edgeParents,
                 c.edgeChildren,
-                spawn.tails().toArray(new UUID[0]));
+                spawn.tails().toArray(new UUID[0]),
+                spawn.budget().maxTasks(),
+                spawn.budget().maxEdges(),
+                spawn.budget().maxParents());
     }
 
     /** How many tasks wait blocked in the whole journal, and how many of each tenant in each queue. */
@@ -351,6 +377,7 @@ public final class JournalFlows {
         String[] names = new String[f];
         String[] tenants = new String[f];
         Integer[] sizes = new Integer[f];
+        Integer[] edgeCounts = new Integer[f];
         UUID[] firstIds = new UUID[f];
         UUID[] lastIds = new UUID[f];
         List<FlowInsert.Node> tasks = new ArrayList<>();
@@ -363,6 +390,7 @@ public final class JournalFlows {
             names[k] = flow.name();
             tenants[k] = flow.tenant();
             sizes[k] = flow.tasks().size();
+            edgeCounts[k] = flow.edges().size();
             firstIds[k] = flow.tasks().get(0).insert().task().id();
             lastIds[k] = flow.tasks().get(sizes[k] - 1).insert().task().id();
             tasks.addAll(flow.tasks());
@@ -376,6 +404,7 @@ public final class JournalFlows {
                 names,
                 tenants,
                 sizes,
+                edgeCounts,
                 firstIds,
                 lastIds,
                 now,

@@ -162,6 +162,7 @@ final class Params {
             String[] names,
             String[] tenants,
             Integer[] sizes,
+            Integer[] edgeCounts,
             UUID[] firstIds,
             UUID[] lastIds,
             OffsetDateTime now,
@@ -210,7 +211,10 @@ final class Params {
             Integer[] parentsLeft,
             UUID[] edgeParents,
             UUID[] edgeChildren,
-            UUID[] tails) {}
+            UUID[] tails,
+            Integer maxTasks,
+            Long maxEdges,
+            Integer maxParents) {}
 
     /** Steps handlers ran, one element each (see step_write). */
     record StepWrite(

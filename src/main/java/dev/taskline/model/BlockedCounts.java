@@ -14,6 +14,15 @@ public record BlockedCounts(long total, Map<String, Map<String, Integer>> byQueu
         byQueueAndTenant = Map.copyOf(byQueueAndTenant);
     }
 
+    /** The tenant's blocked tasks in every queue. */
+    public long ofTenant(String tenant) {
+        long n = 0;
+        for (Map<String, Integer> tenants : byQueueAndTenant.values()) {
+            n += tenants.getOrDefault(tenant, 0);
+        }
+        return n;
+    }
+
     /** The tenant's blocked tasks in the queue. */
     public int of(String queue, String tenant) {
         Map<String, Integer> tenants = byQueueAndTenant.get(queue);

@@ -16,7 +16,15 @@ public record Spawn(
         List<FlowInsert.Node> tasks,
         List<Long> delaysMs,
         List<FlowInsert.Edge> edges,
-        List<UUID> tails) {
+        List<UUID> tails,
+        Budget budget) {
+
+    /**
+     * What the whole flow may come to, however its tasks came (submitted, spawned, spawned by the
+     * spawned): tasks, edges, and parents of any one task. The journal holds the spawn to it in the
+     * transaction that writes it.
+     */
+    public record Budget(int maxTasks, long maxEdges, int maxParents) {}
 
     public List<String> keys() {
         return tasks.stream().map(FlowInsert.Node::key).toList();

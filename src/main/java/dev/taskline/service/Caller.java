@@ -61,6 +61,18 @@ public record Caller(String keyId, String tenant, Set<Scope> scopes, Set<String>
         }
     }
 
+    /**
+     * Refuses (403) unless this caller may put tasks into {@code queue} as a flow task's spawn: what a
+     * submission there needs (the submit scope), and a key limited to some queues only into those.
+     */
+    void requireSpawn(String queue) {
+        require(Scope.SUBMIT);
+        if (!queues.isEmpty() && !queues.contains(queue) && !scopes.contains(Scope.ADMIN)) {
+            throw new ForbiddenException("this key may spawn tasks only into the queues "
+                    + String.join(", ", queues.stream().sorted().toList()) + ", not '" + queue + "'");
+        }
+    }
+
     /** The tenant a request of this caller acts for, given the one it names (null: none). */
     String tenantFor(String named) {
         if (keyId == null || scopes.contains(Scope.ADMIN)) {

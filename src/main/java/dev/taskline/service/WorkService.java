@@ -123,7 +123,37 @@ public final class WorkService {
             String lease,
             io.vertx.core.json.JsonObject result,
             io.vertx.core.json.JsonArray spawn) {
-        return mayWrite(caller, lease).compose(v -> remote.complete(lease, id, result, spawn, null, caller.tenant()));
+        return permitted(() -> maySpawn(caller, spawn))
+                .compose(v -> mayWrite(caller, lease))
+                .compose(v -> remote.complete(lease, id, result, spawn, null, caller.tenant()));
+    }
+
+    /**
+     * Refuses (403) unless the caller may put each task of {@code spawn} (null: none) into its queue
+     * (the default queue when it names none; a queue that is no text is refused later, as the spawn
+     * is read).
+     */
+    private static void maySpawn(Caller caller, io.vertx.core.json.JsonArray spawn) {
+        if (spawn == null) {
+            return;
+        }
+        java.util.Set<String> queues = new java.util.TreeSet<>();
+        for (Object task : spawn) {
+            if (task instanceof io.vertx.core.json.JsonObject object) {
+                Object queue = object.getValue("queue");
+                queues.add(queue instanceof String name ? name : dev.taskline.config.TasklineConfig.DEFAULT_QUEUE);
+            }
+        }
+        queues.forEach(caller::requireSpawn);
+    }
+
+    private static RuntimeException spawnRefused(Caller caller, Views.LeaseWrite write) {
+        try {
+            maySpawn(caller, write.spawn());
+            return null;
+        } catch (RuntimeException e) {
+            return e;
+        }
     }
 
     /**
@@ -194,7 +224,7 @@ public final class WorkService {
                 .compose(v -> permitted(() -> caller.requireWork(queue)))
                 .compose(v -> each(
                         writes,
-                        w -> null,
+                        w -> spawnRefused(caller, w),
                         valid -> remote.completeAll(
                                 valid.stream()
                                         .map(w ->
@@ -291,7 +321,7 @@ public final class WorkService {
      */
     private static <T> Future<List<Views.ItemResult<T>>> each(
             List<Views.LeaseWrite> writes,
-            java.util.function.Function<Views.LeaseWrite, InvalidTaskException> check,
+            java.util.function.Function<Views.LeaseWrite, ? extends RuntimeException> check,
             java.util.function.Function<List<Views.LeaseWrite>, Future<List<Future<T>>>> writeAll) {
         if (writes.isEmpty() || writes.size() > MAX_CLAIM) {
             return Future.failedFuture(new InvalidTaskException("tasks must hold 1 to " + MAX_CLAIM + " items"));

@@ -17,6 +17,8 @@ import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
 import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.model.problem.TenantLimitException;
+import dev.taskline.model.problem.TooManyBlockedException;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.queue.TaskQueue.Dispatched;
 import dev.taskline.queue.TaskQueue.Stage;
@@ -519,19 +521,29 @@ public final class WorkerVerticle extends VerticleBase {
         }
         if (outcome instanceof Outcome.Succeeded s) {
             JsonArray spawned = attempt.spawned();
-            Future<TaskState> end = spawned.isEmpty()
-                    ? journal.succeed(lease, s.result())
-                    : spawns.plan(task, spawned)
-                            .compose(spawn -> flows.succeedSpawning(lease, s.result(), spawn, false))
-                            // What it spawned breaks a rule: the same code would spawn it again.
-                            .recover(e -> e instanceof InvalidTaskException
-                                    ? journal.fail(
-                                            lease, Errors.describe(new PermanentTaskException(e.getMessage())), true)
-                                    : Future.failedFuture(e));
-            return end.map(state -> {
-                counted(state, false);
-                return null;
-            });
+            if (spawned.isEmpty()) {
+                return journal.succeed(lease, s.result()).map(state -> {
+                    counted(state, false);
+                    return null;
+                });
+            }
+            return spawns.plan(task, spawned)
+                    .compose(spawn -> flows.succeedSpawning(lease, s.result(), spawn, false))
+                    .transform(ended -> {
+                        Throwable e = ended.cause();
+                        if (e instanceof TenantLimitException || e instanceof TooManyBlockedException) {
+                            // No room for what it spawned now: a failure like any, tried again after its backoff.
+                            return record(attempt, new Outcome.Failed(e));
+                        }
+                        Future<TaskState> end = e instanceof InvalidTaskException
+                                // What it spawned breaks a rule: the same code would spawn it again.
+                                ? journal.fail(lease, Errors.describe(new PermanentTaskException(e.getMessage())), true)
+                                : ended.succeeded() ? Future.succeededFuture(ended.result()) : Future.failedFuture(e);
+                        return end.map(state -> {
+                            counted(state, false);
+                            return null;
+                        });
+                    });
         }
         Wait wait = attempt.durable().suspend();
         if (wait != null && (outcome instanceof Outcome.Succeeded || outcome instanceof Outcome.Failed)) {

@@ -13,9 +13,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The journal's blocked tasks, as this node judges them: the count last read from the journal
- * (every node's flows), plus what this node admitted since. Two bounds read it: the journal-wide
- * {@code flows.maxBlocked}, and each queue's {@code tenantLimit}, which counts a tenant's blocked
- * tasks in that queue with its waiting and running ones. A count per flow would read every blocked
+ * (every node's flows), plus what this node admitted since. Three bounds read it: the journal-wide
+ * {@code flows.maxBlocked}; a tenant's share of it ({@code http.tenantShare}), so that one tenant's
+ * delayed flows cannot refuse every other tenant's; and each queue's {@code tenantLimit}, which
+ * counts a tenant's blocked tasks in that queue with its waiting and running ones. A count per flow would read every blocked
  * task at each submission; read every few seconds, a bound may be passed by what other nodes
  * admitted meanwhile (or counted against a little longer than its tasks stay blocked), which for
  * bounds of this kind is no matter.
@@ -24,23 +25,40 @@ public final class BlockedCount implements BlockedTasks {
 
     private final JournalFlows journal;
     private final long max;
+    private final long tenantMax;
     private volatile BlockedCounts read = BlockedCounts.NONE;
     private final AtomicLong since = new AtomicLong();
     /** Admitted since the last read, by queue and tenant (the key joins them with a NUL). */
     private final Map<String, AtomicInteger> sinceByTenant = new ConcurrentHashMap<>();
 
-    public BlockedCount(JournalFlows journal, long max) {
+    /** {@code tenantMax}: the most one tenant may hold blocked at once (tasks of no tenant: {@code max} alone). */
+    public BlockedCount(JournalFlows journal, long max, long tenantMax) {
         this.journal = journal;
         this.max = max;
+        this.tenantMax = tenantMax;
     }
 
-    /** Whether {@code n} more blocked tasks fit. */
-    boolean room(int n) {
-        return read.total() + since.get() + n <= max;
+    /** Whether {@code n} more blocked tasks of {@code tenant} (null: none) fit. */
+    boolean room(int n, String tenant) {
+        return read.total() + since.get() + n <= max && (tenant == null || ofTenant(tenant) + n <= tenantMax);
     }
 
-    TooManyBlockedException refusal(int n) {
-        return new TooManyBlockedException(max, read.total() + since.get(), n);
+    TooManyBlockedException refusal(int n, String tenant) {
+        long all = read.total() + since.get();
+        if (all + n <= max && tenant != null) {
+            return new TooManyBlockedException(tenantMax, ofTenant(tenant), n, tenant);
+        }
+        return new TooManyBlockedException(max, all, n, null);
+    }
+
+    private long ofTenant(String tenant) {
+        long n = read.ofTenant(tenant);
+        for (Map.Entry<String, AtomicInteger> e : sinceByTenant.entrySet()) {
+            if (e.getKey().endsWith('\0' + tenant)) {
+                n += e.getValue().get();
+            }
+        }
+        return n;
     }
 
     @Override

@@ -100,8 +100,8 @@ public final class Flows {
             root[i] = task.root();
         }
         int blockedTasks = n - spec.roots().size();
-        if (blockedTasks > 0 && !blocked.room(blockedTasks)) {
-            return Future.failedFuture(blocked.refusal(blockedTasks));
+        if (blockedTasks > 0 && !blocked.room(blockedTasks, tenant)) {
+            return Future.failedFuture(blocked.refusal(blockedTasks, tenant));
         }
         UUID flowId = TaskIds.next(clock);
         JsonObject[] answer = new JsonObject[1];

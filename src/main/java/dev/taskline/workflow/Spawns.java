@@ -7,6 +7,7 @@ import dev.taskline.model.Spawn;
 import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.Task;
 import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.model.problem.TenantLimitException;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -23,14 +24,21 @@ import java.util.UUID;
  * wait for the spawned tasks no other spawned task depends on. A spawned task, like any that waits
  * for a parent, takes delayMs and startWithinMs, counted from when it may run, but no runAt or
  * startBy.
+ *
+ * <p>A spawn is held to what a submitted flow is: its tasks to their queues' tenant limits and to the
+ * tenant's share of blocked tasks here (429 while they are full), and the whole flow, however many
+ * generations spawned its tasks, to {@code flows.maxTasks} and its edge cap, which the journal checks
+ * in the transaction that writes the spawn (422: the same code would spawn the same again).
  */
 public final class Spawns implements SpawnPlanner {
 
     private final Admission admission;
+    private final BlockedCount blocked;
     private final int maxTasks;
 
-    public Spawns(Admission admission, int maxTasks) {
+    public Spawns(Admission admission, BlockedCount blocked, int maxTasks) {
         this.admission = admission;
+        this.blocked = blocked;
         this.maxTasks = maxTasks;
     }
 
@@ -42,8 +50,20 @@ public final class Spawns implements SpawnPlanner {
     @Override
     public Future<Spawn> plan(Task spawner, JsonArray tasks) {
         try {
-            return Future.succeededFuture(read(spawner, tasks));
-        } catch (InvalidTaskException e) {
+            Spawn spawn = read(spawner, tasks);
+            List<Insert> inserts =
+                    spawn.tasks().stream().map(FlowInsert.Node::insert).toList();
+            admission.fitSpawned(inserts, spawner.tenant());
+            int n = inserts.size();
+            if (!blocked.room(n, spawner.tenant())) {
+                return Future.failedFuture(blocked.refusal(n, spawner.tenant()));
+            }
+            // Counted now: a spawn that does not land is counted until the next read of the journal.
+            Map<String, Integer> byQueue = new HashMap<>();
+            inserts.forEach(i -> byQueue.merge(i.task().queue(), 1, Integer::sum));
+            blocked.admitted(n, spawner.tenant(), byQueue);
+            return Future.succeededFuture(spawn);
+        } catch (InvalidTaskException | TenantLimitException e) {
             return Future.failedFuture(e);
         }
     }
@@ -107,6 +127,13 @@ public final class Spawns implements SpawnPlanner {
             }
         }
         edges.addAll(spec.edges(ids));
-        return new Spawn(spawner.flowId(), spawner.id(), nodes, delays, edges, tails);
+        return new Spawn(
+                spawner.flowId(),
+                spawner.id(),
+                nodes,
+                delays,
+                edges,
+                tails,
+                new Spawn.Budget(maxTasks, FlowRules.maxEdges(maxTasks), maxTasks));
     }
 }
