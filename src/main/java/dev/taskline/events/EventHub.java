@@ -58,14 +58,17 @@ public final class EventHub {
     /**
      * Opens a stream on the caller's event loop, into the sink {@code sinks} makes once the stream
      * has its place. Refused, and no sink made, when this node already serves its maximum ({@link
-     * TooManyStreamsException}) or {@code holder} (null: one held to no share) holds its most
-     * ({@link ShareExceededException}).
+     * TooManyStreamsException}) or one of {@code holders} (none: a stream held to no share) holds its
+     * most ({@link ShareExceededException}): a stream counts for each of them (a stream token's for
+     * the token and for its tenant).
      */
-    public TaskStream open(Collection<UUID> tasks, long afterEventId, Supplier<StreamSink> sinks, Holder holder) {
-        if (holder != null) {
+    public TaskStream open(
+            Collection<UUID> tasks, long afterEventId, Supplier<StreamSink> sinks, List<Holder> holders) {
+        for (int i = 0; i < holders.size(); i++) {
+            Holder holder = holders.get(i);
             int held = byHolder.merge(holder.name(), 1, Integer::sum);
             if (held > holder.most()) {
-                release(holder);
+                release(holders.subList(0, i + 1));
                 throw new ShareExceededException(
                         holder.what() + " holds " + holder.most() + " of this node's streams,"
                                 + " its most at once; close one, or try again later",
@@ -74,7 +77,7 @@ public final class EventHub {
         }
         if (open.incrementAndGet() > maxStreams) {
             open.decrementAndGet();
-            release(holder);
+            release(holders);
             throw new TooManyStreamsException(maxStreams);
         }
         StreamSink sink;
@@ -82,14 +85,14 @@ public final class EventHub {
             sink = sinks.get();
         } catch (RuntimeException e) {
             open.decrementAndGet();
-            release(holder);
+            release(holders);
             throw e;
         }
         Context context = vertx.getOrCreateContext();
         TaskStream[] streamOf = new TaskStream[1];
         TaskStream stream = new TaskStream(vertx, context, journal, new HashSet<>(tasks), afterEventId, sink, () -> {
             forget(streamOf[0]);
-            release(holder);
+            release(holders);
         });
         streamOf[0] = stream;
         boolean first = byTask.isEmpty();
@@ -103,8 +106,8 @@ public final class EventHub {
         return stream;
     }
 
-    private void release(Holder holder) {
-        if (holder != null) {
+    private void release(List<Holder> holders) {
+        for (Holder holder : holders) {
             byHolder.computeIfPresent(holder.name(), (name, n) -> n == 1 ? null : n - 1);
         }
     }

@@ -23,6 +23,7 @@ import dev.taskline.service.Views.Cancellation;
 import dev.taskline.service.Views.TaskFilter;
 import dev.taskline.service.Views.TaskPage;
 import io.vertx.core.Future;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.Supplier;
@@ -210,24 +211,26 @@ public final class TaskService {
     /** Opens a stream of these tasks' transitions (a flow's), once the caller was found to see them. */
     Future<TaskStream> open(Caller caller, List<UUID> tasks, long afterEventId, Supplier<StreamSink> sink) {
         Supplier<StreamSink> told = caller.isAdmin() ? sink : () -> new WithoutActors(sink.get());
-        return allowed(() -> Future.succeededFuture(hub.open(tasks, afterEventId, told, holder(caller))));
+        return allowed(() -> Future.succeededFuture(hub.open(tasks, afterEventId, told, holders(caller))));
     }
 
     /**
-     * Whose share of the node's streams a new one takes: a stream token holds one at a time, a
-     * tenant its share of them; a key that sees every tenant is held to the node's maximum alone.
+     * Whose shares of the node's streams a new one takes: a tenant's, whatever the door (its keys,
+     * its dashboard sessions, the stream tokens minted for its tasks), and a stream token's own, one
+     * at a time; a key that sees every tenant is held to the node's maximum alone.
      */
-    private EventHub.Holder holder(Caller caller) {
+    private List<EventHub.Holder> holders(Caller caller) {
+        List<EventHub.Holder> holders = new ArrayList<>(2);
         if (caller.isStreamToken()) {
-            return new EventHub.Holder(caller.keyId(), 1, "this stream token");
+            holders.add(new EventHub.Holder(caller.keyId(), 1, "this stream token"));
         }
         if (caller.tenant() != null) {
-            return new EventHub.Holder(
+            holders.add(new EventHub.Holder(
                     "tenant:" + caller.tenant(),
                     TasklineConfig.share(maxStreams, tenantShare),
-                    "tenant '" + caller.tenant() + "'");
+                    "tenant '" + caller.tenant() + "'"));
         }
-        return null;
+        return holders;
     }
 
     private static TaskView visible(Caller caller, TaskView task, UUID id) {

@@ -124,6 +124,27 @@ class SharesTest {
     }
 
     @Test
+    void stream_tokens_count_against_their_tenant_s_share_and_another_tenant_is_served() throws Exception {
+        int port = node.node.httpPort();
+        JsonObject acmes = pendingTask("acme");
+        // Each read of a task mints a token of its own: none of them is a way past acme's share.
+        String firstUrl = pendingTask("acme").getString("eventsUrl");
+        String secondUrl = pendingTask("acme").getString("eventsUrl");
+        List<SseClient> open = new ArrayList<>();
+        try {
+            open.add(SseClient.open(node.vertx, port, firstUrl, null));
+            assertEquals(429, SseClient.status(node.vertx, port, secondUrl), "acme's one stream is open, by a token");
+            assertEquals(429, SseClient.status(node.vertx, port, events(acmes), as("acme")), "and by a key");
+            open.add(SseClient.open(node.vertx, port, events(pendingTask("globex")), null, as("globex")));
+        } finally {
+            open.forEach(SseClient::close);
+        }
+        node.until(
+                () -> SseClient.status(node.vertx, port, secondUrl) == 200,
+                () -> "acme's stream closed, its token may open one again");
+    }
+
+    @Test
     void a_tenant_holds_its_share_of_a_queues_waiting_claims() throws Exception {
         // A node of its own: its waiting claims are ended by draining it.
         try (TestNode node = startNode()) {
