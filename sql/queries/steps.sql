@@ -113,9 +113,19 @@ WITH held AS MATERIALIZED (
   SELECT h.id, COALESCE(s.done, false) AS done,
          CASE WHEN s.task_id IS NULL THEN :until::timestamptz ELSE s.until END AS until
     FROM held h LEFT JOIN task_steps s ON s.task_id = h.id AND s.name = :step
+), refiled AS (
+  -- A field filed more than ten minutes ago is marked filed again (delete_unwaited_fields spares
+  -- what was filed within the hour); a fresher one is left unlocked, so that many tasks waiting on
+  -- one field do not queue on its row.
+  UPDATE event_fields ef SET filed_at = :now
+    FROM held h
+   WHERE :wait_for::text::jsonb->>'kind' = 'event' AND ef.tenant = COALESCE(h.tenant, '')
+     AND ef.name = :wait_for::text::jsonb->>'name' AND ef.field = :wait_for::text::jsonb->>'field'
+     AND ef.filed_at < :now - interval '10 minutes'
 ), field AS (
-  INSERT INTO event_fields (name, field)
-  SELECT :wait_for::text::jsonb->>'name', :wait_for::text::jsonb->>'field' FROM held WHERE :wait_for::text::jsonb->>'kind' = 'event'
+  INSERT INTO event_fields (tenant, name, field, filed_at)
+  SELECT COALESCE(tenant, ''), :wait_for::text::jsonb->>'name', :wait_for::text::jsonb->>'field', :now
+    FROM held WHERE :wait_for::text::jsonb->>'kind' = 'event'
   ON CONFLICT DO NOTHING
 ), claimed AS (
   SELECT max(e.at) AS at FROM task_events e
@@ -228,7 +238,7 @@ WITH req AS MATERIALIZED (
 ), f AS MATERIALIZED (
   SELECT fr.tenant, fr.id, fr.name, fr.data, ef.field,
          fr.data::jsonb #>> string_to_array(substr(ef.field, 6), '.') AS value
-    FROM fresh fr JOIN event_fields ef ON ef.name = fr.name
+    FROM fresh fr JOIN event_fields ef ON ef.tenant = fr.tenant AND ef.name = fr.name
 ), w AS MATERIALIZED (
   SELECT f.tenant, f.id AS event_id, f.name, f.data, found.id FROM f CROSS JOIN LATERAL (
     SELECT t.id FROM tasks t
@@ -270,6 +280,20 @@ UPDATE events e SET answer = a.answer::jsonb
 -- name: delete_old_events
 -- :cutoff, :most most rows. Events are kept a day: for their ids, and for waits that come late.
 DELETE FROM events WHERE ctid IN (SELECT ctid FROM events WHERE at < :cutoff LIMIT :most);
+
+-- name: delete_unwaited_fields
+-- :cutoff, :most most rows. Event fields no pending task waits on any more, last filed before
+-- :cutoff, through tasks_event_waits. With :cutoff an hour back, a suspension that found its field
+-- filed within ten minutes (suspend_open leaves it be) ran fifty minutes before this and has long
+-- committed its wait, which this sees; one that marked it filed again holds its row until it
+-- commits, and this reads the row anew then.
+DELETE FROM event_fields WHERE ctid IN (
+  SELECT ef.ctid FROM event_fields ef
+   WHERE ef.filed_at < :cutoff
+     AND NOT EXISTS (SELECT 1 FROM tasks t
+                      WHERE t.state = 'pending' AND t.wait->>'kind' = 'event' AND t.wait->>'name' = ef.name
+                        AND t.wait->>'field' = ef.field AND COALESCE(t.tenant, '') = ef.tenant)
+   LIMIT :most);
 
 -- name: wake_due
 -- :now, :most most rows. Suspended tasks whose time came (a sleep's end, a wait's timeout) are

@@ -374,9 +374,11 @@ public final class Taskline {
                 .compose(v -> track(vertx.deployVerticle(promoter)))
                 .compose(v -> track(vertx.deployVerticle(waker)))
                 .compose(v -> track(vertx.deployVerticle(cluster.upkeep(
-                        "deleting events older than a day",
+                        "deleting events older than a day, and event fields no task waits on",
                         EVENTS_CLEAN_MS,
-                        () -> steps.deleteOldEvents(clock.instant().minus(Duration.ofDays(1)), 10_000)))))
+                        () -> steps.deleteOldEvents(clock.instant().minus(Duration.ofDays(1)), 10_000)
+                                .compose(n -> steps.deleteUnwaitedFields(
+                                        clock.instant().minus(Duration.ofHours(1)), 10_000))))))
                 .compose(v -> track(vertx.deployVerticle(cluster.upkeep(
                         "deleting finished tasks past retention, and nodes long gone",
                         RETENTION_MS,

@@ -52,7 +52,6 @@ public final class Admission {
     public static final int MAX_ATTEMPTS = 100;
     public static final long MAX_TIMEOUT_MS = 24L * 3600 * 1000;
     public static final long MAX_DELAY_MS = 365L * 24 * 3600 * 1000;
-    public static final int MAX_KEY_LENGTH = 255;
     /** A tenant name: what a caller's own account or customer ids look like, nothing that needs escaping. */
     static final Pattern TENANT = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
 
@@ -92,7 +91,15 @@ public final class Admission {
 
     /** Admits one task; {@code idempotencyKey} and {@code tenant} may be null. */
     public Future<Admitted> submit(Submission submission, String idempotencyKey, String tenant) {
-        return admit(List.of(submission), false, idempotencyKey, tenant);
+        return admit(List.of(submission), false, Idempotency.Kind.TASKS, idempotencyKey, tenant);
+    }
+
+    /**
+     * Admits the task a trigger starts for an event, under a key of the node's making ({@code
+     * key}, null: none) kept apart from every key a caller gives.
+     */
+    public Future<Admitted> submitTriggered(Submission submission, String key, String tenant) {
+        return admit(List.of(submission), false, Idempotency.Kind.TRIGGER, key, tenant);
     }
 
     /** Admits a batch, all or nothing; {@code idempotencyKey} and {@code tenant} may be null. */
@@ -105,10 +112,11 @@ public final class Admission {
             return Future.failedFuture(
                     new InvalidTaskException("a batch may hold at most " + max + " tasks, got " + submissions.size()));
         }
-        return admit(submissions, true, idempotencyKey, tenant);
+        return admit(submissions, true, Idempotency.Kind.TASKS, idempotencyKey, tenant);
     }
 
-    private Future<Admitted> admit(List<Submission> submissions, boolean batch, String key, String tenant) {
+    private Future<Admitted> admit(
+            List<Submission> submissions, boolean batch, Idempotency.Kind kind, String key, String tenant) {
         if (draining) {
             TaskQueue queue = queues.get(
                     submissions.get(0).queue() == null
@@ -121,7 +129,9 @@ public final class Admission {
         }
         List<Insert> tasks;
         try {
-            checkIdempotencyKey(key);
+            if (kind == Idempotency.Kind.TASKS) {
+                Idempotency.check(key);
+            }
             checkTenant(tenant);
             tasks = validate(submissions, batch ? TaskIds.next(clock) : null, tenant);
             if (tenant != null) {
@@ -138,10 +148,8 @@ public final class Admission {
         }
         String hash = requestHash(submissions, batch, tenant);
         // Keys are the caller's own names (an order number, say), and two tenants may well pick the
-        // same one: each tenant's keys live apart. HTTP allows no control character in a header value;
-        // and as the tenant is part of the request's hash, a key made to look like another tenant's
-        // would only get 409, never that tenant's answer.
-        String journalKey = tenant == null ? key : tenant + '\u0001' + key;
+        // same one: each tenant's keys live apart.
+        String journalKey = Idempotency.journalKey(kind, tenant, key);
         // A replay answers even when the queue is full now: the work it names was accepted long ago.
         return journal.idempotentAnswer(journalKey).compose(earlier -> {
             if (earlier != null) {
@@ -149,7 +157,7 @@ public final class Admission {
             }
             IdempotentAnswer[] lost = new IdempotentAnswer[1];
             Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-            return reserveAndInsert(
+            Future<Admitted> admitted = reserveAndInsert(
                             tasks,
                             tenant,
                             inserts -> journal.insertIdempotent(journalKey, hash, inserts, keepFor)
@@ -158,24 +166,12 @@ public final class Admission {
                                         return answer == null;
                                     }))
                     .map(inserts ->
-                            lost[0] == null ? new Admitted(batchId, inserts, false) : replay(key, hash, lost[0]))
-                    // No room: but a racing twin may have taken the key meanwhile, and its answer is ours.
-                    .recover(e -> e instanceof QueueFullException
-                                    || e instanceof TenantLimitException
-                                    || e instanceof DeadlineUnmeetableException
-                            ? journal.idempotentAnswer(journalKey)
-                                    .compose(twin -> twin == null
-                                            ? Future.failedFuture(e)
-                                            : Future.succeededFuture(replay(key, hash, twin)))
-                            : Future.failedFuture(e));
+                            lost[0] == null ? new Admitted(batchId, inserts, false) : replay(key, hash, lost[0]));
+            return Idempotency.orTwin(
+                    admitted,
+                    () -> journal.idempotentAnswer(journalKey)
+                            .map(twin -> twin == null ? null : replay(key, hash, twin)));
         });
-    }
-
-    /** An Idempotency-Key (null: none) is 1 to {@value #MAX_KEY_LENGTH} characters; else 422. */
-    public static void checkIdempotencyKey(String key) {
-        if (key != null && (key.isBlank() || key.length() > MAX_KEY_LENGTH)) {
-            throw new InvalidTaskException("Idempotency-Key must be 1 to " + MAX_KEY_LENGTH + " characters");
-        }
     }
 
     private static void checkTenant(String tenant) {

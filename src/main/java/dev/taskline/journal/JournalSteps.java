@@ -383,6 +383,17 @@ public final class JournalSteps {
                 .map(RowSet::rowCount);
     }
 
+    /**
+     * Forgets event fields no task waits on, last filed before {@code cutoff}, at most {@code
+     * most}; answers how many.
+     */
+    public Future<Integer> deleteUnwaitedFields(Instant cutoff, int most) {
+        Sql.Statement delete = sql.statement("delete_unwaited_fields");
+        return JournalFailures.guard(pool.preparedQuery(delete.text())
+                        .execute(delete.bind("cutoff", Times.utc(cutoff), "most", most)))
+                .map(RowSet::rowCount);
+    }
+
     private static Task firstTask(RowSet<Row> rows) {
         List<Task> tasks = tasks(rows);
         return tasks.isEmpty() ? null : tasks.get(0);

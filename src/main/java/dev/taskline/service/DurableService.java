@@ -4,6 +4,7 @@ import static dev.taskline.service.Permits.allowed;
 import static dev.taskline.service.Permits.permitted;
 
 import dev.taskline.admission.Admission;
+import dev.taskline.admission.Idempotency;
 import dev.taskline.admission.SubmissionJson;
 import dev.taskline.config.Trigger;
 import dev.taskline.journal.JournalSteps;
@@ -65,7 +66,7 @@ public final class DurableService {
         return allowed(() -> {
             caller.require(Scope.SUBMIT);
             checkName("a signal's name", name);
-            Admission.checkIdempotencyKey(idempotencyKey);
+            Idempotency.check(idempotencyKey);
             String body = (payload == null ? new JsonObject() : payload).encode();
             return steps.signal(id, caller.tenant(), name, body, idempotencyKey).map(sent -> answer(id, name, sent));
         });
@@ -152,9 +153,10 @@ public final class DurableService {
                     task.put("concurrencyKey", String.valueOf(key));
                 }
             }
-            String key = "event:" + i + ":" + id;
+            // The event's id names its triggers' tasks, in a namespace of their own that no caller's key reaches.
+            String key = i + ":" + id;
             started.add(admission
-                    .submit(SubmissionJson.task(task), key.length() > Admission.MAX_KEY_LENGTH ? null : key, owner)
+                    .submitTriggered(SubmissionJson.task(task), key, owner)
                     .map(admitted -> admitted.tasks().get(0).task().id().toString()));
         }
         return Future.all(started).map(all -> {

@@ -2,6 +2,7 @@ package dev.taskline.workflow;
 
 import dev.taskline.admission.Admission;
 import dev.taskline.admission.Canonical;
+import dev.taskline.admission.Idempotency;
 import dev.taskline.admission.Submission;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.journal.JournalFlows;
@@ -62,7 +63,7 @@ public final class Flows {
     public Future<FlowAccepted> submit(JsonObject body, String idempotencyKey, String tenant) {
         FlowSpec spec;
         try {
-            Admission.checkIdempotencyKey(idempotencyKey);
+            Idempotency.check(idempotencyKey);
             spec = FlowJson.read(body, config.maxTasks());
             FlowRules.check(spec, config.maxTasks());
         } catch (InvalidTaskException e) {
@@ -73,12 +74,16 @@ public final class Flows {
         }
         String hash = Canonical.sha256("flow:" + (tenant == null ? "" : "tenant=" + tenant + ":")
                 + spec.canonical().encode());
-        String journalKey = (tenant == null ? "" : tenant + '\u0001') + "flow\u0001" + idempotencyKey;
+        String journalKey = Idempotency.journalKey(Idempotency.Kind.FLOW, tenant, idempotencyKey);
         return journal.storedAnswer(journalKey).compose(earlier -> {
             if (earlier.containsKey("answer")) {
                 return Future.succeededFuture(replay(idempotencyKey, hash, earlier, tenant));
             }
-            return admit(spec, tenant, idempotencyKey, journalKey, hash);
+            return Idempotency.orTwin(
+                    admit(spec, tenant, idempotencyKey, journalKey, hash),
+                    () -> journal.storedAnswer(journalKey)
+                            .map(twin ->
+                                    twin.containsKey("answer") ? replay(idempotencyKey, hash, twin, tenant) : null));
         });
     }
 

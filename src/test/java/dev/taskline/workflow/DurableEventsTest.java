@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.taskline.journal.JournalSteps;
+import dev.taskline.journal.PgUrl;
 import dev.taskline.testing.MutableClock;
 import dev.taskline.testing.StepsProbeHandler;
 import dev.taskline.testing.TestNode;
@@ -16,6 +18,9 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -30,10 +35,12 @@ import org.junit.jupiter.api.Test;
 class DurableEventsTest {
 
     private static TestNode node;
+    private static String url;
 
     @BeforeAll
     static void start() throws Exception {
-        node = TestNode.start(TestPostgres.newDatabase(), """
+        url = TestPostgres.newDatabase();
+        node = TestNode.start(url, """
                 {"queues": {"default": {"slots": 4}},
                  "triggers": [{"event": "user.created", "type": "onboarding", "concurrencyKey": "data.userId"},
                               {"event": "user.created", "type": "steps-probe"}]}
@@ -97,6 +104,68 @@ class DurableEventsTest {
         node.wake(Duration.ofHours(1));
         JsonObject timedOut = node.waitForState(b, "succeeded");
         assertNull(timedOut.getJsonObject("result").getJsonObject("results").getValue("order.paid"));
+    }
+
+    private static String submitAs(String tenant, JsonObject task) throws Exception {
+        HttpResponse<Buffer> answer = TestNode.await(node.http
+                .post("/api/tasks")
+                .putHeader("Taskline-Tenant", tenant)
+                .sendJsonObject(task));
+        assertEquals(202, answer.statusCode(), answer.bodyAsString());
+        return answer.bodyAsJsonObject().getString("id");
+    }
+
+    private static List<String> fields(Pool pool) throws Exception {
+        List<String> fields = new java.util.ArrayList<>();
+        for (Row row : TestNode.await(pool.query(
+                        "SELECT tenant || '/' || name || '/' || field AS f FROM event_fields WHERE tenant = 'acme' ORDER BY 1")
+                .execute())) {
+            fields.add(row.getString("f"));
+        }
+        return fields;
+    }
+
+    @Test
+    void the_fields_waited_on_are_each_tenant_s_own_and_forgotten_once_no_task_waits_on_them() throws Exception {
+        Pool pool = PgBuilder.pool()
+                .connectingTo(PgUrl.parse(url))
+                .using(node.vertx)
+                .build();
+        try {
+            String paid = submitAs(
+                    "acme",
+                    probe(new JsonArray()
+                            .add(new JsonObject()
+                                    .put("event", "refund.made")
+                                    .put("field", "data.orderId")
+                                    .put("value", "r-1"))));
+            String other = submitAs(
+                    "acme",
+                    probe(new JsonArray()
+                            .add(new JsonObject()
+                                    .put("event", "refund.made")
+                                    .put("field", "data.customer")
+                                    .put("value", "c-1"))));
+            waiting(node, paid);
+            waiting(node, other);
+            assertEquals(List.of("acme/refund.made/data.customer", "acme/refund.made/data.orderId"), fields(pool));
+            HttpResponse<Buffer> acmes = TestNode.await(node.http
+                    .post("/api/events")
+                    .putHeader("Taskline-Tenant", "acme")
+                    .sendJsonObject(new JsonObject()
+                            .put("name", "refund.made")
+                            .put("data", new JsonObject().put("orderId", "r-1"))));
+            assertEquals(1, acmes.bodyAsJsonObject().getInteger("delivered"), acmes.bodyAsString());
+            node.waitForState(paid, "succeeded");
+
+            JournalSteps steps = new JournalSteps(pool, node.clock);
+            TestNode.await(steps.deleteUnwaitedFields(node.clock.instant().minusSeconds(60), 100));
+            assertEquals(2, fields(pool).size(), "a field filed after the cutoff is kept, waited on or not");
+            TestNode.await(steps.deleteUnwaitedFields(node.clock.instant().plusSeconds(60), 100));
+            assertEquals(List.of("acme/refund.made/data.customer"), fields(pool), "still waited on");
+        } finally {
+            TestNode.await(pool.close());
+        }
     }
 
     @Test
