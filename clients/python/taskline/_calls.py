@@ -30,7 +30,12 @@ class Call:
 
 
 def quote(segment: str) -> str:
-    return urllib.parse.quote(str(segment), safe="")
+    """A path segment from an id or a name: percent-encoded, and never empty, '.' or '..', which the
+    node's router would resolve into another route (it decodes %2E before it does)."""
+    text = str(segment)
+    if text in ("", ".", ".."):
+        raise ValueError(f"{text!r} cannot be a path segment (an id or a name)")
+    return urllib.parse.quote(text, safe="")
 
 
 def _replayed(r: Response) -> bool:

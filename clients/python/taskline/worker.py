@@ -219,6 +219,7 @@ class Worker:
                  max_answer_bytes: int = MAX_ANSWER_BYTES):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        _calls.quote(queue)  # a queue no path can name: ValueError here
         self.queue, self.concurrency, self.grace = queue, concurrency, grace
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.batch = max(1, min(batch, MAX_BATCH))

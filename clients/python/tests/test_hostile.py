@@ -230,3 +230,14 @@ def test_an_event_id_that_would_break_a_header_is_not_sent_back(capture):
     # A lone CR ends a line (8 is the id, X-Smuggled a field of no meaning); an id with a control
     # character is ignored.
     assert "Last-Event-ID: 8\r\n" in again and "X-Smuggled" not in again
+
+
+def test_an_id_that_a_router_would_resolve_into_another_route_is_refused():
+    with Taskline("http://127.0.0.1:1") as tl:
+        for ident in ("", ".", ".."):
+            with pytest.raises(ValueError, match="path segment"):
+                tl.get(ident)
+        with pytest.raises(ValueError, match="path segment"):
+            tl.signal("t1", "..")
+    with pytest.raises(ValueError, match="path segment"):
+        Worker("http://127.0.0.1:1", queue="..")
