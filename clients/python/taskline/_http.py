@@ -294,7 +294,7 @@ async def _read_head(reader: asyncio.StreamReader, status_line: bytes | None = N
         raise http.client.RemoteDisconnected("the node closed the connection without an answer")
     status = _STATUS.fullmatch(status_line)
     if not status:
-        raise http.client.BadStatusLine(status_line[:200].decode("latin-1", "replace"))
+        raise ConnectionResetError(f"not an HTTP status line: {status_line[:80]!r}")  # as a dropped connection
     headers: dict[str, str] = {}
     for _ in range(MAX_HEADERS + 1):
         line = await _readline(reader, "a header line")
