@@ -58,6 +58,10 @@ export interface StreamEvent { event: string; data: any; id: string | null }
 export interface ClientOptions {
   url?: string; key?: string; tenant?: string; timeoutMs?: number;
   writeRetries?: number; readRetries?: number; maxRetryWaitMs?: number;
+  /** The most read of an answer's body (64 MiB); past it, AnswerTooLarge. */
+  maxAnswerBytes?: number;
+  /** The most read of a stream's line or event (16 MiB); past it, AnswerTooLarge. */
+  maxEventBytes?: number;
 }
 
 export class Taskline {
@@ -82,7 +86,7 @@ export class Taskline {
 
 export interface WorkerOptions {
   url?: string; key?: string; queue: string; concurrency?: number; name?: string; batch?: number;
-  pollWaitMs?: number; graceMs?: number; exitWhenIdle?: boolean;
+  pollWaitMs?: number; graceMs?: number; exitWhenIdle?: boolean; maxAnswerBytes?: number;
 }
 
 export class Context {
@@ -116,6 +120,7 @@ export class Snooze extends Error { constructor(ms: number); readonly ms: number
 
 export class TasklineError extends Error {}
 export class ConnectionFailed extends TasklineError {}
+export class AnswerTooLarge extends ConnectionFailed {}
 export class ServerTooOld extends TasklineError { readonly call: string; readonly needs: string; readonly server: string | null }
 export class ProblemError extends TasklineError {
   readonly status: number; readonly problem: Record<string, any>; readonly type: string; readonly problemName: string;
@@ -138,3 +143,5 @@ export class DeadlineUnmeetable extends Refused {
 export class Unavailable extends ProblemError {}
 export function problemError(status: number, problem: unknown, retryAfter?: number | null): ProblemError;
 export const BASE_VERSION: string;
+export const MAX_ANSWER_BYTES: number;
+export const MAX_EVENT_BYTES: number;

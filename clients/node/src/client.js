@@ -3,14 +3,16 @@
 //   const tl = new Taskline({ url: 'http://127.0.0.1:8080' });
 //   const t = await tl.submit('qualification-match', payload, { queue: 'matching' });
 //   console.log((await tl.wait(t.id, { timeoutMs: 60000 })).result);
-import { ConnectionFailed, ProblemError, ServerTooOld, problemError } from './errors.js';
+import { AnswerTooLarge, ConnectionFailed, ProblemError, ServerTooOld, problemError } from './errors.js';
 import { task } from './flows.js';
+import {
+  MAX_ANSWER_BYTES, MAX_EVENT_BYTES, baseUrl, checkHeaders, fetchError, headerValueOk, q, readText,
+} from './http.js';
 
 // The server version that has every call of this package; a call added later names its own.
 export const BASE_VERSION = '0.1.0';
 const STREAM_SILENCE_MS = 45000;
 
-const q = (segment) => encodeURIComponent(String(segment));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function versionTuple(version) {
@@ -42,35 +44,41 @@ function retryAfterSeconds(headers) {
 }
 
 export class Taskline {
+  // The key lives here only, in a private field: util.inspect, console.log and JSON.stringify of a
+  // client do not show it.
+  #headers;
+
   // url: the node; key: a Bearer key where the node wants one; tenant: for a key that sees every
   // tenant; writeRetries (0: a full queue is the caller's to see) and readRetries (3): how often a
-  // 429 or 503 is tried again, after its Retry-After (at most maxRetryWaitMs).
+  // 429 or 503 is tried again, after its Retry-After (at most maxRetryWaitMs); maxAnswerBytes and
+  // maxEventBytes: the most read of an answer, and of an event of a stream (AnswerTooLarge past it).
   constructor({ url = 'http://127.0.0.1:8080', key, tenant, timeoutMs = 30000, writeRetries = 0, readRetries = 3,
-    maxRetryWaitMs = 30000 } = {}) {
-    if (!/^https?:\/\//.test(url)) throw new TypeError(`url must be http:// or https://, not ${url}`);
-    this.url = url.replace(/\/$/, '');
+    maxRetryWaitMs = 30000, maxAnswerBytes = MAX_ANSWER_BYTES, maxEventBytes = MAX_EVENT_BYTES } = {}) {
+    this.url = baseUrl(url);
     this.timeoutMs = timeoutMs;
-    Object.assign(this, { writeRetries, readRetries, maxRetryWaitMs });
-    this.headers = { Accept: 'application/json', 'User-Agent': 'taskline-node' };
-    if (key) this.headers.Authorization = `Bearer ${key}`;
-    if (tenant) this.headers['Taskline-Tenant'] = tenant;
+    Object.assign(this, { writeRetries, readRetries, maxRetryWaitMs, maxAnswerBytes, maxEventBytes });
+    this.#headers = { Accept: 'application/json', 'User-Agent': 'taskline-node' };
+    if (key) this.#headers.Authorization = `Bearer ${key}`;
+    if (tenant) this.#headers['Taskline-Tenant'] = tenant;
+    checkHeaders(this.#headers); // a key or tenant HTTP cannot carry: TypeError here, not at a call
+    this.tenant = tenant ?? null;
     this.version = undefined;
   }
 
   // One call: { name, method, path, body?, headers?, write, since? } -> { status, headers, json }.
   async call(spec) {
     const { name, method = 'GET', path, body, write = method !== 'GET', since = BASE_VERSION } = spec;
-    const headers = { ...this.headers, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-      ...(spec.headers ?? {}) };
+    const headers = checkHeaders({ ...this.#headers, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      ...(spec.headers ?? {}) });
     const retries = write ? this.writeRetries : this.readRetries;
     for (let attempt = 0; ; attempt++) {
       let answer, text;
       try {
         answer = await fetch(this.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(this.timeoutMs) });
-        text = await answer.text();
+        text = await readText(answer, this.maxAnswerBytes);
       } catch (e) {
-        throw new ConnectionFailed(`${name}: ${e.cause?.message ?? e.message}`);
+        throw fetchError(name, e);
       }
       let json = null;
       try { json = text ? JSON.parse(text) : null; } catch { json = { title: text.slice(0, 200) }; }
@@ -177,7 +185,7 @@ export class Taskline {
     const path = `/api/${kind}/${q(id)}/events`;
     let last = lastEventId, failures = 0, retryMs = 2000;
     for (;;) {
-      const headers = { ...this.headers, Accept: 'text/event-stream', ...(last !== null ? { 'Last-Event-ID': last } : {}) };
+      const headers = { ...this.#headers, Accept: 'text/event-stream', ...(last !== null ? { 'Last-Event-ID': last } : {}) };
       // A connection silent for STREAM_SILENCE_MS (the node sends a comment every 15 s) is half-open: dropped.
       const silence = new AbortController();
       let timer = setTimeout(() => silence.abort(), STREAM_SILENCE_MS);
@@ -186,21 +194,27 @@ export class Taskline {
       try {
         answer = await fetch(this.url + path, { headers, signal: signal ? AbortSignal.any([signal, silence.signal]) : silence.signal });
         if (!answer.ok) {
-          const text = await answer.text();
+          const text = await readText(answer, this.maxAnswerBytes);
           let json = null;
           try { json = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
           if (answer.status !== 429 && answer.status !== 503) throw problemError(answer.status, json, retryAfterSeconds(answer.headers));
           wait = Math.min((retryAfterSeconds(answer.headers) ?? 2) * 1000, this.maxRetryWaitMs); // a node restarting
         } else {
-          let event = 'message', data = [], eventId = null, buffer = '';
+          let event = 'message', data = [], eventId = null, buffer = '', size = 0;
           const decoder = new TextDecoder();
+          const tooLarge = (what) => new AnswerTooLarge(`${what} of the stream passed maxEventBytes (${this.maxEventBytes}): cut`);
           for await (const chunk of answer.body) {
             quiet();
             buffer += decoder.decode(chunk, { stream: true });
             let newline;
+            const lines = [];
             while ((newline = buffer.indexOf('\n')) >= 0) {
-              const line = buffer.slice(0, newline).replace(/\r$/, '');
+              // A lone CR ends a line too (the WHATWG rules), so that no field carries one.
+              lines.push(...buffer.slice(0, newline).replace(/\r$/, '').split('\r'));
               buffer = buffer.slice(newline + 1);
+            }
+            if (buffer.length > this.maxEventBytes) throw tooLarge('a line');
+            for (const line of lines) {
               if (line === '') {
                 if (data.length || event !== 'message') {
                   const text = data.join('\n');
@@ -213,15 +227,19 @@ export class Taskline {
                   yield { event, data: parsed, id: eventId };
                   if (event === 'end') return;
                 }
-                event = 'message'; data = []; eventId = null;
+                event = 'message'; data = []; eventId = null; size = 0;
               } else if (!line.startsWith(':')) {
+                size += line.length;
+                if (size > this.maxEventBytes) throw tooLarge('an event');
                 const colon = line.indexOf(':');
                 const field = colon < 0 ? line : line.slice(0, colon);
                 let value = colon < 0 ? '' : line.slice(colon + 1);
                 if (value.startsWith(' ')) value = value.slice(1);
                 if (field === 'event') event = value;
                 else if (field === 'data') data.push(value);
-                else if (field === 'id') eventId = value;
+                // Sent back as Last-Event-ID: one a header cannot carry is ignored (the WHATWG rules
+                // ignore one with NUL), lest a reconnection fail or send what the node slipped in.
+                else if (field === 'id') eventId = headerValueOk(value) ? value : eventId;
                 else if (field === 'retry' && /^\d+$/.test(value)) retryMs = Number(value);
               }
             }
@@ -229,9 +247,10 @@ export class Taskline {
           // An event the connection cut short is dropped here: it comes again, by its id.
         }
       } catch (e) {
-        if (signal?.aborted || e instanceof ProblemError) throw e;
+        if (signal?.aborted || e instanceof ProblemError || e instanceof AnswerTooLarge) throw e;
       } finally {
         clearTimeout(timer);
+        silence.abort(); // whatever ended the stream here, its connection is closed now
       }
       failures++;
       if (failures > this.readRetries + 5) throw new ConnectionFailed(`events of ${id}: the stream keeps dropping`);

@@ -9,6 +9,10 @@ export class TasklineError extends Error {
 // The node could not be reached, or cut the connection before it answered.
 export class ConnectionFailed extends TasklineError {}
 
+// The node's answer passed a bound of this package (maxAnswerBytes, maxEventBytes, Node's bound on
+// header size): the connection was closed without reading the rest.
+export class AnswerTooLarge extends ConnectionFailed {}
+
 // The node lacks a call this package makes: upgrade the server.
 export class ServerTooOld extends TasklineError {
   constructor(call, needs, server) {

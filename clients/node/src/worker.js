@@ -12,13 +12,13 @@
 import { hostname } from 'node:os';
 import { ConnectionFailed, ProblemError, ServerTooOld, problemError } from './errors.js';
 import { BASE_VERSION, versionBelow } from './client.js';
+import { MAX_ANSWER_BYTES, baseUrl, checkHeaders, fetchError, q, readText } from './http.js';
 
 const MAX_BATCH = 1000; // the node's bound on one claim
 const AHEAD_HORIZON_MS = 50; // work held ready beyond the slots (see Worker.#ahead)
 const HAND_IN_BYTES = 512 * 1024; // results a call hands in, at most (the node's default body limit is 1 MiB)
 const ITEM_BYTES = 300; // an item's id, lease token and the like
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const q = (s) => encodeURIComponent(String(s));
 
 // Throw to fail the task for good: a retry would not mend it.
 export class Permanent extends Error {}
@@ -148,15 +148,17 @@ export class Worker {
   #headers;
 
   constructor({ url = 'http://127.0.0.1:8080', key, queue, concurrency = 10, name, batch = MAX_BATCH, pollWaitMs = 20000,
-    graceMs = 30000, exitWhenIdle = false } = {}) {
+    graceMs = 30000, exitWhenIdle = false, maxAnswerBytes = MAX_ANSWER_BYTES } = {}) {
     if (!queue) throw new TypeError('queue is required');
+    q(queue);
     if (!(concurrency >= 1)) throw new TypeError('concurrency must be at least 1');
-    this.url = url.replace(/\/$/, '');
-    Object.assign(this, { queue, concurrency, graceMs, pollWaitMs, exitWhenIdle });
+    this.url = baseUrl(url);
+    Object.assign(this, { queue, concurrency, graceMs, pollWaitMs, exitWhenIdle, maxAnswerBytes });
     this.name = name ?? `${hostname()}-${process.pid}`;
     this.batch = Math.max(1, Math.min(batch, MAX_BATCH));
     this.#headers = { 'Content-Type': 'application/json', Accept: 'application/json', 'User-Agent': 'taskline-node-worker' };
     if (key) this.#headers.Authorization = `Bearer ${key}`;
+    checkHeaders(this.#headers); // a key HTTP cannot carry: TypeError here, not at the first call
     this.counts = { succeeded: 0, failed: 0, suspended: 0, snoozed: 0, cancelled: 0, lost: 0, released: 0 };
     this.calls = 0;
   }
@@ -240,12 +242,12 @@ export class Worker {
     try {
       const answer = await fetch(this.url + path, { method, headers: this.#headers,
         body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.any(signals) });
-      const text = await answer.text();
+      const text = await readText(answer, this.maxAnswerBytes);
       let json = null;
       try { json = text ? JSON.parse(text) : null; } catch { json = { title: text.slice(0, 200) }; }
       return { status: answer.status, headers: answer.headers, json };
     } catch (e) {
-      throw new ConnectionFailed(`${method} ${path}: ${e.cause?.message ?? e.message}`);
+      throw fetchError(`${method} ${path}`, e);
     }
   }
 

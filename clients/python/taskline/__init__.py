@@ -6,9 +6,9 @@
     print(tl.wait(submitted.id, timeout=60).result)
 """
 from .client import AsyncTaskline, Taskline
-from .errors import (BadRequest, Conflict, ConnectionFailed, DeadlineUnmeetable, Forbidden, IdempotencyKeyReused,
-                     InvalidInput, LeaseLost, NotFound, ProblemError, QueueFull, Refused, ServerTooOld, TasklineError,
-                     TenantLimit, Unauthorized, Unavailable)
+from .errors import (AnswerTooLarge, BadRequest, Conflict, ConnectionFailed, DeadlineUnmeetable, Forbidden,
+                     IdempotencyKeyReused, InvalidInput, LeaseLost, NotFound, ProblemError, QueueFull, Refused,
+                     ServerTooOld, TasklineError, TenantLimit, Unauthorized, Unavailable)
 from .flows import chain, chord, group, task
 from .models import (BatchSubmitted, Event, EventSent, Flow, FlowSubmitted, Progress, SignalSent, Submitted, Task,
                      Transition)
@@ -21,7 +21,7 @@ __all__ = [
     "task", "chain", "group", "chord",
     "Task", "Transition", "Progress", "Submitted", "BatchSubmitted", "FlowSubmitted", "Flow", "Event", "SignalSent",
     "EventSent",
-    "TasklineError", "ConnectionFailed", "ServerTooOld", "ProblemError", "BadRequest", "InvalidInput",
+    "TasklineError", "ConnectionFailed", "AnswerTooLarge", "ServerTooOld", "ProblemError", "BadRequest", "InvalidInput",
     "Unauthorized", "Forbidden", "NotFound", "Conflict", "LeaseLost", "IdempotencyKeyReused", "Refused",
     "QueueFull", "TenantLimit", "DeadlineUnmeetable", "Unavailable",
 ]

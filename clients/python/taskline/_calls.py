@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from . import flows
-from ._http import Response
+from ._http import _CONTROL, MAX_EVENT_BYTES, Response
+from .errors import AnswerTooLarge
 from .models import BatchSubmitted, EventSent, Flow, FlowSubmitted, SignalSent, Submitted, Task
 
 # The server version that has every call of this package. A call added later names its own.
@@ -29,7 +30,12 @@ class Call:
 
 
 def quote(segment: str) -> str:
-    return urllib.parse.quote(str(segment), safe="")
+    """A path segment from an id or a name: percent-encoded, and never empty, '.' or '..', which the
+    node's router would resolve into another route (it decodes %2E before it does)."""
+    text = str(segment)
+    if text in ("", ".", ".."):
+        raise ValueError(f"{text!r} cannot be a path segment (an id or a name)")
+    return urllib.parse.quote(text, safe="")
 
 
 def _replayed(r: Response) -> bool:
@@ -150,19 +156,27 @@ def stream_path(kind: str, ident: str) -> str:
 
 
 class SseParser:
-    """Server-Sent Events, line by line (the WHATWG rules this node's streams need)."""
+    """Server-Sent Events, line by line (the WHATWG rules this node's streams need), an event at
+    most `max_event` bytes."""
 
-    def __init__(self):
+    def __init__(self, max_event: int = MAX_EVENT_BYTES):
         self.event, self.data, self.id, self.retry_ms = "message", [], None, None
         self.last_id: str | None = None
+        self.max_event, self.size = max_event, 0
 
     def reset(self):
         """A new connection: an event the old one cut short is dropped (it comes again, by its id)."""
-        self.event, self.data, self.id = "message", [], None
+        self.event, self.data, self.id, self.size = "message", [], None, 0
 
-    def feed(self, raw: bytes):
-        """The event a line completes, or None."""
-        line = raw.decode("utf-8").rstrip("\r\n")
+    def feed(self, raw: bytes) -> list:
+        """The events a line completes (none, or one: a lone CR ends a line too, as the WHATWG rules
+        say, so that no field carries one, and a line of them may complete more)."""
+        text = raw.decode("utf-8", "replace")
+        text = text[:-1] if text.endswith("\n") else text
+        text = text[:-1] if text.endswith("\r") else text
+        return [done for done in map(self._line, text.split("\r")) if done]
+
+    def _line(self, line: str):
         if not line:
             if not self.data and self.event == "message":
                 return None
@@ -170,10 +184,13 @@ class SseParser:
             event = (self.event, text, self.id)
             if self.id is not None:
                 self.last_id = self.id
-            self.event, self.data, self.id = "message", [], None
+            self.event, self.data, self.id, self.size = "message", [], None, 0
             return event
         if line.startswith(":"):
             return None
+        self.size += len(line)
+        if self.size > self.max_event:
+            raise AnswerTooLarge(f"an event of the stream passed max_event_bytes ({self.max_event}): cut")
         name, _, value = line.partition(":")
         value = value[1:] if value.startswith(" ") else value
         if name == "event":
@@ -181,7 +198,10 @@ class SseParser:
         elif name == "data":
             self.data.append(value)
         elif name == "id":
-            self.id = value
-        elif name == "retry" and value.isdigit():
+            # Sent back as Last-Event-ID: one a header cannot carry is ignored (the WHATWG rules
+            # ignore one with NUL), lest a reconnection fail or send what the node slipped in.
+            if not _CONTROL.search(value) and value.isascii():
+                self.id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
             self.retry_ms = int(value)
         return None

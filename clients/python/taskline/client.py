@@ -9,31 +9,36 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 import time
 from typing import Any, AsyncIterator, Iterator
 
 from . import _calls
 from ._calls import Call, SseParser
-from ._http import AsyncTransport, Endpoint, Response, SyncTransport
+from ._http import MAX_ANSWER_BYTES, MAX_EVENT_BYTES, AsyncTransport, Endpoint, Response, SyncTransport, check_headers
 from .errors import ConnectionFailed, ProblemError, ServerTooOld, answer_error
 from .models import Event, Task
 
 USER_AGENT = "taskline-python"
+_SECONDS = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")  # ASCII: str.isdigit takes '²', which float() refuses
 
 
 class _Common:
     """What both clients share: headers, retry policy, answers to errors."""
 
     def __init__(self, url: str, *, key: str | None = None, tenant: str | None = None, timeout: float = 30.0,
-                 write_retries: int = 0, read_retries: int = 3, max_retry_wait: float = 30.0):
+                 write_retries: int = 0, read_retries: int = 3, max_retry_wait: float = 30.0,
+                 max_answer_bytes: int = MAX_ANSWER_BYTES, max_event_bytes: int = MAX_EVENT_BYTES):
         self.endpoint = Endpoint(url)
         self.timeout = timeout
         self.write_retries, self.read_retries, self.max_retry_wait = write_retries, read_retries, max_retry_wait
+        self.max_answer_bytes, self.max_event_bytes = max_answer_bytes, max_event_bytes
         self.headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if key:
             self.headers["Authorization"] = f"Bearer {key}"
         if tenant:
             self.headers["Taskline-Tenant"] = tenant
+        check_headers(self.headers)  # a key or tenant HTTP cannot carry: ValueError here, not at a call
         self._server_version: str | None | bool = False  # False: not asked yet
 
     def _headers(self, call: Call) -> dict:
@@ -51,7 +56,7 @@ class _Common:
         if r.status not in (429, 503):
             return None
         after = r.headers.get("retry-after")
-        seconds = float(after) if after and after.replace(".", "", 1).isdigit() else min(2.0 ** attempt, 10.0)
+        seconds = float(after) if after and _SECONDS.fullmatch(after) else min(2.0 ** attempt, 10.0)
         return min(seconds, self.max_retry_wait)
 
     @staticmethod
@@ -96,7 +101,7 @@ class Taskline(_Common):
 
     def __init__(self, url: str = "http://127.0.0.1:8080", **options):
         super().__init__(url, **options)
-        self._transport = SyncTransport(self.endpoint, self.timeout)
+        self._transport = SyncTransport(self.endpoint, self.timeout, self.max_answer_bytes, self.max_event_bytes)
 
     submit = _sync(_calls.submit)
     submit_batch = _sync(_calls.submit_batch)
@@ -143,7 +148,7 @@ class Taskline(_Common):
         return self._events(ident, kind, last_event_id, None)
 
     def _events(self, ident: str, kind: str, last_event_id: str | None, deadline: float | None) -> Iterator[Event]:
-        parser = SseParser()
+        parser = SseParser(self.max_event_bytes)
         parser.last_id = last_event_id
         path, failures = _calls.stream_path(kind, ident), 0
         while True:
@@ -159,16 +164,18 @@ class Taskline(_Common):
                 if head.status != 200:
                     wait = self._resume_after(head, failures)
                 else:
-                    for line in lines:
-                        _check(deadline, ident)
-                        done = parser.feed(line)
-                        if done:
-                            event = _event(done)
-                            if event.id is not None:
-                                failures = 0  # the stream moved on: a new drop starts a new count
-                            yield event
-                            if event.event == "end":
-                                return
+                    try:
+                        for line in lines:
+                            _check(deadline, ident)
+                            for done in parser.feed(line):
+                                event = _event(done)
+                                if event.id is not None:
+                                    failures = 0  # the stream moved on: a new drop starts a new count
+                                yield event
+                                if event.event == "end":
+                                    return
+                    finally:
+                        lines.close()  # its connection, now, not when the generator is collected
             except OSError:
                 pass
             # Dropped, or closed before its end: resumed, unless it keeps dropping with no progress.
@@ -202,7 +209,8 @@ class AsyncTaskline(_Common):
 
     def __init__(self, url: str = "http://127.0.0.1:8080", **options):
         super().__init__(url, **options)
-        self._transport = AsyncTransport(self.endpoint, self.timeout)
+        self._transport = AsyncTransport(self.endpoint, self.timeout, max_answer=self.max_answer_bytes,
+                                         max_event=self.max_event_bytes)
 
     submit = _async(_calls.submit)
     submit_batch = _async(_calls.submit_batch)
@@ -245,7 +253,7 @@ class AsyncTaskline(_Common):
     async def events(self, ident: str, *, kind: str = "tasks",
                      last_event_id: str | None = None) -> AsyncIterator[Event]:
         """As `Taskline.events`, an async iterator."""
-        parser = SseParser()
+        parser = SseParser(self.max_event_bytes)
         parser.last_id = last_event_id
         path, failures = _calls.stream_path(kind, ident), 0
         while True:
@@ -259,15 +267,17 @@ class AsyncTaskline(_Common):
                 if head.status != 200:
                     wait = self._resume_after(head, failures)
                 else:
-                    async for line in lines:
-                        done = parser.feed(line)
-                        if done:
-                            event = _event(done)
-                            if event.id is not None:
-                                failures = 0  # as in Taskline.events
-                            yield event
-                            if event.event == "end":
-                                return
+                    try:
+                        async for line in lines:
+                            for done in parser.feed(line):
+                                event = _event(done)
+                                if event.id is not None:
+                                    failures = 0  # as in Taskline.events
+                                yield event
+                                if event.event == "end":
+                                    return
+                    finally:
+                        await lines.aclose()  # its connection, now, not when the generator is collected
             except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError):
                 pass
             failures += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 PROBLEM_PREFIX = "urn:taskline:problem:"
@@ -14,6 +15,11 @@ class TasklineError(Exception):
 
 class ConnectionFailed(TasklineError):
     """The node could not be reached, or cut the connection before it answered."""
+
+
+class AnswerTooLarge(ConnectionFailed):
+    """The node's answer passed a bound of this package (`max_answer_bytes`, `max_event_bytes`, the
+    size or count of its header lines): the connection was closed without reading the rest."""
 
 
 class ServerTooOld(TasklineError):
@@ -137,4 +143,8 @@ def answer_error(status: int, body: bytes, retry_after: str | None) -> ProblemEr
         doc = json.loads(body) if body else {}
     except ValueError:
         doc = {"title": body[:200].decode("utf-8", "replace")}
-    return problem_error(status, doc, float(retry_after) if retry_after and retry_after.isdigit() else None)
+    seconds = float(retry_after) if retry_after and _SECONDS.fullmatch(retry_after) else None
+    return problem_error(status, doc, seconds)
+
+
+_SECONDS = re.compile(r"[0-9]{1,9}")  # ASCII digits: str.isdigit takes '²', which float() refuses

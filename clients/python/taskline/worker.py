@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
 from . import _calls
-from ._http import AsyncTransport, Endpoint, Response
+from ._http import MAX_ANSWER_BYTES, AsyncTransport, Endpoint, Response, check_headers
 from .errors import ConnectionFailed, ProblemError, ServerTooOld, answer_error
 from .flows import instant, millis
 
@@ -215,9 +215,11 @@ def _lease_seconds(task: dict) -> float:
 class Worker:
     def __init__(self, url: str = "http://127.0.0.1:8080", *, queue: str, key: str | None = None,
                  concurrency: int = 10, name: str | None = None, batch: int = MAX_BATCH, poll_wait: float = 20.0,
-                 grace: float = 30.0, threads: int | None = None, exit_when_idle: bool = False):
+                 grace: float = 30.0, threads: int | None = None, exit_when_idle: bool = False,
+                 max_answer_bytes: int = MAX_ANSWER_BYTES):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        _calls.quote(queue)  # a queue no path can name: ValueError here
         self.queue, self.concurrency, self.grace = queue, concurrency, grace
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.batch = max(1, min(batch, MAX_BATCH))
@@ -228,6 +230,8 @@ class Worker:
                          "User-Agent": "taskline-python-worker"}
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
+        check_headers(self._headers)  # a key HTTP cannot carry: ValueError here, not at the first call
+        self.max_answer_bytes = max_answer_bytes
         self._handlers: dict[str, Callable] = {}
         self._threads = threads
         self._held: dict[str, _Run] = {}  # claimed and not ended: ready or running
@@ -287,7 +291,8 @@ class Worker:
         self._loop = asyncio.get_running_loop()
         self._freed, self._to_flush, self._beat = asyncio.Event(), asyncio.Event(), asyncio.Event()
         self._handing_in = asyncio.Lock()  # one hand-in at a time beside the claims: the flusher's or the last
-        self._http = AsyncTransport(self._endpoint, timeout=self.poll_wait + 30, max_idle=8)
+        self._http = AsyncTransport(self._endpoint, timeout=self.poll_wait + 30, max_idle=8,
+                                    max_answer=self.max_answer_bytes)
         self._pool = concurrent.futures.ThreadPoolExecutor(self._threads or min(32, self.concurrency),
                                                            thread_name_prefix="taskline-handler")
         helpers: list[asyncio.Task] = []
