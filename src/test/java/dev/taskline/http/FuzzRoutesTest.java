@@ -132,6 +132,180 @@ class FuzzRoutesTest {
         assertEquals(List.of(), broken);
     }
 
+    /**
+     * Sizes and counts a tenant controls, each at its most hostile within the body limit (1 MiB):
+     * a string of 900 kB, an array of 100,000 numbers or 20,000 objects, an object of 50,000
+     * fields, arrays nested 5,000 deep.
+     */
+    private static List<Object> hostileSizes() {
+        JsonArray numbers = new JsonArray();
+        for (int i = 0; i < 100_000; i++) {
+            numbers.add(i % 10);
+        }
+        JsonArray objects = new JsonArray();
+        for (int i = 0; i < 20_000; i++) {
+            objects.add(new JsonObject());
+        }
+        JsonObject wide = new JsonObject();
+        for (int i = 0; i < 50_000; i++) {
+            wide.put("k" + i, 0);
+        }
+        return List.of("x".repeat(900_000), numbers, objects, wide, new Raw("[".repeat(5_000) + "]".repeat(5_000)));
+    }
+
+    /** A value sent as the JSON text it holds. */
+    private record Raw(String json) {}
+
+    /** Flows whose graphs would take the node's memory and time were they built before being counted. */
+    private static List<Object> graphBombs() {
+        JsonArray group = new JsonArray();
+        for (int i = 0; i < 5_000; i++) {
+            group.add(new JsonObject().put("type", "sleep"));
+        }
+        JsonObject chainOfGroups = new JsonObject()
+                .put(
+                        "chain",
+                        new JsonArray()
+                                .add(new JsonObject().put("group", group))
+                                .add(new JsonObject().put("group", group)));
+        JsonObject chord = new JsonObject()
+                .put("chord", new JsonObject().put("group", group).put("then", new JsonObject().put("group", group)));
+        // Shorthands nested past their cap: refused for the depth before anything is read.
+        Object nested = new JsonObject().put("type", "sleep");
+        for (int i = 0; i < 200; i++) {
+            nested = new JsonObject().put("group", new JsonArray().add(nested));
+        }
+        JsonArray dag = new JsonArray();
+        JsonArray every = new JsonArray();
+        for (int i = 0; i < 2_000; i++) {
+            every.add("k" + i);
+        }
+        for (int i = 0; i < 2_000; i++) {
+            dag.add(new JsonObject().put("key", "k" + i).put("type", "sleep").put("dependsOn", every));
+        }
+        return List.of(
+                chainOfGroups,
+                chord,
+                new JsonObject().put("chain", new JsonArray().add(nested)),
+                new JsonObject().put("tasks", dag));
+    }
+
+    @Test
+    void no_route_answers_a_hostile_size_or_count_with_a_5xx_or_slowly_and_a_refused_one_changes_nothing()
+            throws Exception {
+        String db = TestPostgres.newDatabase();
+        JsonObject api = new JsonObject(Files.readString(Path.of("src/main/resources/openapi.json")));
+        List<String> broken = new ArrayList<>();
+        List<Object> sizes = hostileSizes();
+        int sent = 0;
+        try (TestNode node = TestNode.start(db, CONFIG)) {
+            Pool pool = PgBuilder.pool()
+                    .with(new PoolOptions().setMaxSize(1))
+                    .connectingTo(PgUrl.parse(db))
+                    .using(node.vertx)
+                    .build();
+            node.node.passes().scheduler().halt();
+            for (String queue : List.of("default", "remote")) {
+                assertEquals(
+                        200,
+                        node.post("/api/queues/" + queue + "/pause", new JsonObject())
+                                .statusCode());
+            }
+            Map<String, Long> before = journal(pool);
+            List<Request> requests = new ArrayList<>();
+            for (Map.Entry<String, Object> path : api.getJsonObject("paths")) {
+                for (Map.Entry<String, Object> op : (JsonObject) path.getValue()) {
+                    HttpMethod method = HttpMethod.valueOf(op.getKey().toUpperCase());
+                    if (!List.of(HttpMethod.GET, HttpMethod.POST, HttpMethod.DELETE)
+                            .contains(method)) {
+                        continue;
+                    }
+                    String route = method.name() + " " + path.getKey();
+                    JsonObject operation = (JsonObject) op.getValue();
+                    for (Object p : operation.getJsonArray("parameters", new JsonArray())) {
+                        JsonObject param = (JsonObject) p;
+                        if (param.containsKey("$ref")) {
+                            param = resolve(api, param.getString("$ref"));
+                        }
+                        if (!"query".equals(param.getString("in"))) {
+                            continue;
+                        }
+                        for (String value :
+                                List.of("9".repeat(40), "-9223372036854775809", "2147483648", "x".repeat(6_000))) {
+                            requests.add(new Request(
+                                    route + " " + param.getString("name") + "=" + describe(value),
+                                    path(path.getKey(), PLAUSIBLE),
+                                    Map.of(param.getString("name"), value),
+                                    Map.of(),
+                                    BODIES.get(route)));
+                        }
+                    }
+                    JsonObject schema = bodySchema(operation, api);
+                    JsonObject base = BODIES.getOrDefault(route, new JsonObject());
+                    if (schema == null) {
+                        continue;
+                    }
+                    requests.add(new Request(
+                            route + " body nested 5000 deep",
+                            path(path.getKey(), PLAUSIBLE),
+                            Map.of(),
+                            Map.of(),
+                            new Raw("{\"a\":" + "[".repeat(5_000) + "]".repeat(5_000) + "}")));
+                    for (String field :
+                            schema.getJsonObject("properties", new JsonObject()).fieldNames()) {
+                        for (Object value : sizes) {
+                            requests.add(new Request(
+                                    route + " body." + field + "=" + describe(value),
+                                    path(path.getKey(), PLAUSIBLE),
+                                    Map.of(),
+                                    Map.of(),
+                                    value instanceof Raw raw
+                                            ? new Raw(base.copy()
+                                                    .put(field, "@")
+                                                    .encode()
+                                                    .replace("\"@\"", raw.json()))
+                                            : base.copy().put(field, value)));
+                        }
+                    }
+                }
+            }
+            for (Object bomb : graphBombs()) {
+                requests.add(new Request("POST /api/flows " + describe(bomb), "/api/flows", Map.of(), Map.of(), bomb));
+            }
+            for (Request request : requests) {
+                sent++;
+                long started = System.nanoTime();
+                HttpResponse<Buffer> answer = send(node, requestMethod(request), request);
+                long ms = (System.nanoTime() - started) / 1_000_000;
+                if (ms > 1_000) {
+                    // Once more, to tell a loaded machine's pause from a request that costs that much.
+                    started = System.nanoTime();
+                    answer = send(node, requestMethod(request), request);
+                    ms = (System.nanoTime() - started) / 1_000_000;
+                    if (ms > 1_000) {
+                        broken.add(request + " took " + ms + " ms, twice");
+                    }
+                }
+                int status = answer.statusCode();
+                if (status >= 500) {
+                    broken.add(request + " -> " + status + " " + answer.bodyAsString());
+                }
+                Map<String, Long> after = journal(pool);
+                if (status >= 400 && !after.equals(before)) {
+                    broken.add(request + " -> " + status + " changed " + before + " to " + after);
+                }
+                before = after;
+            }
+            await(pool.close());
+        }
+        assertTrue(sent > 300, "requests sent: " + sent);
+        assertEquals(List.of(), broken);
+    }
+
+    private static HttpMethod requestMethod(Request request) {
+        return HttpMethod.valueOf(request.label().substring(0, request.label().indexOf(' ')));
+    }
+
     /** One request of the walk: its path (encoded), query, headers and body (null: none). */
     private record Request(
             String label, String path, Map<String, String> query, Map<String, String> headers, Object body) {
@@ -247,7 +421,9 @@ class FuzzRoutesTest {
         }
         http.putHeader("Content-Type", "application/json");
         return await(http.sendBuffer(Buffer.buffer(
-                request.body() instanceof JsonObject json ? json.encode() : String.valueOf(request.body()))));
+                request.body() instanceof JsonObject json
+                        ? json.encode()
+                        : request.body() instanceof Raw raw ? raw.json() : String.valueOf(request.body()))));
     }
 
     /** What a refused request must not change: the journal's rows, counted per table. */
