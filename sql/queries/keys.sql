@@ -1,10 +1,22 @@
 -- name: key_insert
--- :id, :hash, :tenant, :scopes, :queues, :now, :created_by the key that made it. No row: the id is
--- taken.
-INSERT INTO api_keys (id, hash, tenant, scopes, queues, created_at, created_by)
-VALUES (:id, :hash, :tenant, :scopes, :queues, :now, :created_by)
-ON CONFLICT DO NOTHING
-RETURNING id;
+-- :id, :hash, :tenant, :scopes, :queues, :now, :created_by the key that made it, :config_keys whether the
+-- config holds keys. On a node with no key (none in the config, none live here) only an admin key is
+-- made: the first key turns auth on, and a node whose keys are all of other scopes has nobody left
+-- who may issue or revoke one. allowed false: refused so; inserted false: the id (or hash) is taken.
+WITH gate AS (
+  SELECT :config_keys::boolean
+         OR 'admin' = ANY (:scopes::text[])
+         OR EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS allowed
+), inserted AS (
+  INSERT INTO api_keys (id, hash, tenant, scopes, queues, created_at, created_by)
+  SELECT :id::text, :hash::text, :tenant::text, :scopes::text[], :queues::text[], :now::timestamptz,
+         :created_by::text
+    FROM gate
+   WHERE allowed
+  ON CONFLICT DO NOTHING
+  RETURNING id
+)
+SELECT allowed, EXISTS (SELECT 1 FROM inserted) AS inserted FROM gate;
 
 -- name: keys_live
 SELECT id, hash, tenant, scopes, queues FROM api_keys WHERE revoked_at IS NULL;
@@ -13,8 +25,26 @@ SELECT id, hash, tenant, scopes, queues FROM api_keys WHERE revoked_at IS NULL;
 SELECT id, tenant, scopes, queues, created_at, created_by, revoked_at, revoked_by FROM api_keys ORDER BY created_at, id;
 
 -- name: key_revoke
--- :id, :now, :revoked_by the key that revokes it. No row: no such key, or revoked already.
-UPDATE api_keys SET revoked_at = :now, revoked_by = :revoked_by WHERE id = :id AND revoked_at IS NULL RETURNING id;
+-- :id, :now, :revoked_by the key that revokes it, :config_admin whether the config holds an admin key.
+-- The last live admin key is kept when the config holds none: auth would stay on with no key that may
+-- issue or revoke one. The live admin keys are locked in id order before that is decided, so that two
+-- admins revoking each other's keys at once cannot each see the other's still live: the second waits
+-- for the first and then finds its key gone. revoked: done; last_admin: refused so; neither: no such
+-- live key.
+WITH admins AS (
+  SELECT id FROM api_keys WHERE revoked_at IS NULL AND 'admin' = ANY (scopes) ORDER BY id FOR UPDATE
+), target AS (
+  SELECT NOT ('admin' = ANY (scopes))
+         OR :config_admin::boolean
+         OR EXISTS (SELECT 1 FROM admins WHERE admins.id <> :id) AS allowed
+    FROM api_keys
+   WHERE id = :id AND revoked_at IS NULL
+), revoked AS (
+  UPDATE api_keys SET revoked_at = :now, revoked_by = :revoked_by
+   WHERE id = :id AND revoked_at IS NULL AND (SELECT allowed FROM target)
+  RETURNING id
+)
+SELECT EXISTS (SELECT 1 FROM revoked) AS revoked, EXISTS (SELECT 1 FROM target WHERE NOT allowed) AS last_admin;
 
 -- name: session_revoke
 -- :digest the signed-out session's id digest, :expires_at when it would have expired, :now, :revoked_by

@@ -4,6 +4,7 @@ import dev.taskline.auth.NewKey;
 import dev.taskline.config.ConfigException;
 import dev.taskline.config.ConfigLoader;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.journal.DataDirectoryInUseException;
 import dev.taskline.metrics.TasklineMetrics;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -84,7 +85,12 @@ public final class Main {
                 .onSuccess(node ->
                         Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(vertx, node), "taskline-stop")))
                 .onFailure(e -> {
-                    LOG.log(Level.SEVERE, "taskline failed to start", e);
+                    if (e instanceof DataDirectoryInUseException) {
+                        // An answer to the operator, not a fault: no stack trace.
+                        LOG.severe("taskline failed to start: " + e.getMessage());
+                    } else {
+                        LOG.log(Level.SEVERE, "taskline failed to start", e);
+                    }
                     vertx.close().onComplete(v -> System.exit(1));
                 });
     }

@@ -39,6 +39,16 @@ public final class ApiKeys {
         return !byHash.isEmpty() || !issuedByHash.isEmpty();
     }
 
+    /** Whether the config holds any key: auth is on whatever the journal holds. */
+    public boolean anyConfigured() {
+        return !byId.isEmpty();
+    }
+
+    /** Whether the config holds an admin key: one no API call can take away. */
+    public boolean adminConfigured() {
+        return byId.values().stream().anyMatch(key -> key.scopes().contains("admin"));
+    }
+
     /** Whether {@code id} is a key of the config (which only the config can change). */
     public boolean configured(String id) {
         return byId.containsKey(id);

@@ -32,9 +32,12 @@ import java.util.stream.Collectors;
  * unpacked under it. A cluster made before it had passwords (one that trusted every local
  * connection) gets them, and its journal is handed to {@code taskline}, at its next start.
  *
- * <p>After the node is killed with SIGKILL, PostgreSQL outlives it and keeps its
- * {@code postmaster.pid}. A new start would then fail, or worse run a second server on the same
- * data, so {@link #start} first asks such a leftover to shut down (fast mode: it rolls back open
+ * <p>A node holds its data directory for as long as it runs ({@link DataDirectoryLock}, an OS lock
+ * that ends with the process): a second node started on it refuses to start and touches nothing,
+ * neither the running node's files nor its PostgreSQL. After the node is killed with SIGKILL,
+ * PostgreSQL outlives it and keeps its {@code postmaster.pid}. A new start would then fail, or
+ * worse run a second server on the same data, so {@link #start}, once it holds the directory (and
+ * so knows that node is gone), asks such a leftover to shut down (fast mode: it rolls back open
  * transactions, which are the dead node's) and waits for it.
  *
  * <p>Everything here blocks: call it before deploying verticles or on a worker thread.
@@ -61,10 +64,12 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
     private final EmbeddedPostgres postgres;
     private final EmbeddedPasswords passwords;
+    private final DataDirectoryLock lock;
 
-    private EmbeddedPostgresServer(EmbeddedPostgres postgres, EmbeddedPasswords passwords) {
+    private EmbeddedPostgresServer(EmbeddedPostgres postgres, EmbeddedPasswords passwords, DataDirectoryLock lock) {
         this.postgres = postgres;
         this.passwords = passwords;
+        this.lock = lock;
     }
 
     public static EmbeddedPostgresServer start(Path dataDir) throws IOException {
@@ -77,8 +82,23 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
      */
     public static EmbeddedPostgresServer start(Path dataDir, boolean durable) throws IOException {
         Path home = dataDir.toAbsolutePath().normalize();
-        Path pgData = home.resolve("pg");
         ownerOnly(home);
+        // Before anything on the data is touched: a running node's PostgreSQL is no leftover.
+        DataDirectoryLock lock = DataDirectoryLock.take(home);
+        try {
+            return start(home, durable, lock);
+        } catch (IOException | RuntimeException | Error e) {
+            try {
+                lock.close();
+            } catch (IOException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
+    }
+
+    private static EmbeddedPostgresServer start(Path home, boolean durable, DataDirectoryLock lock) throws IOException {
+        Path pgData = home.resolve("pg");
         stopLeftover(pgData);
         EmbeddedPasswords saved = EmbeddedPasswords.load(home);
         EmbeddedPasswords passwords = saved != null ? saved : EmbeddedPasswords.generate(new SecureRandom());
@@ -140,7 +160,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         }
         LOG.info("embedded PostgreSQL on localhost:" + postgres.getPort() + ", data in " + pgData + ", passwords in "
                 + home.resolve(EmbeddedPasswords.FILE) + " (for psql: PGPASSFILE)");
-        return new EmbeddedPostgresServer(postgres, passwords);
+        return new EmbeddedPostgresServer(postgres, passwords, lock);
     }
 
     /** Connects as the node's role, {@code taskline}, which owns the journal and is no superuser. */
@@ -167,9 +187,14 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         return postgres.getPort();
     }
 
+    /** Stops PostgreSQL, then lets the data directory go: another node may take it from then on. */
     @Override
     public void close() throws IOException {
-        postgres.close();
+        try {
+            postgres.close();
+        } finally {
+            lock.close();
+        }
     }
 
     /**

@@ -30,8 +30,29 @@ public final class JournalKeys {
         this.keyInsert = sql.bound("key_insert", Params.KeyInsert.class);
     }
 
-    /** Stores a new key; false when its id (or hash) is taken. */
-    public Future<Boolean> insert(StoredKey key, String createdBy) {
+    /** What became of a key to store. */
+    public enum Insert {
+        STORED,
+        /** Its id (or hash) is taken. */
+        TAKEN,
+        /** The node has no key, and this one is no admin key: it would lock every administrator out. */
+        NOT_ADMIN_FIRST
+    }
+
+    /** What became of a key to revoke. */
+    public enum Revoke {
+        REVOKED,
+        /** No such live key. */
+        UNKNOWN,
+        /** The last live admin key, the config holding none: it stays. */
+        LAST_ADMIN
+    }
+
+    /**
+     * Stores a new key, unless the node has no key yet and this is no admin key. {@code configKeys}:
+     * the config holds keys, so auth is on whatever the journal holds.
+     */
+    public Future<Insert> insert(StoredKey key, String createdBy, boolean configKeys) {
         return JournalFailures.guard(pool.preparedQuery(keyInsert.text())
                         .execute(keyInsert.bind(new Params.KeyInsert(
                                 key.id(),
@@ -40,8 +61,15 @@ public final class JournalKeys {
                                 key.scopes().toArray(new String[0]),
                                 key.queues().toArray(new String[0]),
                                 now(),
-                                createdBy))))
-                .map(rows -> rows.size() == 1);
+                                createdBy,
+                                configKeys))))
+                .map(rows -> {
+                    Row row = rows.iterator().next();
+                    if (!row.getBoolean("allowed")) {
+                        return Insert.NOT_ADMIN_FIRST;
+                    }
+                    return row.getBoolean("inserted") ? Insert.STORED : Insert.TAKEN;
+                });
     }
 
     /** Every key not revoked. */
@@ -81,11 +109,21 @@ public final class JournalKeys {
                 });
     }
 
-    /** Revokes a key for {@code by} (a key id, or null); false when there is no such live key. */
-    public Future<Boolean> revoke(String id, String by) {
-        return JournalFailures.guard(pool.preparedQuery(sql.get("key_revoke"))
-                        .execute(sql.statement("key_revoke").bind("id", id, "now", now(), "revoked_by", by)))
-                .map(rows -> rows.size() == 1);
+    /**
+     * Revokes a key for {@code by} (a key id, or null), unless it is the last live admin key and
+     * {@code configAdmin} is false (the config holds no admin key).
+     */
+    public Future<Revoke> revoke(String id, String by, boolean configAdmin) {
+        Sql.Statement revoke = sql.statement("key_revoke");
+        return JournalFailures.guard(pool.preparedQuery(revoke.text())
+                        .execute(revoke.bind("id", id, "now", now(), "revoked_by", by, "config_admin", configAdmin)))
+                .map(rows -> {
+                    Row row = rows.iterator().next();
+                    if (row.getBoolean("revoked")) {
+                        return Revoke.REVOKED;
+                    }
+                    return row.getBoolean("last_admin") ? Revoke.LAST_ADMIN : Revoke.UNKNOWN;
+                });
     }
 
     /** Signs a dashboard session out on every node: its id's digest, until it would have expired. */

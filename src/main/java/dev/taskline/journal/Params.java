@@ -132,7 +132,8 @@ final class Params {
             String[] scopes,
             String[] queues,
             OffsetDateTime now,
-            String createdBy) {}
+            String createdBy,
+            boolean configKeys) {}
 
     record NodeRegister(
             String id,

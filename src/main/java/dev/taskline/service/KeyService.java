@@ -12,6 +12,7 @@ import dev.taskline.model.KeyRecord;
 import dev.taskline.model.StoredKey;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.KeyConflictException;
+import dev.taskline.model.problem.KeyRefusedException;
 import dev.taskline.model.problem.NotFoundException;
 import io.vertx.core.Future;
 import java.security.SecureRandom;
@@ -50,6 +51,7 @@ public final class KeyService {
     /**
      * Issues a key (id null: one is made up), stored by its hash; the answer holds its secret, this
      * once. This node knows it at once, the others at their next read of the keys (within a second).
+     * On a node with no key yet (auth off), the first must be an admin key: it turns auth on.
      */
     public Future<Views.IssuedKey> issue(
             Caller caller, String id, String tenant, Set<String> scopes, Set<String> queues) {
@@ -72,10 +74,19 @@ public final class KeyService {
             return journalKeys
                     .insert(
                             new StoredKey(key.id(), key.hash(), key.tenant(), sortedScopes, sortedQueues),
-                            caller.keyId())
-                    .compose(inserted -> inserted
-                            ? refresh()
-                            : Future.failedFuture(new KeyConflictException("key '" + keyId + "' exists (or existed)")))
+                            caller.keyId(),
+                            keys.anyConfigured())
+                    .compose(outcome -> switch (outcome) {
+                        case STORED -> refresh();
+                        case TAKEN ->
+                            Future.failedFuture(new KeyConflictException("key '" + keyId + "' exists (or existed)"));
+                        case NOT_ADMIN_FIRST ->
+                            Future.failedFuture(new KeyRefusedException(
+                                    "this node has no key yet, and the first key turns auth on: were it not an admin key,"
+                                            + " every later call would need a key and none could issue or revoke one."
+                                            + " Issue an admin key first ({\"scopes\": [\"admin\"]}, no tenant), then"
+                                            + " this one with it"));
+                    })
                     .map(done -> new Views.IssuedKey(key.id(), secret, key.tenant(), sortedScopes, sortedQueues));
         });
     }
@@ -114,7 +125,11 @@ public final class KeyService {
                 });
     }
 
-    /** Revokes an issued key: this node refuses it at once, the others within a second. */
+    /**
+     * Revokes an issued key: this node refuses it at once, the others within a second. The last
+     * admin key is kept (unless the config holds one): auth stays on once a key exists, and a node
+     * with no admin key could never issue or revoke one again.
+     */
     public Future<Void> revoke(Caller caller, String id) {
         return permitted(() -> caller.require(Scope.ADMIN)).compose(v -> {
             if (keys.configured(id)) {
@@ -122,8 +137,15 @@ public final class KeyService {
                         new KeyConflictException("key '" + id + "' is one of the config's: remove it there"));
             }
             return journalKeys
-                    .revoke(id, caller.keyId())
-                    .compose(revoked -> revoked ? refresh() : Future.failedFuture(NotFoundException.key(id)));
+                    .revoke(id, caller.keyId(), keys.adminConfigured())
+                    .compose(outcome -> switch (outcome) {
+                        case REVOKED -> refresh();
+                        case UNKNOWN -> Future.failedFuture(NotFoundException.key(id));
+                        case LAST_ADMIN ->
+                            Future.failedFuture(new KeyConflictException("key '" + id
+                                    + "' is the last admin key: without it no one could issue or revoke keys."
+                                    + " Issue another admin key first, then revoke this one with it"));
+                    });
         });
     }
 

@@ -201,6 +201,11 @@ public final class ChildNode implements AutoCloseable {
         return process.isAlive();
     }
 
+    /** Waits for the process to end by itself (a start it refuses); returns its exit code. */
+    public int awaitExit(Duration timeout) {
+        return awaitExit(timeout, "its start");
+    }
+
     /** SIGKILL, then waits for the process to be gone; returns its exit code. */
     public int kill(Duration timeout) {
         process.destroyForcibly();

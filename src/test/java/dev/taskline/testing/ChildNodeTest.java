@@ -79,9 +79,15 @@ public abstract class ChildNodeTest {
     }
 
     protected ChildNode startChild(String name, Map<String, String> env) throws IOException {
+        ChildNode child = launchChild(name, env);
+        child.awaitListening(START_WAIT);
+        return child;
+    }
+
+    /** Starts a child without waiting for it to listen (one that may refuse to start). */
+    protected ChildNode launchChild(String name, Map<String, String> env) throws IOException {
         ChildNode child = ChildNode.start(name, tmp, env, classPath);
         children.add(child);
-        child.awaitListening(START_WAIT);
         return child;
     }
 

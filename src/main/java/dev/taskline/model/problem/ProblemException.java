@@ -24,6 +24,7 @@ public abstract sealed class ProblemException extends RuntimeException
                 JournalBusyException,
                 JournalUnavailableException,
                 KeyConflictException,
+                KeyRefusedException,
                 LeaseLostException,
                 NotFoundException,
                 QueueFullException,
