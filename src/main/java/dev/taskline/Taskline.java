@@ -302,7 +302,8 @@ public final class Taskline {
                 flows,
                 config.flows().maxParentBytes(),
                 spawns,
-                suspensions);
+                suspensions,
+                config.http().maxClaimBytes());
         JournalSchedules journalSchedules = new JournalSchedules(journal);
         scheduler = new Scheduler(
                 journalSchedules,

@@ -371,7 +371,16 @@ final class ApiJson {
                         .append(IsoTime.format(task.scheduledFor()))
                         .append('"');
             }
-            if (c.parents().count() > 0) {
+            if (c.parents().byReference()) {
+                // Too heavy to hand over inline (flows.maxParentBytes): the worker reads them in pages.
+                out.append(",\"parentsRef\":{\"count\":")
+                        .append(c.parents().count())
+                        .append(",\"bytes\":")
+                        .append(c.parents().bytes())
+                        .append(",\"url\":\"")
+                        .append(dev.taskline.model.Parents.url(task.id()))
+                        .append("\"}");
+            } else if (c.parents().count() > 0) {
                 // As the journal built them (JSON), not decoded and encoded again.
                 out.append(",\"parents\":")
                         .append(c.parents().valuesJson())

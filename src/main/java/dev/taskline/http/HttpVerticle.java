@@ -60,7 +60,7 @@ public final class HttpVerticle extends VerticleBase {
                 new TaskRoutes(services.tasks(), services.durable(), body, submissions, links),
                 new DurableRoutes(services.durable(), body),
                 new BatchRoutes(services.tasks(), body, submissions, links),
-                new FlowRoutes(services.flows(), body, submissions, links),
+                new FlowRoutes(services.flows(), body, submissions, links, config.http()),
                 new StreamRoutes(services.tasks(), services.flows(), vertx),
                 new QueueRoutes(services.node()),
                 new ScheduleRoutes(services.schedules(), body),
