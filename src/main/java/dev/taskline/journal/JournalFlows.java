@@ -49,6 +49,7 @@ public final class JournalFlows {
     private final Sql.Bound<Params.InsertFlow> insertFlow;
     private final GroupCommit<FlowInsert, Void> inserts;
     private final Sql.Bound<Params.ListTenantFlows> listTenantFlows;
+    private final Sql.Bound<Params.FlowTasks> flowTasks;
     private final Sql.Bound<Params.FlowSpawn> flowSpawn;
 
     public JournalFlows(Journal journal) {
@@ -59,6 +60,7 @@ public final class JournalFlows {
         this.insertFlow = sql.bound("insert_flow", Params.InsertFlow.class);
         this.inserts = new GroupCommit<>(MAX_GROUP, this::insertAll);
         this.listTenantFlows = sql.bound("list_tenant_flows", Params.ListTenantFlows.class);
+        this.flowTasks = sql.bound("flow_tasks", Params.FlowTasks.class);
         this.flowSpawn = sql.bound("flow_spawn", Params.FlowSpawn.class);
     }
 
@@ -227,10 +229,8 @@ public final class JournalFlows {
      * unless one weighs more than {@code maxInline} or those shown would pass {@code maxPage}.
      */
     public Future<List<FlowTaskView>> tasks(UUID id, UUID after, int most, long maxInline, long maxPage) {
-        Sql.Statement tasks = sql.statement("flow_tasks");
-        return guard(pool.preparedQuery(tasks.text())
-                        .execute(tasks.bind(
-                                "id", id, "after", after, "most", most, "max_inline", maxInline, "max_page", maxPage)))
+        return guard(pool.preparedQuery(flowTasks.text())
+                        .execute(flowTasks.bind(new Params.FlowTasks(id, after, most, maxInline, maxPage))))
                 .map(rows -> {
                     List<FlowTaskView> found = new ArrayList<>(rows.size());
                     for (Row row : rows) {

@@ -35,6 +35,7 @@ final class Params {
             Map.entry("ticks_decide", TicksDecide.class),
             Map.entry("insert_flow", InsertFlow.class),
             Map.entry("list_tenant_flows", ListTenantFlows.class),
+            Map.entry("flow_tasks", FlowTasks.class),
             Map.entry("flow_spawn", FlowSpawn.class),
             Map.entry("step_write", StepWrite.class),
             Map.entry("suspend_open", SuspendOpen.class),
@@ -187,6 +188,9 @@ final class Params {
             UUID[] edgeChildren) {}
 
     record ListTenantFlows(String state, String name, UUID after, int most, String tenant) {}
+
+    /** A page of a flow's tasks (see flow_tasks). */
+    record FlowTasks(UUID id, UUID after, int most, long maxInline, long maxPage) {}
 
     /** Tasks a running flow task adds to its flow, with its success (see flow_spawn). */
     record FlowSpawn(
