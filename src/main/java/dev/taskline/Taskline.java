@@ -272,7 +272,7 @@ public final class Taskline {
 
     private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
         flows = new JournalFlows(journal);
-        steps = new JournalSteps(pool, clock);
+        steps = new JournalSteps(pool, clock, config.durable());
         waker = new Waker(steps, queues, clock, config.recovery().batchSize(), metrics.steps());
         suspensions =
                 new Suspensions(journal, steps, waker::wakeAt, task -> waker.hold(List.of(task)), metrics.steps());

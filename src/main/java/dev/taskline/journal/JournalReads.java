@@ -43,18 +43,31 @@ public final class JournalReads {
         this.listTenantTasks = sql.bound("list_tenant_tasks", Params.ListTenantTasks.class);
     }
 
-    /** The task with its history, or null. */
+    /** Events of a task's history its read shows; the rest are read in pages ({@link #history}). */
+    public static final int HISTORY_SHOWN = 100;
+
+    /** The task with the first {@value #HISTORY_SHOWN} events of its history, or null. */
     public Future<TaskView> task(UUID id) {
         return query("get_task", "id", id).compose(rows -> {
             if (rows.size() == 0) {
                 return Future.succeededFuture(null);
             }
             Row task = rows.iterator().next();
-            return query("task_history", "id", id).map(events -> {
-                List<Event> history = new ArrayList<>(events.size());
-                events.forEach(row -> history.add(event(row, id)));
-                return taskView(task, history);
-            });
+            return query("task_history", "id", id, "after", null, "most", HISTORY_SHOWN)
+                    .map(events -> {
+                        List<Event> history = new ArrayList<>(events.size());
+                        events.forEach(row -> history.add(event(row, id)));
+                        return taskView(task, history);
+                    });
+        });
+    }
+
+    /** A page of a task's history, after event {@code after} (null: from the first), at most {@code most}. */
+    public Future<List<Event>> history(UUID id, Long after, int most) {
+        return query("task_history", "id", id, "after", after, "most", most).map(events -> {
+            List<Event> history = new ArrayList<>(events.size());
+            events.forEach(row -> history.add(event(row, id)));
+            return history;
         });
     }
 

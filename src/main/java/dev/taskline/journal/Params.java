@@ -223,7 +223,8 @@ final class Params {
             String[] workerIds,
             String[] names,
             String[] results,
-            OffsetDateTime now) {}
+            OffsetDateTime now,
+            int most) {}
 
     /** An attempt ending suspended on a wait (see suspend_open); {@code until} null for none. */
     record SuspendOpen(
@@ -235,7 +236,7 @@ final class Params {
             OffsetDateTime until,
             OffsetDateTime now) {}
 
-    record SignalSend(UUID id, String tenant, String name, String payload, String key, OffsetDateTime now) {}
+    record SignalSend(UUID id, String tenant, String name, String payload, String key, OffsetDateTime now, int most) {}
 
     /** Events received, one element each ({@code tenants} '' for none). */
     record EventsIn(String[] tenants, String[] ids, String[] names, String[] datas, OffsetDateTime now) {}

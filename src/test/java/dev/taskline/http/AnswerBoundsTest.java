@@ -32,7 +32,8 @@ class AnswerBoundsTest {
         node = TestNode.start(TestPostgres.newDatabase(), """
         {"http": {"maxClaimBytes": %d, "maxInlineBytes": 2048, "maxPageBytes": 8192},
          "queues": {"default": {"slots": 4, "capacity": 1000},
-                    "remote": {"remote": true, "slots": 1000, "capacity": 1000}},
+                    "remote": {"remote": true, "slots": 1000, "capacity": 1000},
+                    "held": {"remote": true, "capacity": 100}},
          "flows": {"maxTasks": 200, "maxParentBytes": 8192},
          "durable": {"maxStepsPerTask": 3, "maxStepBytes": 1024, "maxSignalsPerTask": 50, "maxSignalBytes": 1024}}
         """.formatted(CLAIM_BYTES));
@@ -162,5 +163,87 @@ class AnswerBoundsTest {
         JsonObject whole = node.getJson("/api/flows/" + flowId);
         assertEquals(34, whole.getJsonArray("tasks").size());
         assertNull(whole.getString("next"));
+    }
+
+    @Test
+    void a_tasks_signals_and_steps_are_bounded_in_count_and_bytes_and_read_in_pages() throws Exception {
+        HttpResponse<Buffer> submitted = node.post(
+                "/api/tasks",
+                new JsonObject().put("type", "bounded").put("queue", "held").put("payload", new JsonObject()));
+        assertEquals(202, submitted.statusCode(), submitted.bodyAsString());
+        String id = submitted.bodyAsJsonObject().getString("id");
+        JsonObject payload = new JsonObject().put("note", "s".repeat(600));
+        for (int i = 0; i < 50; i++) {
+            HttpResponse<Buffer> sent =
+                    node.post("/api/tasks/" + id + "/signals/poke", new JsonObject().put("payload", payload));
+            assertEquals(202, sent.statusCode(), sent.bodyAsString());
+        }
+        HttpResponse<Buffer> fiftyFirst =
+                node.post("/api/tasks/" + id + "/signals/poke", new JsonObject().put("payload", payload));
+        assertEquals(422, fiftyFirst.statusCode(), fiftyFirst.bodyAsString());
+        assertTrue(fiftyFirst.bodyAsString().contains("durable.maxSignalsPerTask"), fiftyFirst.bodyAsString());
+        HttpResponse<Buffer> heavy = node.post(
+                "/api/tasks/" + id + "/signals/other",
+                new JsonObject().put("payload", new JsonObject().put("note", "h".repeat(2_000))));
+        assertEquals(422, heavy.statusCode(), heavy.bodyAsString());
+        assertTrue(heavy.bodyAsString().contains("durable.maxSignalBytes"), heavy.bodyAsString());
+
+        // The task's read shows the first page of signals (8 KB of payloads), and a link to the rest.
+        HttpResponse<Buffer> read = node.get("/api/tasks/" + id);
+        assertTrue(
+                read.body().length() < 16_000,
+                "the read answered " + read.body().length() + " bytes");
+        JsonObject task = read.bodyAsJsonObject();
+        int shown = task.getJsonArray("signals").size();
+        assertTrue(shown > 1 && shown < 50, "shown " + shown);
+        String next = task.getString("signalsNext");
+        assertNotNull(next);
+        int all = shown;
+        while (next != null) {
+            JsonObject page = node.getJson(next.contains("?") ? next : next + "?");
+            all += page.getJsonArray("items").size();
+            next = page.getString("next") == null
+                    ? null
+                    : "/api/tasks/" + id + "/signals?after=" + page.getString("next");
+        }
+        assertEquals(50, all);
+
+        // Steps of its worker: three kept, the fourth refused, a heavy one refused; read in pages.
+        JsonObject claimed = node.post(
+                        "/api/queues/held/claim",
+                        new JsonObject().put("worker", "w").put("max", 1))
+                .bodyAsJsonObject()
+                .getJsonArray("tasks")
+                .getJsonObject(0);
+        String lease = claimed.getJsonObject("lease").getString("token");
+        HttpResponse<Buffer> tooHeavy = node.post(
+                "/api/tasks/" + id + "/steps/big",
+                new JsonObject().put("lease", lease).put("result", "b".repeat(2_000)));
+        assertEquals(422, tooHeavy.statusCode(), tooHeavy.bodyAsString());
+        assertTrue(tooHeavy.bodyAsString().contains("durable.maxStepBytes"), tooHeavy.bodyAsString());
+        for (int i = 0; i < 3; i++) {
+            HttpResponse<Buffer> step = node.post(
+                    "/api/tasks/" + id + "/steps/s" + i,
+                    new JsonObject().put("lease", lease).put("result", i));
+            assertEquals(200, step.statusCode(), step.bodyAsString());
+        }
+        HttpResponse<Buffer> again = node.post(
+                "/api/tasks/" + id + "/steps/s0",
+                new JsonObject().put("lease", lease).put("result", 9));
+        assertEquals(200, again.statusCode(), "a step already kept answers its first result: " + again.bodyAsString());
+        HttpResponse<Buffer> fourth = node.post(
+                "/api/tasks/" + id + "/steps/s3",
+                new JsonObject().put("lease", lease).put("result", 3));
+        assertEquals(422, fourth.statusCode(), fourth.bodyAsString());
+        assertTrue(fourth.bodyAsString().contains("durable.maxStepsPerTask"), fourth.bodyAsString());
+        JsonObject first = node.getJson("/api/tasks/" + id + "/steps?limit=2");
+        assertEquals(2, first.getJsonArray("items").size(), first.encode());
+        assertEquals("s0", first.getJsonArray("items").getJsonObject(0).getString("name"));
+        JsonObject rest = node.getJson("/api/tasks/" + id + "/steps?limit=2&after=" + first.getString("next"));
+        assertEquals(1, rest.getJsonArray("items").size(), rest.encode());
+        assertEquals("s2", rest.getJsonArray("items").getJsonObject(0).getString("name"));
+        JsonObject history = node.getJson("/api/tasks/" + id + "/history?limit=2");
+        assertEquals(2, history.getJsonArray("items").size());
+        assertNotNull(history.getString("next"));
     }
 }
