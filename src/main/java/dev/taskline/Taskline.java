@@ -161,7 +161,8 @@ public final class Taskline {
                 .build();
         this.journal = new Journal(
                 pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
-        this.reads = new JournalReads(pool);
+        this.reads = new JournalReads(
+                pool, config.http().maxInlineBytes(), config.http().maxPageBytes());
         this.keys = new ApiKeys(config.auth());
         metrics.waitingInserts(journal::waitingInserts);
         // The blocked count is read once the journal is up; until then no flow has been admitted here.

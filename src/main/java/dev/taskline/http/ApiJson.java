@@ -577,6 +577,12 @@ final class ApiJson {
                     .put("error", task.error())
                     // The page can tell a replayed transition it already reflects from a new one.
                     .put("lastEventId", task.lastEventId()));
+            if (task.leftOut()) {
+                // Too heavy for the snapshot (http.maxInlineBytes, http.maxPageBytes): the task's read has it.
+                states.getJsonObject(states.size() - 1)
+                        .put("resultBytes", task.bytes())
+                        .put("resultUrl", "/api/tasks/" + task.id());
+            }
         }
         return new JsonObject().put("tasks", states);
     }

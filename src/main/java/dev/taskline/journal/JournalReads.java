@@ -36,7 +36,22 @@ public final class JournalReads {
     private final Sql.Bound<Params.ListTasks> listTasks;
     private final Sql.Bound<Params.ListTenantTasks> listTenantTasks;
 
+    /** What a stream's snapshot shows inline: see {@link dev.taskline.config.TasklineConfig.Http#maxInlineBytes}. */
+    private final long maxInlineBytes;
+
+    private final long maxPageBytes;
+
     public JournalReads(Pool pool) {
+        this(
+                pool,
+                dev.taskline.config.TasklineConfig.Http.DEFAULT_MAX_INLINE_BYTES,
+                dev.taskline.config.TasklineConfig.Http.DEFAULT_MAX_PAGE_BYTES);
+    }
+
+    /** @param maxInlineBytes,maxPageBytes what a stream's snapshot shows of results inline */
+    public JournalReads(Pool pool, long maxInlineBytes, long maxPageBytes) {
+        this.maxInlineBytes = maxInlineBytes;
+        this.maxPageBytes = maxPageBytes;
         this.pool = pool;
         this.sql = Sql.queries();
         this.listTasks = sql.bound("list_tasks", Params.ListTasks.class);
@@ -137,21 +152,30 @@ public final class JournalReads {
 
     /** Where each of the tasks stands, with its newest event id; tasks that do not exist are left out. */
     public Future<List<TaskSnapshot>> streamSnapshot(Collection<UUID> ids) {
-        return query("stream_snapshot", "ids", ids.toArray(new UUID[0])).map(rows -> {
-            List<TaskSnapshot> list = new ArrayList<>(rows.size());
-            for (Row row : rows) {
-                list.add(new TaskSnapshot(
-                        row.getUUID("id"),
-                        TaskState.parse(row.getString("state")),
-                        row.getInteger("attempt"),
-                        percent(row),
-                        row.getString("progress_message"),
-                        row.getValue("result"),
-                        row.getValue("error"),
-                        row.getLong("last_event_id")));
-            }
-            return list;
-        });
+        return query(
+                        "stream_snapshot",
+                        "ids",
+                        ids.toArray(new UUID[0]),
+                        "max_inline",
+                        maxInlineBytes,
+                        "max_page",
+                        maxPageBytes)
+                .map(rows -> {
+                    List<TaskSnapshot> list = new ArrayList<>(rows.size());
+                    for (Row row : rows) {
+                        list.add(new TaskSnapshot(
+                                row.getUUID("id"),
+                                TaskState.parse(row.getString("state")),
+                                row.getInteger("attempt"),
+                                percent(row),
+                                row.getString("progress_message"),
+                                row.getValue("result"),
+                                row.getValue("error"),
+                                row.getLong("last_event_id"),
+                                row.getLong("bytes")));
+                    }
+                    return list;
+                });
     }
 
     /** Up to {@code limit} events of the tasks after {@code afterEventId}, and the transactions then in progress. */
