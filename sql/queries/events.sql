@@ -1,11 +1,24 @@
 -- Named queries for following tasks live (Server-Sent Events). Each block starts with "-- name:".
 
 -- name: stream_snapshot
--- :ids task ids. The current state of each task, and the id of its newest event.
-SELECT t.id, t.state, t.attempt, t.progress_percent, t.progress_message, t.result, t.error,
-       (SELECT max(e.event_id) FROM task_events e WHERE e.task_id = t.id) AS last_event_id
-  FROM tasks t
- WHERE t.id = ANY (:ids::uuid[]);
+-- :ids task ids, :max_inline the most one task's result and error may weigh and be shown,
+-- :max_page the most those shown may weigh together. The current state of each task, the id of its
+-- newest event, and its result and error unless those bounds leave them out (bytes says how much
+-- they weigh: the task's own read shows them).
+WITH s AS (
+  SELECT t.id, t.state, t.attempt, t.progress_percent, t.progress_message, t.result, t.error,
+         COALESCE(octet_length(t.result::text), 0) + COALESCE(octet_length(t.error::text), 0) AS bytes,
+         (SELECT max(e.event_id) FROM task_events e WHERE e.task_id = t.id) AS last_event_id
+    FROM tasks t
+   WHERE t.id = ANY (:ids::uuid[])
+), w AS (
+  SELECT s.*, sum(CASE WHEN s.bytes <= :max_inline THEN s.bytes ELSE 0 END) OVER (ORDER BY s.id) AS upto FROM s
+)
+SELECT w.id, w.state, w.attempt, w.progress_percent, w.progress_message, w.last_event_id, w.bytes,
+       CASE WHEN w.bytes <= :max_inline AND w.upto <= :max_page THEN w.result END AS result,
+       CASE WHEN w.bytes <= :max_inline AND w.upto <= :max_page THEN w.error END AS error
+  FROM w
+ ORDER BY w.id;
 
 -- name: stream_events
 -- :ids task ids, :after after this event id, :most most events. The events of the tasks after the

@@ -70,17 +70,67 @@ SELECT total.parents, total.bytes,
             THEN (SELECT json_object_agg(p.flow_key, p.state) FROM p)::text END AS parent_states
   FROM total;
 
+-- name: flow_parents_page
+-- :id a task, :after the key the previous page ended with (null: the first page), :most rows,
+-- :max_bytes the most its values may weigh together (the first is answered whatever it weighs).
+-- A page of what its parents ended with, by key: each one's state and result (or, for one that
+-- did not succeed, its error) as JSON text. Every row carries the child's tenant and queue (one
+-- row with no parent when the page is empty; none when there is no such task) and how many
+-- parents were fetched for the page, so that the reader knows whether the byte bound cut it.
+WITH c AS (
+  SELECT id, tenant, queue FROM tasks WHERE id = :id
+), p AS MATERIALIZED (
+  SELECT t.flow_key, t.state, CASE WHEN t.state = 'succeeded' THEN t.result ELSE t.error END::text AS value
+    FROM c JOIN task_edges e ON e.child_id = c.id JOIN tasks t ON t.id = e.parent_id
+   WHERE :after::text IS NULL OR t.flow_key > :after
+   ORDER BY t.flow_key
+   LIMIT :most
+), w AS (
+  SELECT p.*, row_number() OVER (ORDER BY p.flow_key) AS n,
+         sum(COALESCE(octet_length(p.value), 0)) OVER (ORDER BY p.flow_key) AS upto
+    FROM p
+)
+SELECT c.tenant, c.queue, (SELECT count(*) FROM p)::int AS fetched, w.flow_key, w.state, w.value
+  FROM c LEFT JOIN w ON w.n = 1 OR w.upto <= :max_bytes
+ ORDER BY w.n;
+
 -- name: get_flow
 SELECT * FROM flows WHERE id = :id;
 
 -- name: flow_tasks
--- :id a flow. Its tasks (in its id range, see 000017), each with the keys it depends on.
-SELECT t.*,
+-- :id a flow, :after the task id the previous page ended with (null: the first page), :most rows,
+-- :max_inline the most one result or error may weigh and still be shown, :max_page the most those
+-- shown may weigh together. A page of its tasks (in its id range, see 000017), each with the keys it
+-- depends on, and its result and error unless they weigh more than those allow (their sizes say
+-- what was left out: the task's own read shows it).
+WITH page AS (
+  SELECT t.*, COALESCE(octet_length(t.result::text), 0) AS result_bytes,
+         COALESCE(octet_length(t.error::text), 0) AS error_bytes
+    FROM flows f JOIN tasks t ON t.id BETWEEN f.first_task_id AND f.last_task_id
+   WHERE f.id = :id AND t.flow_id = :id AND (:after::uuid IS NULL OR t.id > :after)
+   ORDER BY t.id
+   LIMIT :most
+), w AS (
+  SELECT page.*,
+         sum(CASE WHEN result_bytes + error_bytes <= :max_inline THEN result_bytes + error_bytes ELSE 0 END)
+           OVER (ORDER BY page.id) AS upto
+    FROM page
+)
+SELECT w.id, w.flow_key, w.queue, w.type, w.state, w.join_mode, w.attempt, w.tenant,
+       w.result_bytes, w.error_bytes,
+       CASE WHEN w.result_bytes + w.error_bytes <= :max_inline AND w.upto <= :max_page THEN w.result END AS result,
+       CASE WHEN w.result_bytes + w.error_bytes <= :max_inline AND w.upto <= :max_page THEN w.error END AS error,
        ARRAY(SELECT p.flow_key FROM task_edges e JOIN tasks p ON p.id = e.parent_id
-              WHERE e.child_id = t.id ORDER BY p.id) AS depends_on
+              WHERE e.child_id = w.id ORDER BY p.id) AS depends_on
+  FROM w
+ ORDER BY w.id;
+
+-- name: flow_state_counts
+-- :id a flow. How many of its tasks are in each state.
+SELECT t.state, count(*)::int AS n
   FROM flows f JOIN tasks t ON t.id BETWEEN f.first_task_id AND f.last_task_id
  WHERE f.id = :id AND t.flow_id = :id
- ORDER BY t.id;
+ GROUP BY t.state;
 
 -- name: list_flows
 -- :state, :name, :after after (exclusive; pages go newest first), :most limit

@@ -5,9 +5,12 @@
 -- JSON are written as the API writes them: UTC, ending in Z.
 
 -- name: step_write
--- :ids, :lease_versions, :worker_ids, :names, :results (JSON text), :now. Journals steps the
--- handlers ran, with a step_completed event each. A step already there keeps its first result:
--- the answer gives the one kept, and whether this write made it. A fenced write answers no row.
+-- :ids, :lease_versions, :worker_ids, :names, :results (JSON text), :now, :most steps a task may
+-- have. Journals steps the handlers ran, with a step_completed event each. A step already there
+-- keeps its first result: the answer gives the one kept, and whether this write made it; a new
+-- step of a task that has :most already is not written, and answers full. (Steps of one task
+-- written in the same statement are counted against those before it only: a group may pass the
+-- bound by the few it holds.) A fenced write answers no row.
 WITH req AS MATERIALIZED (
   SELECT r.*, :now::timestamptz AS at
     FROM unnest(:ids::uuid[], :lease_versions::bigint[], :worker_ids::text[], :names::text[], :results::text[])
@@ -20,6 +23,7 @@ WITH req AS MATERIALIZED (
 ), ins AS (
   INSERT INTO task_steps (task_id, name, done, result, attempt, at)
   SELECT id, name, true, result::jsonb, attempt, at FROM held
+   WHERE (SELECT count(*) FROM task_steps s WHERE s.task_id = held.id) < :most
   ON CONFLICT (task_id, name) DO NOTHING
   RETURNING task_id, name
 ), ev AS (
@@ -28,7 +32,7 @@ WITH req AS MATERIALIZED (
          jsonb_build_object('step', h.name)
     FROM held h JOIN ins ON ins.task_id = h.id AND ins.name = h.name
 )
-SELECT h.id, h.name, ins.task_id IS NOT NULL AS first,
+SELECT h.id, h.name, ins.task_id IS NOT NULL AS first, ins.task_id IS NULL AND s.task_id IS NULL AS full,
        CASE WHEN ins.task_id IS NOT NULL THEN h.result ELSE s.result::text END AS result
   FROM held h
   LEFT JOIN ins ON ins.task_id = h.id AND ins.name = h.name
@@ -173,8 +177,9 @@ RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease
 
 -- name: signal_send
 -- :id task, :tenant the caller's tenant (null: any), :name, :payload (JSON), :key the sender's
--- Idempotency-Key (null: none), :now. Buffers a signal for a task that has not ended, and wakes it
--- when it waits for that name. The task's row is locked first, so that a suspend being written
+-- Idempotency-Key (null: none), :now, :most signals a task may be sent. Buffers a signal for a task
+-- that has not ended and has been sent fewer than :most (else answers full), and wakes it when it
+-- waits for that name. The task's row is locked first, so that a suspend being written
 -- either lands first (and this sees the wait) or sees the signal when it looks (suspend_recheck).
 -- A key sent before answers the first signal's id and changes nothing. Answers the task's state
 -- (no row: no such task for this caller), the signal's id, whether it was sent before, and the
@@ -189,6 +194,7 @@ WITH t AS MATERIALIZED (
   INSERT INTO task_signals (task_id, kind, name, payload, at, idempotency_key)
   SELECT id, 'signal', :name, :payload::text::jsonb, :now, :key::text FROM t
    WHERE state IN ('blocked', 'pending', 'running') AND NOT EXISTS (SELECT 1 FROM prior)
+     AND (SELECT count(*) FROM task_signals g WHERE g.task_id = t.id AND g.kind = 'signal') < :most
   ON CONFLICT (task_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING id, task_id
 ), woke AS (
@@ -206,7 +212,8 @@ WITH t AS MATERIALIZED (
          jsonb_build_object('by', 'signal', 'signal', :name::text)
     FROM woke x
 )
-SELECT t.state, COALESCE(ins.id, prior.id) AS signal_id, prior.id IS NOT NULL AS repeated, w.*
+SELECT t.state, COALESCE(ins.id, prior.id) AS signal_id, prior.id IS NOT NULL AS repeated,
+       t.state IN ('blocked', 'pending', 'running') AND ins.id IS NULL AND prior.id IS NULL AS full, w.*
   FROM t LEFT JOIN ins ON true LEFT JOIN prior ON true LEFT JOIN woke w ON true;
 
 -- name: event_answer
@@ -351,14 +358,37 @@ WITH t AS MATERIALIZED (
 SELECT t.state, m.* FROM t LEFT JOIN marked m ON true;
 
 -- name: task_steps
--- :id. A task's steps as its reads show them: done ones in the order reached, then the open wait.
-SELECT name, done, result::text AS result, until, wait::text AS wait, attempt, at
-  FROM task_steps WHERE task_id = :id ORDER BY position;
+-- :id, :after the position the previous page ended with (null: from the first), :most rows,
+-- :max_bytes the most their results may weigh together (the first answered whatever it weighs).
+-- A page of a task's steps as its reads show them: in the order reached (the open wait last), with
+-- how many were fetched for the page, so that the reader knows whether the bytes cut it.
+WITH p AS (
+  SELECT name, done, result::text AS result, until, wait::text AS wait, attempt, at, position
+    FROM task_steps WHERE task_id = :id AND (:after::bigint IS NULL OR position > :after)
+   ORDER BY position
+   LIMIT :most
+), w AS (
+  SELECT p.*, row_number() OVER (ORDER BY position) AS n, count(*) OVER () AS fetched,
+         sum(COALESCE(octet_length(result), 0)) OVER (ORDER BY position) AS upto
+    FROM p
+)
+SELECT * FROM w WHERE n = 1 OR upto <= :max_bytes ORDER BY position;
 
 -- name: task_signals_waiting
--- :id. Signals sent to a task and not yet taken by a wait, oldest first.
-SELECT name, payload::text AS payload, at FROM task_signals
- WHERE task_id = :id AND kind = 'signal' AND taken_by IS NULL ORDER BY id;
+-- :id, :after the signal id the previous page ended with (null: from the first), :most rows,
+-- :max_bytes as task_steps. A page of the signals sent to a task and not yet taken by a wait,
+-- oldest first.
+WITH p AS (
+  SELECT id, name, payload::text AS payload, at FROM task_signals
+   WHERE task_id = :id AND kind = 'signal' AND taken_by IS NULL AND (:after::bigint IS NULL OR id > :after)
+   ORDER BY id
+   LIMIT :most
+), w AS (
+  SELECT p.*, row_number() OVER (ORDER BY id) AS n, count(*) OVER () AS fetched,
+         sum(octet_length(payload)) OVER (ORDER BY id) AS upto
+    FROM p
+)
+SELECT * FROM w WHERE n = 1 OR upto <= :max_bytes ORDER BY id;
 
 -- name: task_wait
 -- :id. The wait a suspended task is in (null: none).

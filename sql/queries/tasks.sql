@@ -561,8 +561,11 @@ SELECT * FROM tasks WHERE id = :id;
 SELECT state FROM tasks WHERE id = :id;
 
 -- name: task_history
+-- :id, :after the event id the previous page ended with (null: from the first), :most rows.
 SELECT event_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail
-  FROM task_events WHERE task_id = :id ORDER BY event_id;
+  FROM task_events WHERE task_id = :id AND (:after::bigint IS NULL OR event_id > :after)
+ ORDER BY event_id
+ LIMIT :most;
 
 -- name: list_tasks
 -- :state, :queue, :type, :after after (exclusive; pages go newest first), :most limit

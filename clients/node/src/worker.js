@@ -45,6 +45,8 @@ export class Context {
     this.maxAttempts = task.maxAttempts ?? 1;
     this.parents = task.parents ?? {};
     this.parentStates = task.parentStates ?? {};
+    // Parents too heavy to come inline: {count, bytes, url}; GET url?after=&limit= reads them in pages.
+    this.parentsRef = task.parentsRef ?? null;
     this.steps = { ...(task.steps ?? {}) };
     this.compensating = task.compensating === true;
     this.lease = task.lease.token;

@@ -80,6 +80,8 @@ class Context:
         self.max_attempts: int = task.get("maxAttempts", 1)
         self.parents: dict[str, Any] = task.get("parents") or {}
         self.parent_states: dict[str, str] = task.get("parentStates") or {}
+        # Parents too heavy to come inline: {count, bytes, url}; GET url?after=&limit= reads them in pages.
+        self.parents_ref: dict[str, Any] | None = task.get("parentsRef")
         self.steps: dict[str, Any] = dict(task.get("steps") or {})
         self.compensating: bool = bool(task.get("compensating"))
         self.lease: str = task["lease"]["token"]

@@ -161,7 +161,8 @@ public final class Taskline {
                 .build();
         this.journal = new Journal(
                 pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
-        this.reads = new JournalReads(pool);
+        this.reads = new JournalReads(
+                pool, config.http().maxInlineBytes(), config.http().maxPageBytes());
         this.keys = new ApiKeys(config.auth());
         metrics.waitingInserts(journal::waitingInserts);
         // The blocked count is read once the journal is up; until then no flow has been admitted here.
@@ -272,7 +273,7 @@ public final class Taskline {
 
     private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
         flows = new JournalFlows(journal);
-        steps = new JournalSteps(pool, clock);
+        steps = new JournalSteps(pool, clock, config.durable());
         waker = new Waker(steps, queues, clock, config.recovery().batchSize(), metrics.steps());
         suspensions =
                 new Suspensions(journal, steps, waker::wakeAt, task -> waker.hold(List.of(task)), metrics.steps());
@@ -306,7 +307,8 @@ public final class Taskline {
                 flows,
                 config.flows().maxParentBytes(),
                 spawns,
-                suspensions);
+                suspensions,
+                config.http().maxClaimBytes());
         JournalSchedules journalSchedules = new JournalSchedules(journal);
         scheduler = new Scheduler(
                 journalSchedules,

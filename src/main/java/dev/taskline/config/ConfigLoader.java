@@ -101,7 +101,8 @@ public final class ConfigLoader {
                 "schedules",
                 "flows",
                 "triggers",
-                "cluster");
+                "cluster",
+                "durable");
 
         Node http = top.object("http");
         http.only(
@@ -115,7 +116,10 @@ public final class ConfigLoader {
                 "tenantShare",
                 "trustedProxies",
                 "forwardedHeader",
-                "tls");
+                "tls",
+                "maxClaimBytes",
+                "maxInlineBytes",
+                "maxPageBytes");
         Node tls = http.object("tls");
         tls.only("certPath", "keyPath");
         TasklineConfig.Http httpConfig = new TasklineConfig.Http(
@@ -131,7 +135,10 @@ public final class ConfigLoader {
                         http.texts("trustedProxies"), http.text("forwardedHeader", "X-Forwarded-For")),
                 tls.node.isEmpty()
                         ? null
-                        : new TasklineConfig.Tls(path(tls.text("certPath", null)), path(tls.text("keyPath", null))));
+                        : new TasklineConfig.Tls(path(tls.text("certPath", null)), path(tls.text("keyPath", null))),
+                http.longValue("maxClaimBytes", TasklineConfig.Http.DEFAULT_MAX_CLAIM_BYTES),
+                http.longValue("maxInlineBytes", TasklineConfig.Http.DEFAULT_MAX_INLINE_BYTES),
+                http.longValue("maxPageBytes", TasklineConfig.Http.DEFAULT_MAX_PAGE_BYTES));
 
         Node journal = top.object("journal");
         journal.only("pgUrl", "dataDir", "poolSize", "maxWaitingInserts");
@@ -209,6 +216,8 @@ public final class ConfigLoader {
         scheduler.only("graceMs", "maxCatchUp");
         Node flows = top.object("flows");
         flows.only("maxTasks", "maxBlocked", "maxParentBytes");
+        Node durable = top.object("durable");
+        durable.only("maxStepsPerTask", "maxStepBytes", "maxSignalsPerTask", "maxSignalBytes");
         Node cluster = top.object("cluster");
         cluster.only("heartbeatMs", "fallbackMs", "listenUrl", "takeOverConfig", "address");
         // Each definition is checked as the API checks one (its task against the queues and handlers),
@@ -245,7 +254,12 @@ public final class ConfigLoader {
                         cluster.longValue("fallbackMs", 5_000),
                         envOr(env, ENV_PG_LISTEN_URL, cluster.text("listenUrl", null)),
                         "true".equalsIgnoreCase(env.get(ENV_TAKE_OVER_CONFIG)) || cluster.bool("takeOverConfig", false),
-                        envOr(env, ENV_ADDRESS, cluster.text("address", null))));
+                        envOr(env, ENV_ADDRESS, cluster.text("address", null))),
+                new TasklineConfig.Durable(
+                        durable.integer("maxStepsPerTask", TasklineConfig.Durable.DEFAULTS.maxStepsPerTask()),
+                        durable.longValue("maxStepBytes", TasklineConfig.Durable.DEFAULTS.maxStepBytes()),
+                        durable.integer("maxSignalsPerTask", TasklineConfig.Durable.DEFAULTS.maxSignalsPerTask()),
+                        durable.longValue("maxSignalBytes", TasklineConfig.Durable.DEFAULTS.maxSignalBytes())));
     }
 
     private static List<Trigger> triggers(Node top) {

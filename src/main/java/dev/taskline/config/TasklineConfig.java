@@ -20,7 +20,8 @@ public record TasklineConfig(
         Scheduling scheduling,
         Flows flows,
         List<Trigger> triggers,
-        Cluster cluster) {
+        Cluster cluster,
+        Durable durable) {
 
     public static final String DEFAULT_QUEUE = "default";
 
@@ -74,6 +75,14 @@ public record TasklineConfig(
      * @param tenantShare    of the node's streams and of a queue's waiting claims, the part one tenant
      *                       may hold (0.25: a quarter); beyond it, 429
      * @param proxies      the proxies in front of the node, whose word on the client is taken
+     * @param maxClaimBytes most bytes one claim's answer carries: a claim takes fewer tasks rather
+     *                     than answer more (those left go back to the line untouched), but a task whose
+     *                     own payload passes it still comes, alone
+     * @param maxInlineBytes largest result (or error, or step result, or signal payload) an answer that
+     *                     lists many shows inline (a flow's view, a stream's snapshot and events, a task's
+     *                     steps and signals); a larger one is left out, with the link that reads it
+     * @param maxPageBytes most bytes of such values one page or snapshot carries inline; past it the
+     *                     page ends early (with its {@code next}), or the values are left out with links
      */
     public record Http(
             String host,
@@ -85,8 +94,25 @@ public record TasklineConfig(
             int maxWaitingClaims,
             double tenantShare,
             Proxies proxies,
-            Tls tls) {
+            Tls tls,
+            long maxClaimBytes,
+            long maxInlineBytes,
+            long maxPageBytes) {
+        public static final long DEFAULT_MAX_CLAIM_BYTES = 8L * 1024 * 1024;
+        public static final long DEFAULT_MAX_INLINE_BYTES = 64L * 1024;
+        public static final long DEFAULT_MAX_PAGE_BYTES = 1024L * 1024;
+
         public Http {
+            if (maxClaimBytes < 1024 || maxClaimBytes > 1024L * 1024 * 1024) {
+                throw new ConfigException("http.maxClaimBytes must be from 1024 to 1073741824, got " + maxClaimBytes);
+            }
+            if (maxInlineBytes < 0 || maxInlineBytes > maxPageBytes) {
+                throw new ConfigException("http.maxInlineBytes must be from 0 to http.maxPageBytes (" + maxPageBytes
+                        + "), got " + maxInlineBytes);
+            }
+            if (maxPageBytes < 1024 || maxPageBytes > 1024L * 1024 * 1024) {
+                throw new ConfigException("http.maxPageBytes must be from 1024 to 1073741824, got " + maxPageBytes);
+            }
             if (maxWaitingClaims < 1 || maxWaitingClaims > 1_000_000) {
                 throw new ConfigException("http.maxWaitingClaims must be from 1 to 1000000, got " + maxWaitingClaims);
             }
@@ -305,11 +331,12 @@ public record TasklineConfig(
     /**
      * @param maxTasks       most tasks in one flow; more get 422
      * @param maxBlocked     most tasks waiting blocked in the whole journal; a flow past it gets 429
-     * @param maxParentBytes most bytes of parents' results and errors passed to one task; a task
-     *                       whose parents' weigh more fails permanently, saying so
+     * @param maxParentBytes most bytes of parents' results and errors handed to one task inline (in
+     *                       its claim's answer, or read whole for a handler of this node); past it the
+     *                       task is given a reference and reads them in pages
      */
     public record Flows(int maxTasks, int maxBlocked, long maxParentBytes) {
-        public static final Flows DEFAULTS = new Flows(10_000, 1_000_000, 16L * 1024 * 1024);
+        public static final Flows DEFAULTS = new Flows(10_000, 1_000_000, 1024L * 1024);
 
         public Flows {
             if (maxTasks < 1 || maxTasks > 100_000) {
@@ -320,6 +347,36 @@ public record TasklineConfig(
             }
             if (maxParentBytes < 1 || maxParentBytes > 1024L * 1024 * 1024) {
                 throw new ConfigException("flows.maxParentBytes must be from 1 to 1073741824, got " + maxParentBytes);
+            }
+        }
+    }
+
+    /**
+     * Bounds on what one durable task keeps: steps and signals are refused (422) past them; a step
+     * of a handler of this node fails its attempt, saying which bound it passed.
+     *
+     * @param maxStepsPerTask   most steps (done or waiting) one task may have
+     * @param maxStepBytes      most bytes of one step's result, as JSON text
+     * @param maxSignalsPerTask most signals one task may be sent, over its life
+     * @param maxSignalBytes    most bytes of one signal's payload, as JSON text
+     */
+    public record Durable(int maxStepsPerTask, long maxStepBytes, int maxSignalsPerTask, long maxSignalBytes) {
+        public static final Durable DEFAULTS = new Durable(1_000, 1024L * 1024, 1_000, 256L * 1024);
+
+        public Durable {
+            if (maxStepsPerTask < 1 || maxStepsPerTask > 1_000_000) {
+                throw new ConfigException("durable.maxStepsPerTask must be from 1 to 1000000, got " + maxStepsPerTask);
+            }
+            if (maxSignalsPerTask < 1 || maxSignalsPerTask > 1_000_000) {
+                throw new ConfigException(
+                        "durable.maxSignalsPerTask must be from 1 to 1000000, got " + maxSignalsPerTask);
+            }
+            if (maxStepBytes < 16 || maxStepBytes > 1024L * 1024 * 1024) {
+                throw new ConfigException("durable.maxStepBytes must be from 16 to 1073741824, got " + maxStepBytes);
+            }
+            if (maxSignalBytes < 16 || maxSignalBytes > 1024L * 1024 * 1024) {
+                throw new ConfigException(
+                        "durable.maxSignalBytes must be from 16 to 1073741824, got " + maxSignalBytes);
             }
         }
     }

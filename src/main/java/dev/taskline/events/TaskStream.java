@@ -191,14 +191,30 @@ public final class TaskStream {
             safe = heldUpTo;
         }
         long newest = cursor;
+        long emitted = cursor;
+        boolean stopped = false;
         for (Event event : page.events()) {
             long id = event.eventId();
             newest = Math.max(newest, id);
-            if (id <= safe) {
+            if (id <= safe && !stopped) {
+                if (sink.full()) {
+                    // A slow subscriber: the rest stays in the journal, read again once the buffer drains.
+                    stopped = true;
+                    continue;
+                }
                 emit(event);
+                emitted = id;
             }
         }
-        cursor = safe;
+        // Stopped early, the cursor is the last event out; what lay past it is held back as unread,
+        // until the transactions this read saw in progress have ended (never less safe than before).
+        cursor = stopped ? emitted : safe;
+        if (stopped) {
+            heldUpTo = newest;
+            heldBehind = new HashSet<>(page.inProgress());
+            waitForDrain();
+            return;
+        }
         if (newest > cursor) {
             heldUpTo = newest;
             heldBehind = new HashSet<>(page.inProgress());

@@ -39,7 +39,10 @@ public interface TaskContext {
     /**
      * A flow task's parents, by key: each one's result, or, for a parent that did not succeed (a
      * task that joins {@code settled} or {@code any} runs after such a parent), its error; empty for
-     * a task with no parents. Read from the journal as the attempt starts.
+     * a task with no parents. Read from the journal as the attempt starts, when they weigh at most
+     * {@code flows.maxParentBytes} together.
+     *
+     * @throws IllegalStateException when they weigh more: read them with {@link #parentsPage}
      */
     default java.util.Map<String, Object> parents() {
         return java.util.Map.of();
@@ -48,6 +51,24 @@ public interface TaskContext {
     /** How each of {@link #parents()} ended, by key: {@code succeeded}, {@code failed}, {@code cancelled} or {@code expired}. */
     default java.util.Map<String, String> parentStates() {
         return java.util.Map.of();
+    }
+
+    /** How many parents the task has (0 for a task of no flow, or a root). */
+    default int parentCount() {
+        return 0;
+    }
+
+    /**
+     * A page of the parents, by key, whatever they weigh: {@code {items: [{key, state, result |
+     * error}], next}}, after key {@code after} (null: the first page), at most {@code limit} (1 to
+     * 1000) of them and at most {@code flows.maxParentBytes} of values (a heavier single one comes
+     * alone). {@code next}: the {@code after} of the next page, null after the last. Read from the
+     * journal when asked, as {@code GET /api/tasks/{id}/parents} reads them.
+     */
+    default Future<JsonObject> parentsPage(String after, int limit) {
+        return Future.succeededFuture(new JsonObject()
+                .put("items", new io.vertx.core.json.JsonArray())
+                .putNull("next"));
     }
 
     /**

@@ -121,9 +121,25 @@ final class ApiJson {
      * A task's durable part, as its read shows it: the steps done (name, result, at, attempt), the
      * wait it is in (null: none) and the signals no wait has taken yet.
      */
-    static JsonObject durable(DurableService.DurableView view) {
+    static JsonObject durable(UUID id, DurableService.DurableView view) {
+        JsonObject json = new JsonObject()
+                .put("steps", steps(view.steps()))
+                .put("wait", view.waiting())
+                .put("signals", signals(view.signals()));
+        // The first page of each: the rest through the link.
+        if (view.stepsNext() != null) {
+            json.put("stepsNext", "/api/tasks/" + id + "/steps?after=" + view.stepsNext());
+        }
+        if (view.signalsNext() != null) {
+            json.put("signalsNext", "/api/tasks/" + id + "/signals?after=" + view.signalsNext());
+        }
+        return json;
+    }
+
+    /** Steps done, as a task's read and its steps' pages show them. */
+    static JsonArray steps(List<StepView> found) {
         JsonArray steps = new JsonArray();
-        for (StepView step : view.steps()) {
+        for (StepView step : found) {
             if (!step.done()) {
                 continue;
             }
@@ -133,14 +149,26 @@ final class ApiJson {
                     .put("at", time(step.at()))
                     .put("attempt", step.attempt()));
         }
+        return steps;
+    }
+
+    /** Signals no wait has taken yet, as a task's read and its signals' pages show them. */
+    static JsonArray signals(List<SignalView> found) {
         JsonArray signals = new JsonArray();
-        for (SignalView signal : view.signals()) {
+        for (SignalView signal : found) {
             signals.add(new JsonObject()
                     .put("name", signal.name())
                     .put("payload", new JsonObject(signal.payloadJson()))
                     .put("at", time(signal.at())));
         }
-        return new JsonObject().put("steps", steps).put("wait", view.waiting()).put("signals", signals);
+        return signals;
+    }
+
+    /** A page of a task's history. */
+    static JsonArray history(List<Event> events) {
+        JsonArray history = new JsonArray();
+        events.forEach(event -> history.add(historyEvent(event)));
+        return history;
     }
 
     static JsonObject task(TaskView task) {
@@ -371,7 +399,16 @@ final class ApiJson {
                         .append(IsoTime.format(task.scheduledFor()))
                         .append('"');
             }
-            if (c.parents().count() > 0) {
+            if (c.parents().byReference()) {
+                // Too heavy to hand over inline (flows.maxParentBytes): the worker reads them in pages.
+                out.append(",\"parentsRef\":{\"count\":")
+                        .append(c.parents().count())
+                        .append(",\"bytes\":")
+                        .append(c.parents().bytes())
+                        .append(",\"url\":\"")
+                        .append(dev.taskline.model.Parents.url(task.id()))
+                        .append("\"}");
+            } else if (c.parents().count() > 0) {
                 // As the journal built them (JSON), not decoded and encoded again.
                 out.append(",\"parents\":")
                         .append(c.parents().valuesJson())
@@ -540,6 +577,12 @@ final class ApiJson {
                     .put("error", task.error())
                     // The page can tell a replayed transition it already reflects from a new one.
                     .put("lastEventId", task.lastEventId()));
+            if (task.leftOut()) {
+                // Too heavy for the snapshot (http.maxInlineBytes, http.maxPageBytes): the task's read has it.
+                states.getJsonObject(states.size() - 1)
+                        .put("resultBytes", task.bytes())
+                        .put("resultUrl", "/api/tasks/" + task.id());
+            }
         }
         return new JsonObject().put("tasks", states);
     }

@@ -1,5 +1,6 @@
 package dev.taskline.http;
 
+import dev.taskline.config.TasklineConfig;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.service.FlowService;
 import io.vertx.core.json.JsonArray;
@@ -20,7 +21,15 @@ final class FlowRoutes implements Routes {
     private final Submissions submissions;
     private final EventLinks links;
 
-    FlowRoutes(FlowService service, BodyHandler body, Submissions submissions, EventLinks links) {
+    private final TasklineConfig.Http bounds;
+
+    FlowRoutes(
+            FlowService service,
+            BodyHandler body,
+            Submissions submissions,
+            EventLinks links,
+            TasklineConfig.Http bounds) {
+        this.bounds = bounds;
         this.service = service;
         this.body = body;
         this.submissions = submissions;
@@ -32,6 +41,7 @@ final class FlowRoutes implements Routes {
         router.post("/api/flows").handler(body).handler(this::submit);
         router.get("/api/flows").handler(this::list);
         router.get("/api/flows/:id").handler(this::get);
+        router.get("/api/tasks/:id/parents").handler(this::parents);
         router.post("/api/flows/:id/cancel").handler(this::cancel);
         router.post("/api/flows/:id/retry").handler(this::retry);
     }
@@ -49,13 +59,41 @@ final class FlowRoutes implements Routes {
                 accepted -> accepted.replayed());
     }
 
+    /**
+     * The flow with a page of its tasks: all of a flow of up to {@link Pages#MOST} unless {@code
+     * limit} asks for fewer; {@code after} and {@code next} page on.
+     */
     private void get(RoutingContext ctx) {
-        service.flow(Requests.caller(ctx), Requests.idParam(ctx))
+        UUID after = Pages.after(ctx, "a task id of the flow");
+        int limit = Requests.query(ctx, "limit") == null ? Pages.MOST : Pages.limit(ctx);
+        service.flow(
+                        Requests.caller(ctx),
+                        Requests.idParam(ctx),
+                        after,
+                        limit,
+                        bounds.maxInlineBytes(),
+                        bounds.maxPageBytes())
                 .onSuccess(view -> Requests.json(
                         ctx,
                         200,
                         FlowViews.flow(
-                                view, links.flow(view.flow().id(), view.flow().tenant()))))
+                                view, links.flow(view.flow().id(), view.flow().tenant()), limit)))
+                .onFailure(ctx::fail);
+    }
+
+    /**
+     * {@code GET /api/tasks/{id}/parents}: a page of what a flow task's parents ended with, by key
+     * ({@code {items: [{key, state, result | error}], next}}); {@code after} is the key the previous
+     * page ended with. A page ends at {@code limit} parents or at http.maxPageBytes of values (a
+     * heavier single one comes alone). Read by the task's readers and by workers of its queue.
+     */
+    private void parents(RoutingContext ctx) {
+        String after = Requests.query(ctx, "after");
+        if (after != null && (after.isEmpty() || after.length() > 1000 || after.indexOf('\0') >= 0)) {
+            throw ApiException.badRequest("after must be the key the previous page ended with");
+        }
+        service.parents(Requests.caller(ctx), Requests.idParam(ctx), after, Pages.limit(ctx), bounds.maxPageBytes())
+                .onSuccess(page -> Requests.json(ctx, 200, page.json()))
                 .onFailure(ctx::fail);
     }
 

@@ -4,14 +4,11 @@ import dev.taskline.model.FlowAccepted;
 import dev.taskline.model.FlowRecord;
 import dev.taskline.model.FlowTaskView;
 import dev.taskline.model.FlowView;
-import dev.taskline.model.TaskState;
 import dev.taskline.support.IsoTime;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 
 /** Flows as the API shows them. */
 final class FlowViews {
@@ -33,15 +30,14 @@ final class FlowViews {
                 .put("tasks", tasks);
     }
 
-    static JsonObject flow(FlowView view, String eventsUrl) {
-        Map<TaskState, Integer> counts = new EnumMap<>(TaskState.class);
-        for (TaskState state : TaskState.values()) {
-            counts.put(state, 0);
-        }
+    /**
+     * A flow with a page of its tasks. A result or error too heavy to show here is left out, with
+     * {@code resultUrl}, the task's own read; {@code next} (with {@code nextUrl}) reads the tasks after.
+     */
+    static JsonObject flow(FlowView view, String eventsUrl, int limit) {
         JsonArray tasks = new JsonArray();
         for (FlowTaskView task : view.tasks()) {
-            counts.merge(task.state(), 1, Integer::sum);
-            tasks.add(new JsonObject()
+            JsonObject json = new JsonObject()
                     .put("key", task.key())
                     .put("id", task.id().toString())
                     .put("queue", task.queue())
@@ -51,14 +47,25 @@ final class FlowViews {
                     .put("dependsOn", new JsonArray(List.copyOf(task.dependsOn())))
                     .put("attempt", task.attempt())
                     .put("result", task.result())
-                    .put("error", task.error()));
+                    .put("error", task.error());
+            if (task.leftOut()) {
+                json.put("resultBytes", task.resultBytes())
+                        .put("errorBytes", task.errorBytes())
+                        .put("resultUrl", "/api/tasks/" + task.id());
+            }
+            tasks.add(json);
         }
         JsonObject byState = new JsonObject();
-        counts.forEach((state, n) -> byState.put(state.sql(), n));
+        view.counts().forEach((state, n) -> byState.put(state.sql(), n));
+        String id = view.flow().id().toString();
         return summary(view.flow())
                 .put("counts", byState)
                 .put("eventsUrl", eventsUrl)
-                .put("tasks", tasks);
+                .put("tasks", tasks)
+                .put("next", view.next() == null ? null : view.next().toString())
+                .put(
+                        "nextUrl",
+                        view.next() == null ? null : "/api/flows/" + id + "?after=" + view.next() + "&limit=" + limit);
     }
 
     static JsonObject summary(FlowRecord flow) {

@@ -57,10 +57,10 @@ public final class HttpVerticle extends VerticleBase {
         router.route("/api/*").handler(authentication);
         router.route("/metrics").handler(authentication);
         List<Routes> routes = List.of(
-                new TaskRoutes(services.tasks(), services.durable(), body, submissions, links),
+                new TaskRoutes(services.tasks(), services.durable(), body, submissions, links, config.http()),
                 new DurableRoutes(services.durable(), body),
                 new BatchRoutes(services.tasks(), body, submissions, links),
-                new FlowRoutes(services.flows(), body, submissions, links),
+                new FlowRoutes(services.flows(), body, submissions, links, config.http()),
                 new StreamRoutes(services.tasks(), services.flows(), vertx),
                 new QueueRoutes(services.node()),
                 new ScheduleRoutes(services.schedules(), body),

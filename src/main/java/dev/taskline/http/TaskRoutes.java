@@ -2,6 +2,7 @@ package dev.taskline.http;
 
 import dev.taskline.admission.SubmissionJson;
 import dev.taskline.config.TasklineConfig;
+import dev.taskline.journal.JournalReads;
 import dev.taskline.model.Insert;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.ApiException;
@@ -33,8 +34,16 @@ final class TaskRoutes implements Routes {
     private final Submissions submissions;
     private final EventLinks links;
 
+    private final TasklineConfig.Http bounds;
+
     TaskRoutes(
-            TaskService service, DurableService durable, BodyHandler body, Submissions submissions, EventLinks links) {
+            TaskService service,
+            DurableService durable,
+            BodyHandler body,
+            Submissions submissions,
+            EventLinks links,
+            TasklineConfig.Http bounds) {
+        this.bounds = bounds;
         this.durable = durable;
         this.links = links;
         this.service = service;
@@ -50,6 +59,9 @@ final class TaskRoutes implements Routes {
         router.post("/api/tasks/:id/retry").handler(this::retry);
         router.get("/api/tasks").handler(this::list);
         router.get("/api/tasks/:id").handler(this::get);
+        router.get("/api/tasks/:id/steps").handler(this::steps);
+        router.get("/api/tasks/:id/signals").handler(this::signals);
+        router.get("/api/tasks/:id/history").handler(this::history);
     }
 
     private void submit(RoutingContext ctx) {
@@ -71,14 +83,94 @@ final class TaskRoutes implements Routes {
                 });
     }
 
+    /**
+     * The task with the first page of its steps, signals and history; {@code stepsNext}, {@code
+     * signalsNext} and {@code historyNext} read the rest.
+     */
     private void get(RoutingContext ctx) {
         service.task(Requests.caller(ctx), Requests.idParam(ctx))
-                .compose(task -> durable.view(task.id())
-                        .map(steps -> ApiJson.task(task)
-                                .put("eventsUrl", links.task(task.id(), task.tenant()))
-                                .mergeIn(ApiJson.durable(steps))))
+                .compose(task -> durable.view(task.id(), bounds.maxPageBytes()).map(steps -> {
+                    JsonObject json = ApiJson.task(task)
+                            .put("eventsUrl", links.task(task.id(), task.tenant()))
+                            .mergeIn(ApiJson.durable(task.id(), steps));
+                    if (task.history() != null && task.history().size() >= JournalReads.HISTORY_SHOWN) {
+                        json.put(
+                                "historyNext",
+                                "/api/tasks/" + task.id() + "/history?after="
+                                        + task.history()
+                                                .get(task.history().size() - 1)
+                                                .eventId());
+                    }
+                    return json;
+                }))
                 .onSuccess(json -> Requests.json(ctx, 200, json))
                 .onFailure(ctx::fail);
+    }
+
+    /** {@code GET /api/tasks/{id}/steps}: a page of its steps done, {@code {items, next}}; after: a position. */
+    private void steps(RoutingContext ctx) {
+        Long after = position(ctx);
+        int limit = Pages.limit(ctx);
+        service.task(Requests.caller(ctx), Requests.idParam(ctx))
+                .compose(task -> durable.steps(task.id(), after, limit, bounds.maxPageBytes()))
+                .onSuccess(page -> Requests.json(
+                        ctx,
+                        200,
+                        new JsonObject()
+                                .put("items", ApiJson.steps(page.items()))
+                                .put("next", page.next())))
+                .onFailure(ctx::fail);
+    }
+
+    /** {@code GET /api/tasks/{id}/signals}: a page of the signals no wait has taken yet, {@code {items, next}}. */
+    private void signals(RoutingContext ctx) {
+        Long after = position(ctx);
+        int limit = Pages.limit(ctx);
+        service.task(Requests.caller(ctx), Requests.idParam(ctx))
+                .compose(task -> durable.signals(task.id(), after, limit, bounds.maxPageBytes()))
+                .onSuccess(page -> Requests.json(
+                        ctx,
+                        200,
+                        new JsonObject()
+                                .put("items", ApiJson.signals(page.items()))
+                                .put("next", page.next())))
+                .onFailure(ctx::fail);
+    }
+
+    /** {@code GET /api/tasks/{id}/history}: a page of its transitions, {@code {items, next}}; after: an event id. */
+    private void history(RoutingContext ctx) {
+        Long after = position(ctx);
+        int limit = Pages.limit(ctx);
+        service.history(Requests.caller(ctx), Requests.idParam(ctx), after, limit)
+                .onSuccess(events -> Requests.json(
+                        ctx,
+                        200,
+                        new JsonObject()
+                                .put("items", ApiJson.history(events))
+                                .put(
+                                        "next",
+                                        events.size() < limit
+                                                ? null
+                                                : String.valueOf(events.get(events.size() - 1)
+                                                        .eventId()))))
+                .onFailure(ctx::fail);
+    }
+
+    /** {@code after}: the position the previous page ended with (null: the first page); else 400. */
+    private static Long position(RoutingContext ctx) {
+        String text = Requests.query(ctx, "after");
+        if (text == null) {
+            return null;
+        }
+        try {
+            long after = Long.parseLong(text);
+            if (after >= 0) {
+                return after;
+            }
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw ApiException.badRequest("after must be the next the previous page gave");
     }
 
     private void list(RoutingContext ctx) {

@@ -6,6 +6,7 @@ import dev.taskline.model.FlowRecord;
 import dev.taskline.model.FlowTaskView;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Parents;
+import dev.taskline.model.ParentsPage;
 import dev.taskline.model.Reason;
 import dev.taskline.model.Spawn;
 import dev.taskline.model.Task;
@@ -48,6 +49,7 @@ public final class JournalFlows {
     private final Sql.Bound<Params.InsertFlow> insertFlow;
     private final GroupCommit<FlowInsert, Void> inserts;
     private final Sql.Bound<Params.ListTenantFlows> listTenantFlows;
+    private final Sql.Bound<Params.FlowTasks> flowTasks;
     private final Sql.Bound<Params.FlowSpawn> flowSpawn;
 
     public JournalFlows(Journal journal) {
@@ -58,6 +60,7 @@ public final class JournalFlows {
         this.insertFlow = sql.bound("insert_flow", Params.InsertFlow.class);
         this.inserts = new GroupCommit<>(MAX_GROUP, this::insertAll);
         this.listTenantFlows = sql.bound("list_tenant_flows", Params.ListTenantFlows.class);
+        this.flowTasks = sql.bound("flow_tasks", Params.FlowTasks.class);
         this.flowSpawn = sql.bound("flow_spawn", Params.FlowSpawn.class);
     }
 
@@ -246,10 +249,14 @@ public final class JournalFlows {
                 .map(rows -> rows.size() == 0 ? null : flow(rows.iterator().next()));
     }
 
-    /** The flow's tasks, in the order they were given, each with the keys it depends on. */
-    public Future<List<FlowTaskView>> tasks(UUID id) {
-        Sql.Statement tasks = sql.statement("flow_tasks");
-        return guard(pool.preparedQuery(tasks.text()).execute(tasks.bind("id", id)))
+    /**
+     * A page of the flow's tasks, in the order they were given, after task {@code after} (null: from
+     * the first), at most {@code most}, each with the keys it depends on; its result and error
+     * unless one weighs more than {@code maxInline} or those shown would pass {@code maxPage}.
+     */
+    public Future<List<FlowTaskView>> tasks(UUID id, UUID after, int most, long maxInline, long maxPage) {
+        return guard(pool.preparedQuery(flowTasks.text())
+                        .execute(flowTasks.bind(new Params.FlowTasks(id, after, most, maxInline, maxPage))))
                 .map(rows -> {
                     List<FlowTaskView> found = new ArrayList<>(rows.size());
                     for (Row row : rows) {
@@ -265,9 +272,25 @@ public final class JournalFlows {
                                 row.getInteger("attempt"),
                                 row.getValue("result"),
                                 row.getValue("error"),
-                                row.getString("tenant")));
+                                row.getString("tenant"),
+                                row.getLong("result_bytes"),
+                                row.getLong("error_bytes")));
                     }
                     return found;
+                });
+    }
+
+    /** How many of the flow's tasks are in each state (every state, 0 for none). */
+    public Future<Map<TaskState, Integer>> stateCounts(UUID id) {
+        Sql.Statement counts = sql.statement("flow_state_counts");
+        return guard(pool.preparedQuery(counts.text()).execute(counts.bind("id", id)))
+                .map(rows -> {
+                    Map<TaskState, Integer> byState = new java.util.EnumMap<>(TaskState.class);
+                    for (TaskState state : TaskState.values()) {
+                        byState.put(state, 0);
+                    }
+                    rows.forEach(row -> byState.put(TaskState.parse(row.getString("state")), row.getInteger("n")));
+                    return byState;
                 });
     }
 
@@ -301,9 +324,9 @@ public final class JournalFlows {
     }
 
     /**
-     * What the parents of {@code taskId} ended with, for it to read as it starts; refused (an {@link
-     * InvalidTaskException}, which the caller turns into a permanent failure) when their results and
-     * errors weigh more than {@code maxBytes} together, before any of them is read.
+     * What the parents of {@code taskId} ended with, for it to read as it starts: inline when their
+     * results and errors weigh at most {@code maxBytes} together, else only how many and how much
+     * (a reference: the task reads them in pages, see {@link #parentsPage}), none of them read.
      */
     public Future<Parents> parents(UUID taskId, long maxBytes) {
         Sql.Statement read = sql.statement("flow_parents");
@@ -314,13 +337,47 @@ public final class JournalFlows {
                     if (count == 0) {
                         return Parents.NONE;
                     }
-                    String values = row.getString("parent_values");
-                    if (values == null) {
-                        throw new InvalidTaskException("the results of its parents weigh " + row.getLong("bytes")
-                                + " bytes together, more than the " + maxBytes
-                                + " a task may be passed (flows.maxParentBytes)");
+                    return new Parents(
+                            count,
+                            row.getLong("bytes"),
+                            row.getString("parent_values"),
+                            row.getString("parent_states"));
+                });
+    }
+
+    /**
+     * A page of what the parents of {@code taskId} ended with, after key {@code after} (null: from the
+     * first), at most {@code most} of them and, past the first, at most {@code maxBytes} of values;
+     * null when there is no such task.
+     */
+    public Future<ParentsPage> parentsPage(UUID taskId, String after, int most, long maxBytes) {
+        Sql.Statement read = sql.statement("flow_parents_page");
+        return guard(pool.preparedQuery(read.text())
+                        .execute(read.bind("id", taskId, "after", after, "most", most, "max_bytes", maxBytes)))
+                .map(rows -> {
+                    if (rows.size() == 0) {
+                        return null;
                     }
-                    return new Parents(count, values, row.getString("parent_states"));
+                    String tenant = null;
+                    String queue = null;
+                    int fetched = 0;
+                    List<ParentsPage.Item> items = new ArrayList<>(rows.size());
+                    for (Row row : rows) {
+                        tenant = row.getString("tenant");
+                        queue = row.getString("queue");
+                        fetched = row.getInteger("fetched");
+                        if (row.getString("flow_key") != null) {
+                            items.add(new ParentsPage.Item(
+                                    row.getString("flow_key"),
+                                    TaskState.parse(row.getString("state")),
+                                    row.getString("value")));
+                        }
+                    }
+                    // Cut by the bytes, or a full page (there may be more): the next page starts after this one.
+                    String next = !items.isEmpty() && (items.size() < fetched || fetched == most)
+                            ? items.get(items.size() - 1).key()
+                            : null;
+                    return new ParentsPage(taskId, tenant, queue, items, next);
                 });
     }
 

@@ -36,25 +36,53 @@ public final class JournalReads {
     private final Sql.Bound<Params.ListTasks> listTasks;
     private final Sql.Bound<Params.ListTenantTasks> listTenantTasks;
 
+    /** What a stream's snapshot shows inline: see {@link dev.taskline.config.TasklineConfig.Http#maxInlineBytes}. */
+    private final long maxInlineBytes;
+
+    private final long maxPageBytes;
+
     public JournalReads(Pool pool) {
+        this(
+                pool,
+                dev.taskline.config.TasklineConfig.Http.DEFAULT_MAX_INLINE_BYTES,
+                dev.taskline.config.TasklineConfig.Http.DEFAULT_MAX_PAGE_BYTES);
+    }
+
+    /** @param maxInlineBytes,maxPageBytes what a stream's snapshot shows of results inline */
+    public JournalReads(Pool pool, long maxInlineBytes, long maxPageBytes) {
+        this.maxInlineBytes = maxInlineBytes;
+        this.maxPageBytes = maxPageBytes;
         this.pool = pool;
         this.sql = Sql.queries();
         this.listTasks = sql.bound("list_tasks", Params.ListTasks.class);
         this.listTenantTasks = sql.bound("list_tenant_tasks", Params.ListTenantTasks.class);
     }
 
-    /** The task with its history, or null. */
+    /** Events of a task's history its read shows; the rest are read in pages ({@link #history}). */
+    public static final int HISTORY_SHOWN = 100;
+
+    /** The task with the first {@value #HISTORY_SHOWN} events of its history, or null. */
     public Future<TaskView> task(UUID id) {
         return query("get_task", "id", id).compose(rows -> {
             if (rows.size() == 0) {
                 return Future.succeededFuture(null);
             }
             Row task = rows.iterator().next();
-            return query("task_history", "id", id).map(events -> {
-                List<Event> history = new ArrayList<>(events.size());
-                events.forEach(row -> history.add(event(row, id)));
-                return taskView(task, history);
-            });
+            return query("task_history", "id", id, "after", null, "most", HISTORY_SHOWN)
+                    .map(events -> {
+                        List<Event> history = new ArrayList<>(events.size());
+                        events.forEach(row -> history.add(event(row, id)));
+                        return taskView(task, history);
+                    });
+        });
+    }
+
+    /** A page of a task's history, after event {@code after} (null: from the first), at most {@code most}. */
+    public Future<List<Event>> history(UUID id, Long after, int most) {
+        return query("task_history", "id", id, "after", after, "most", most).map(events -> {
+            List<Event> history = new ArrayList<>(events.size());
+            events.forEach(row -> history.add(event(row, id)));
+            return history;
         });
     }
 
@@ -124,21 +152,30 @@ public final class JournalReads {
 
     /** Where each of the tasks stands, with its newest event id; tasks that do not exist are left out. */
     public Future<List<TaskSnapshot>> streamSnapshot(Collection<UUID> ids) {
-        return query("stream_snapshot", "ids", ids.toArray(new UUID[0])).map(rows -> {
-            List<TaskSnapshot> list = new ArrayList<>(rows.size());
-            for (Row row : rows) {
-                list.add(new TaskSnapshot(
-                        row.getUUID("id"),
-                        TaskState.parse(row.getString("state")),
-                        row.getInteger("attempt"),
-                        percent(row),
-                        row.getString("progress_message"),
-                        row.getValue("result"),
-                        row.getValue("error"),
-                        row.getLong("last_event_id")));
-            }
-            return list;
-        });
+        return query(
+                        "stream_snapshot",
+                        "ids",
+                        ids.toArray(new UUID[0]),
+                        "max_inline",
+                        maxInlineBytes,
+                        "max_page",
+                        maxPageBytes)
+                .map(rows -> {
+                    List<TaskSnapshot> list = new ArrayList<>(rows.size());
+                    for (Row row : rows) {
+                        list.add(new TaskSnapshot(
+                                row.getUUID("id"),
+                                TaskState.parse(row.getString("state")),
+                                row.getInteger("attempt"),
+                                percent(row),
+                                row.getString("progress_message"),
+                                row.getValue("result"),
+                                row.getValue("error"),
+                                row.getLong("last_event_id"),
+                                row.getLong("bytes")));
+                    }
+                    return list;
+                });
     }
 
     /** Up to {@code limit} events of the tasks after {@code afterEventId}, and the transactions then in progress. */

@@ -2,6 +2,7 @@ package dev.taskline.journal;
 
 import dev.taskline.model.DurableStart;
 import dev.taskline.model.Lease;
+import dev.taskline.model.Page;
 import dev.taskline.model.SignalSent;
 import dev.taskline.model.SignalView;
 import dev.taskline.model.StepView;
@@ -11,6 +12,7 @@ import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
 import dev.taskline.model.Woken;
+import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -52,7 +54,15 @@ public final class JournalSteps {
     private final GroupCommit<StepRequest, StepWritten> steps;
     private final GroupCommit<EventRequest, Received> events;
 
+    private final dev.taskline.config.TasklineConfig.Durable bounds;
+
     public JournalSteps(Pool pool, Clock clock) {
+        this(pool, clock, dev.taskline.config.TasklineConfig.Durable.DEFAULTS);
+    }
+
+    /** @param bounds how many steps and signals a task may have, and how heavy each may be */
+    public JournalSteps(Pool pool, Clock clock, dev.taskline.config.TasklineConfig.Durable bounds) {
+        this.bounds = bounds;
         this.pool = pool;
         this.sql = Sql.queries();
         this.clock = clock;
@@ -74,7 +84,22 @@ public final class JournalSteps {
      * result, which the answer gives. Null when the lease was lost.
      */
     public Future<StepWritten> step(Lease lease, String name, String resultJson) {
-        return JournalFailures.guard(steps.submit(new StepRequest(lease, name, resultJson)));
+        long bytes = utf8(resultJson);
+        if (bytes > bounds.maxStepBytes()) {
+            return Future.failedFuture(new InvalidTaskException("step '" + name + "' has a result of " + bytes
+                    + " bytes, more than a step may keep (durable.maxStepBytes " + bounds.maxStepBytes() + ")"));
+        }
+        return JournalFailures.guard(steps.submit(new StepRequest(lease, name, resultJson)))
+                .compose(kept -> kept != null && kept.full()
+                        ? Future.failedFuture(new InvalidTaskException("step '" + name + "' is refused: task "
+                                + lease.taskId() + " has " + bounds.maxStepsPerTask()
+                                + " steps, the most a task may have (durable.maxStepsPerTask)"))
+                        : Future.succeededFuture(kept));
+    }
+
+    /** The bytes of {@code text} in UTF-8, as the bounds count them. */
+    static long utf8(String text) {
+        return text == null ? 0 : text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
     }
 
     private Future<List<StepWritten>> writeSteps(List<StepRequest> requests) {
@@ -93,13 +118,15 @@ public final class JournalSteps {
             results[i] = r.resultJson();
         }
         return pool.preparedQuery(stepWrite.text())
-                .execute(stepWrite.bind(new Params.StepWrite(ids, versions, workers, names, results, now())))
+                .execute(stepWrite.bind(
+                        new Params.StepWrite(ids, versions, workers, names, results, now(), bounds.maxStepsPerTask())))
                 .map(rows -> {
                     Map<String, StepWritten> written = new HashMap<>();
                     for (Row row : rows) {
                         written.put(
                                 row.getUUID("id") + "\n" + row.getString("name"),
-                                new StepWritten(row.getString("result"), row.getBoolean("first")));
+                                new StepWritten(
+                                        row.getString("result"), row.getBoolean("first"), row.getBoolean("full")));
                     }
                     List<StepWritten> answers = new ArrayList<>(n);
                     for (StepRequest r : requests) {
@@ -179,13 +206,23 @@ public final class JournalSteps {
      * waits for it; {@code key} the sender's Idempotency-Key (null: none).
      */
     public Future<SignalSent> signal(UUID id, String tenant, String name, String payloadJson, String key) {
+        long bytes = utf8(payloadJson);
+        if (bytes > bounds.maxSignalBytes()) {
+            return Future.failedFuture(new InvalidTaskException("the signal's payload has " + bytes
+                    + " bytes, more than a signal may carry (durable.maxSignalBytes " + bounds.maxSignalBytes() + ")"));
+        }
         return JournalFailures.guard(pool.preparedQuery(signalSend.text())
-                        .execute(signalSend.bind(new Params.SignalSend(id, tenant, name, payloadJson, key, now()))))
+                        .execute(signalSend.bind(new Params.SignalSend(
+                                id, tenant, name, payloadJson, key, now(), bounds.maxSignalsPerTask()))))
                 .map(rows -> {
                     if (rows.size() == 0) {
                         return new SignalSent(null, null, false, null);
                     }
                     Row row = rows.iterator().next();
+                    if (Boolean.TRUE.equals(row.getBoolean("full"))) {
+                        throw new InvalidTaskException("task " + id + " has been sent " + bounds.maxSignalsPerTask()
+                                + " signals, the most a task may be sent (durable.maxSignalsPerTask)");
+                    }
                     Task woke =
                             row.getUUID("id") == null ? null : Rows.task(row).asDurable();
                     return new SignalSent(
@@ -330,13 +367,20 @@ public final class JournalSteps {
                 });
     }
 
-    /** A task's steps, done ones in the order reached and then its open wait. */
-    public Future<List<StepView>> steps(UUID id) {
+    /**
+     * A page of a task's steps in the order reached (its open wait last), after position {@code
+     * after} (null: from the first): at most {@code most}, and past the first at most {@code
+     * maxBytes} of results.
+     */
+    public Future<Page<StepView>> steps(UUID id, Long after, int most, long maxBytes) {
         Sql.Statement read = sql.statement("task_steps");
-        return JournalFailures.guard(pool.preparedQuery(read.text()).execute(read.bind("id", id)))
+        return JournalFailures.guard(pool.preparedQuery(read.text())
+                        .execute(read.bind("id", id, "after", after, "most", most, "max_bytes", maxBytes)))
                 .map(rows -> {
                     List<StepView> steps = new ArrayList<>();
+                    long fetched = 0;
                     for (Row row : rows) {
+                        fetched = row.getLong("fetched");
                         steps.add(new StepView(
                                 row.getString("name"),
                                 row.getBoolean("done"),
@@ -344,9 +388,13 @@ public final class JournalSteps {
                                 instant(row, "until"),
                                 row.getString("wait"),
                                 row.getInteger("attempt"),
-                                instant(row, "at")));
+                                instant(row, "at"),
+                                row.getLong("position")));
                     }
-                    return steps;
+                    boolean more = !steps.isEmpty() && (steps.size() < fetched || fetched == most);
+                    return new Page<>(
+                            steps,
+                            more ? String.valueOf(steps.get(steps.size() - 1).position()) : null);
                 });
     }
 
@@ -361,17 +409,29 @@ public final class JournalSteps {
                 });
     }
 
-    /** Signals sent to a task that no wait has taken yet, oldest first. */
-    public Future<List<SignalView>> signalsWaiting(UUID id) {
+    /** A page of the signals sent to a task that no wait has taken yet, oldest first; as {@link #steps}. */
+    public Future<Page<SignalView>> signalsWaiting(UUID id, Long after, int most, long maxBytes) {
         Sql.Statement read = sql.statement("task_signals_waiting");
-        return JournalFailures.guard(pool.preparedQuery(read.text()).execute(read.bind("id", id)))
+        return JournalFailures.guard(pool.preparedQuery(read.text())
+                        .execute(read.bind("id", id, "after", after, "most", most, "max_bytes", maxBytes)))
                 .map(rows -> {
                     List<SignalView> signals = new ArrayList<>();
+                    long fetched = 0;
                     for (Row row : rows) {
-                        signals.add(
-                                new SignalView(row.getString("name"), row.getString("payload"), instant(row, "at")));
+                        fetched = row.getLong("fetched");
+                        signals.add(new SignalView(
+                                row.getString("name"),
+                                row.getString("payload"),
+                                instant(row, "at"),
+                                row.getLong("id")));
                     }
-                    return signals;
+                    boolean more = !signals.isEmpty() && (signals.size() < fetched || fetched == most);
+                    return new Page<>(
+                            signals,
+                            more
+                                    ? String.valueOf(
+                                            signals.get(signals.size() - 1).id())
+                                    : null);
                 });
     }
 

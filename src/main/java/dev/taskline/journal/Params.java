@@ -35,6 +35,7 @@ final class Params {
             Map.entry("ticks_decide", TicksDecide.class),
             Map.entry("insert_flow", InsertFlow.class),
             Map.entry("list_tenant_flows", ListTenantFlows.class),
+            Map.entry("flow_tasks", FlowTasks.class),
             Map.entry("flow_spawn", FlowSpawn.class),
             Map.entry("step_write", StepWrite.class),
             Map.entry("suspend_open", SuspendOpen.class),
@@ -190,6 +191,9 @@ final class Params {
 
     record ListTenantFlows(String state, String name, UUID after, int most, String tenant) {}
 
+    /** A page of a flow's tasks (see flow_tasks). */
+    record FlowTasks(UUID id, UUID after, int most, long maxInline, long maxPage) {}
+
     /** Tasks a running flow task adds to its flow, with its success (see flow_spawn). */
     record FlowSpawn(
             UUID spawner,
@@ -224,7 +228,8 @@ final class Params {
             String[] workerIds,
             String[] names,
             String[] results,
-            OffsetDateTime now) {}
+            OffsetDateTime now,
+            int most) {}
 
     /** An attempt ending suspended on a wait (see suspend_open); {@code until} null for none. */
     record SuspendOpen(
@@ -236,7 +241,7 @@ final class Params {
             OffsetDateTime until,
             OffsetDateTime now) {}
 
-    record SignalSend(UUID id, String tenant, String name, String payload, String key, OffsetDateTime now) {}
+    record SignalSend(UUID id, String tenant, String name, String payload, String key, OffsetDateTime now, int most) {}
 
     /** Events received, one element each ({@code tenants} '' for none). */
     record EventsIn(String[] tenants, String[] ids, String[] names, String[] datas, OffsetDateTime now) {}

@@ -9,6 +9,7 @@ import dev.taskline.admission.SubmissionJson;
 import dev.taskline.config.Trigger;
 import dev.taskline.journal.JournalSteps;
 import dev.taskline.metrics.StepMeters;
+import dev.taskline.model.Page;
 import dev.taskline.model.SignalSent;
 import dev.taskline.model.SignalView;
 import dev.taskline.model.StepView;
@@ -204,14 +205,36 @@ public final class DurableService {
                 });
     }
 
-    /** A task's steps, current wait and buffered signals, as its reads show them. */
-    public record DurableView(List<StepView> steps, JsonObject waiting, List<SignalView> signals) {}
+    /**
+     * A task's steps, current wait and buffered signals, as its reads show them: the first page of
+     * each, with the cursor of the next (null: none).
+     */
+    public record DurableView(
+            List<StepView> steps, JsonObject waiting, List<SignalView> signals, String stepsNext, String signalsNext) {}
 
-    /** The durable part of a task the caller may already see (see TaskService#task). */
-    public Future<DurableView> view(UUID id) {
-        return steps.steps(id)
-                .compose(found -> steps.signalsWaiting(id)
-                        .compose(signals -> steps.waitOf(id).map(wait -> new DurableView(found, wait, signals))));
+    /** Steps and signals a task's read shows at most; the rest are read in pages. */
+    public static final int SHOWN = 50;
+
+    /**
+     * The durable part of a task the caller may already see (see TaskService#task): the first
+     * {@value #SHOWN} steps and signals, at most {@code maxBytes} of each (one heavier comes alone).
+     */
+    public Future<DurableView> view(UUID id, long maxBytes) {
+        return steps.steps(id, null, SHOWN, maxBytes)
+                .compose(found -> steps.signalsWaiting(id, null, SHOWN, maxBytes)
+                        .compose(signals -> steps.waitOf(id)
+                                .map(wait -> new DurableView(
+                                        found.items(), wait, signals.items(), found.next(), signals.next()))));
+    }
+
+    /** A page of the steps of a task the caller may already see, after position {@code after}. */
+    public Future<Page<StepView>> steps(UUID id, Long after, int limit, long maxBytes) {
+        return steps.steps(id, after, limit, maxBytes);
+    }
+
+    /** A page of the signals no wait has taken yet of a task the caller may already see. */
+    public Future<Page<SignalView>> signals(UUID id, Long after, int limit, long maxBytes) {
+        return steps.signalsWaiting(id, after, limit, maxBytes);
     }
 
     /** A name of a step, signal or event: 1 to {@value #MAX_NAME} characters, none of them NUL. */

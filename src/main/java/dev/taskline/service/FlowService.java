@@ -11,6 +11,7 @@ import dev.taskline.model.Cancelled;
 import dev.taskline.model.FlowAccepted;
 import dev.taskline.model.FlowRecord;
 import dev.taskline.model.FlowView;
+import dev.taskline.model.ParentsPage;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.NotFoundException;
 import dev.taskline.workflow.Flows;
@@ -47,11 +48,39 @@ public final class FlowService {
         });
     }
 
-    /** The flow with its tasks. */
-    public Future<FlowView> flow(Caller caller, UUID id) {
+    /**
+     * The flow with a page of its tasks: after task {@code after} (null: the first), at most {@code
+     * limit}, results and errors shown up to {@code maxInline} each and {@code maxPage} together.
+     */
+    public Future<FlowView> flow(Caller caller, UUID id, UUID after, int limit, long maxInline, long maxPage) {
         return permitted(() -> caller.require(Scope.READ))
                 .compose(v -> visible(caller, id))
-                .compose(flow -> journal.tasks(id).map(found -> new FlowView(flow, found)));
+                .compose(flow -> journal.stateCounts(id)
+                        .compose(counts -> journal.tasks(id, after, limit, maxInline, maxPage)
+                                .map(found -> new FlowView(
+                                        flow,
+                                        counts,
+                                        found,
+                                        found.size() == limit
+                                                ? found.get(found.size() - 1).id()
+                                                : null))));
+    }
+
+    /**
+     * A page of what a flow task's parents ended with (see {@link JournalFlows#parentsPage}): for a
+     * key that reads the task's tenant, or one that works the task's queue (its worker, handed a
+     * reference by its claim).
+     */
+    public Future<ParentsPage> parents(Caller caller, UUID id, String after, int limit, long maxBytes) {
+        return journal.parentsPage(id, after, limit, maxBytes).map(page -> {
+            if (page == null || !caller.sees(page.tenant())) {
+                throw new NotFoundException("task", id);
+            }
+            if (!caller.scopes().contains(Scope.READ) && !caller.scopes().contains(Scope.ADMIN)) {
+                caller.requireWork(page.queue());
+            }
+            return page;
+        });
     }
 
     /** A page of the flows the caller may see, newest first; {@code next} is the cursor of the following page. */

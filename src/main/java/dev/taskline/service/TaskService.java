@@ -89,6 +89,11 @@ public final class TaskService {
         });
     }
 
+    /** A page of the history of a task the caller may see, after event {@code after} (null: the first). */
+    public Future<List<dev.taskline.model.Event>> history(Caller caller, UUID id, Long after, int limit) {
+        return task(caller, id).compose(task -> reads.history(id, after, limit));
+    }
+
     /** The batch with its tasks. */
     public Future<BatchView> batch(Caller caller, UUID id) {
         return allowed(() -> {

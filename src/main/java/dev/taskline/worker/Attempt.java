@@ -48,6 +48,7 @@ final class Attempt implements TaskContext {
     private final JsonArray spawned = new JsonArray();
     private final DurableSteps durable;
     private Parents read = Parents.NONE;
+    private java.util.function.BiFunction<String, Integer, Future<JsonObject>> parentPages;
     private Map<String, Object> parents;
     private Map<String, String> parentStates;
     private volatile boolean stopRequested;
@@ -90,13 +91,18 @@ final class Attempt implements TaskContext {
      * What a flow task's parents ended with, read before its handler runs; decoded only if the
      * handler asks (a fan-in of thousands costs a handler that ignores it nothing more).
      */
-    void parents(Parents read) {
+    void parents(Parents read, java.util.function.BiFunction<String, Integer, Future<JsonObject>> pages) {
         this.read = read;
+        this.parentPages = pages;
     }
 
     private synchronized void decodeParents() {
         if (parents != null) {
             return;
+        }
+        if (read.byReference()) {
+            throw new IllegalStateException("this task's " + read.count() + " parents weigh " + read.bytes()
+                    + " bytes, more than a task is handed whole (flows.maxParentBytes): read them with parentsPage");
         }
         this.parents = read.values();
         this.parentStates = read.states();
@@ -137,6 +143,22 @@ final class Attempt implements TaskContext {
     public Map<String, String> parentStates() {
         decodeParents();
         return parentStates;
+    }
+
+    @Override
+    public int parentCount() {
+        return read.count();
+    }
+
+    @Override
+    public Future<JsonObject> parentsPage(String after, int limit) {
+        if (limit < 1 || limit > 1000) {
+            return Future.failedFuture(new IllegalArgumentException("limit must be from 1 to 1000"));
+        }
+        return parentPages == null
+                ? Future.succeededFuture(
+                        new JsonObject().put("items", new JsonArray()).putNull("next"))
+                : parentPages.apply(after, limit);
     }
 
     /** Settles once with whatever ended the attempt first. */

@@ -13,7 +13,6 @@ import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
-import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.ShuttingDownException;
 import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Context;
@@ -64,6 +63,7 @@ public final class RemoteWorkers extends VerticleBase {
     private final SpawnPlanner spawns;
     private final Suspensions suspensions;
     private final long maxParentBytes;
+    private final long maxClaimBytes;
     private final WorkerRegistry registry;
     /** The journal's lease-token secret, once read; written on this loop, read from any thread. */
     private volatile LeaseTokens tokens;
@@ -89,7 +89,9 @@ public final class RemoteWorkers extends VerticleBase {
             JournalFlows flows,
             long maxParentBytes,
             SpawnPlanner spawns,
-            Suspensions suspensions) {
+            Suspensions suspensions,
+            long maxClaimBytes) {
+        this.maxClaimBytes = maxClaimBytes;
         this.suspensions = suspensions;
         this.spawns = spawns;
         this.flows = flows;
@@ -121,6 +123,38 @@ public final class RemoteWorkers extends VerticleBase {
 
         Claimed withSteps(DurableStart read) {
             return new Claimed(task, lease, token, expiresAt, parents, read);
+        }
+
+        /** What this task weighs in a claim's answer, near enough: its JSON text and the lease's. */
+        long weight() {
+            long bytes = weight(task);
+            if (parents != null && !parents.byReference()) {
+                bytes += utf8(parents.valuesJson()) + utf8(parents.statesJson());
+            }
+            if (steps != null) {
+                for (Map.Entry<String, String> step : steps.steps().entrySet()) {
+                    bytes += utf8(step.getKey()) + utf8(step.getValue()) + 4;
+                }
+            }
+            return bytes;
+        }
+
+        /** What a task weighs in a claim's answer before its parents and steps are read. */
+        static long weight(Task task) {
+            return 400 + utf8(task.payloadJson()) + utf8(task.type()) + utf8(task.schedule());
+        }
+
+        private static long utf8(String text) {
+            if (text == null) {
+                return 0;
+            }
+            long bytes = text.length();
+            for (int i = 0; i < text.length(); i++) {
+                char c = text.charAt(i);
+                // Surrogate pairs count 2 + 2: four bytes, as UTF-8 writes them.
+                bytes += c < 0x80 ? 0 : c < 0x800 || Character.isSurrogate(c) ? 1 : 2;
+            }
+            return bytes;
         }
     }
 
@@ -173,7 +207,8 @@ public final class RemoteWorkers extends VerticleBase {
                 this::handBack,
                 () -> stopping,
                 maxWaiting,
-                tenantMost);
+                tenantMost,
+                maxClaimBytes);
         writes = new LeaseWrites(
                 queues, journal, custody, registry, () -> tokens, clock, jitter, progress, flows, spawns, suspensions);
         for (TaskQueue queue : queues.values()) {
@@ -236,14 +271,36 @@ public final class RemoteWorkers extends VerticleBase {
             registry.saw(worker, queueName);
             return claims.claim(queues.get(queueName), worker, max, want, waitMs, gone)
                     .compose(this::withParents)
-                    .compose(this::withSteps);
+                    .compose(this::withSteps)
+                    .map(this::withinBytes);
         });
     }
 
     /**
-     * The claimed flow tasks with what their parents ended with, read from the journal. One whose
-     * parents' results are too large to pass on is failed for good here, saying so, and left out of
-     * the answer: no worker could be given what it needs.
+     * The claimed tasks that fit in http.maxClaimBytes, in order (the first whatever it weighs); the
+     * rest, heavier than their payloads showed once parents and steps were read, are handed back at
+     * once: pending again, the attempt not counted, for the next claim.
+     */
+    private List<Claimed> withinBytes(List<Claimed> claimed) {
+        long used = 0;
+        int fit = 0;
+        for (; fit < claimed.size(); fit++) {
+            long weight = claimed.get(fit).weight();
+            if (fit > 0 && used + weight > maxClaimBytes) {
+                break;
+            }
+            used += weight;
+        }
+        if (fit == claimed.size()) {
+            return claimed;
+        }
+        handBack(new ArrayList<>(claimed.subList(fit, claimed.size())));
+        return new ArrayList<>(claimed.subList(0, fit));
+    }
+
+    /**
+     * The claimed flow tasks with what their parents ended with, read from the journal: inline up to
+     * flows.maxParentBytes, else how many and how much, for the worker to read in pages.
      */
     private Future<List<Claimed>> withParents(List<Claimed> claimed) {
         boolean any = false;
@@ -258,20 +315,11 @@ public final class RemoteWorkers extends VerticleBase {
             read.add(
                     !c.task().hasParents()
                             ? Future.succeededFuture(c)
-                            : flows.parents(c.task().id(), maxParentBytes)
-                                    .map(c::withParents)
-                                    .recover(e -> e instanceof InvalidTaskException
-                                            ? writes.fail(c.token(), c.task().id(), e.getMessage(), false, null, null)
-                                                    .map(outcome -> (Claimed) null)
-                                            : Future.failedFuture(e)));
+                            : flows.parents(c.task().id(), maxParentBytes).map(c::withParents));
         }
         return Future.all(read).map(all -> {
             List<Claimed> answer = new ArrayList<>(claimed.size());
-            for (Future<Claimed> f : read) {
-                if (f.result() != null) {
-                    answer.add(f.result());
-                }
-            }
+            read.forEach(f -> answer.add(f.result()));
             return answer;
         });
     }

@@ -49,6 +49,8 @@ final class WaitingClaims {
     private final int maxWaiting;
     /** Of those, the most one tenant's claims may be (see {@link dev.taskline.config.TasklineConfig.Http#tenantShare}). */
     private final int tenantMost;
+    /** The most bytes one claim's answer may carry (http.maxClaimBytes): what {@link #take} stops at. */
+    private final long maxClaimBytes;
     /** Per queue, the claims of each tenant that wait (or are being handed tasks): what its share bounds. */
     private final Map<String, Map<String, Integer>> byTenant = new HashMap<>();
 
@@ -81,7 +83,9 @@ final class WaitingClaims {
             Consumer<List<Claimed>> handBack,
             BooleanSupplier stopping,
             int maxWaiting,
-            int tenantMost) {
+            int tenantMost,
+            long maxClaimBytes) {
+        this.maxClaimBytes = maxClaimBytes;
         this.vertx = vertx;
         this.context = context;
         this.queues = queues;
@@ -391,12 +395,16 @@ final class WaitingClaims {
             return max <= 0 ? List.of() : queue.poll(max, want::takes);
         }
         List<Task> tasks = new ArrayList<>();
+        long[] used = {0};
         while (tasks.size() < max) {
-            // The queue keeps the slot count: it hands out a task only while one is free.
-            Task task = queue.poll();
+            // The queue keeps the slot count: it hands out a task only while one is free. A task whose
+            // payload would pass the claim's bound stays in line untouched (unless it comes first: it
+            // then comes alone); what parents and steps add is weighed once read (RemoteWorkers).
+            Task task = queue.poll(t -> tasks.isEmpty() || used[0] + Claimed.weight(t) <= maxClaimBytes);
             if (task == null) {
                 break;
             }
+            used[0] += Claimed.weight(task);
             tasks.add(task);
         }
         return tasks;

@@ -480,7 +480,18 @@ public final class WorkerVerticle extends VerticleBase {
                                         .compose(v -> !task.hasParents()
                                                 ? invoke(handler, attempt)
                                                 : readParents(task).compose(read -> {
-                                                    attempt.parents(read);
+                                                    attempt.parents(
+                                                            read,
+                                                            (after, limit) -> flows.parentsPage(
+                                                                            task.id(), after, limit, maxParentBytes)
+                                                                    .map(page -> page == null
+                                                                            ? new JsonObject()
+                                                                                    .put(
+                                                                                            "items",
+                                                                                            new io.vertx.core.json
+                                                                                                    .JsonArray())
+                                                                                    .putNull("next")
+                                                                            : page.json()));
                                                     if (task.attempt() == 0) {
                                                         // Due when its parents let it run: the fan-in, to the handler's
                                                         // start.
@@ -613,7 +624,7 @@ public final class WorkerVerticle extends VerticleBase {
         }
     }
 
-    /** What a flow task's parents ended with; too much of it to pass on fails the task for good. */
+    /** What a flow task's parents ended with: inline, or past flows.maxParentBytes a reference to page through. */
     private Future<Parents> readParents(Task task) {
         return flows.parents(task.id(), maxParentBytes)
                 .recover(e -> Future.failedFuture(

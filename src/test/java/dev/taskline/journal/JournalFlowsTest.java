@@ -138,12 +138,16 @@ class JournalFlowsTest {
         await(journals.get(0).succeed(lease, new JsonObject().put("big", "x".repeat(2_000))));
         JournalFlows flows = new JournalFlows(journals.get(0));
         assertEquals(1, await(flows.parents(child.task().id(), 10_000)).count());
-        Exception refused = org.junit.jupiter.api.Assertions.assertThrows(
-                Exception.class, () -> await(flows.parents(child.task().id(), 1_000)));
-        assertEquals(
-                true,
-                String.valueOf(refused.getCause()).contains("flows.maxParentBytes"),
-                String.valueOf(refused.getCause()));
+        assertEquals(false, await(flows.parents(child.task().id(), 10_000)).byReference());
+        // Heavier than the bound: how many and how much, none of it read; the pages carry it.
+        var reference = await(flows.parents(child.task().id(), 1_000));
+        assertEquals(true, reference.byReference());
+        assertEquals(1, reference.count());
+        assertEquals(true, reference.bytes() > 2_000, String.valueOf(reference.bytes()));
+        var page = await(flows.parentsPage(child.task().id(), null, 10, 1_000));
+        assertEquals(1, page.items().size(), "a single heavier one comes alone");
+        assertEquals("p", page.items().get(0).key());
+        assertEquals(null, page.next());
     }
 
     @Test
@@ -177,7 +181,7 @@ class JournalFlowsTest {
             assertEquals(flow.tenant(), record.tenant());
             assertEquals(2, record.size());
             assertEquals("running", record.state());
-            var tasks = await(flows.tasks(flow.id()));
+            var tasks = await(flows.tasks(flow.id(), null, 1000, 1 << 20, 1 << 20));
             assertEquals(List.of("p", "c"), tasks.stream().map(t -> t.key()).toList());
             assertEquals(
                     List.of(List.of(), List.of("p")),

@@ -542,17 +542,21 @@ class FlowsApiTest {
     }
 
     @Test
-    void a_child_whose_parents_results_are_too_heavy_to_pass_on_fails_for_good_saying_so() throws Exception {
+    void a_child_whose_parents_results_are_heavier_than_passed_inline_runs_and_reads_them_in_pages() throws Exception {
         JsonObject answer = accepted(new JsonObject()
                 .put(
                         "chain",
                         new JsonArray().add(gate("big")).add(sleep("reader", 0).put("maxAttempts", 3))));
         GateHandler.next(TestNode.WAIT).succeed(new JsonObject().put("blob", "x".repeat(5_000)));
-        JsonObject flow = flowWhen(answer.getString("flowId"), "failed");
-        JsonObject reader = node.getJson("/api/tasks/" + taskOf(flow, "reader").getString("id"));
-        assertEquals("failed", reader.getString("state"));
-        assertEquals(1, reader.getInteger("attempt"), "failed for good at once, not retried");
-        String message = reader.getJsonObject("error").getString("message");
-        assertTrue(message.contains("flows.maxParentBytes"), message);
+        // The reader does not ask for its parents: it is not failed for what it would not read.
+        JsonObject flow = flowWhen(answer.getString("flowId"), "succeeded");
+        String reader = taskOf(flow, "reader").getString("id");
+        JsonObject page = node.getJson("/api/tasks/" + reader + "/parents");
+        assertEquals(1, page.getJsonArray("items").size(), page.encode());
+        JsonObject big = page.getJsonArray("items").getJsonObject(0);
+        assertEquals("big", big.getString("key"));
+        assertEquals("succeeded", big.getString("state"));
+        assertEquals(5_000, big.getJsonObject("result").getString("blob").length());
+        assertEquals(null, page.getString("next"));
     }
 }
