@@ -440,29 +440,6 @@ public final class TaskQueue {
     }
 
     /**
-     * As {@link #poll}, only when the next task passes {@code fits} (null otherwise, the task left in
-     * its place): a claim bounded in bytes stops before the task that would pass its bound.
-     */
-    public Task poll(Predicate<Task> fits) {
-        Task task = null;
-        Runnable listener = null;
-        synchronized (this) {
-            if (!startsHeld() && slots.free() > 0) {
-                Task next = waiting.peek();
-                if (next != null && fits.test(next)) {
-                    task = gates.out(waiting.poll());
-                }
-            }
-            if (task != null) {
-                slots.handedOut(1, Stage.RUNNING);
-                listener = roomSignal();
-            }
-        }
-        run(listener);
-        return task;
-    }
-
-    /**
      * Up to {@code max} waiting tasks that {@code takes} accepts, best first, as far as slots are
      * free: {@link #poll} for a worker that runs only some of the queue's tasks (some types, one
      * tenant's). Each counts as running until {@link #done} or {@link #reschedule}. The others keep

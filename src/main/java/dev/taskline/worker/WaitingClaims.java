@@ -398,12 +398,14 @@ final class WaitingClaims {
         long[] used = {0};
         while (tasks.size() < max) {
             // The queue keeps the slot count: it hands out a task only while one is free. A task whose
-            // payload would pass the claim's bound stays in line untouched (unless it comes first: it
-            // then comes alone); what parents and steps add is weighed once read (RemoteWorkers).
-            Task task = queue.poll(t -> tasks.isEmpty() || used[0] + Claimed.weight(t) <= maxClaimBytes);
-            if (task == null) {
+            // payload would pass the claim's bound stays in line untouched (the best task comes first
+            // in every claim, alone if it must, so none waits for ever); what parents and steps add is
+            // weighed once read (RemoteWorkers).
+            List<Task> next = queue.poll(1, t -> tasks.isEmpty() || used[0] + Claimed.weight(t) <= maxClaimBytes);
+            if (next.isEmpty()) {
                 break;
             }
+            Task task = next.get(0);
             used[0] += Claimed.weight(task);
             tasks.add(task);
         }
