@@ -72,7 +72,11 @@ public final class FlowService {
      * reference by its claim).
      */
     public Future<ParentsPage> parents(Caller caller, UUID id, String after, int limit, long maxBytes) {
-        return journal.parentsPage(id, after, limit, maxBytes).map(page -> {
+        // A caller that could read no task's parents is refused before any is looked up.
+        Future<Void> may = caller.scopes().contains(Scope.READ)
+                ? Future.succeededFuture()
+                : permitted(() -> caller.require(Scope.WORK));
+        return may.compose(v -> journal.parentsPage(id, after, limit, maxBytes)).map(page -> {
             if (page == null || !caller.sees(page.tenant())) {
                 throw new NotFoundException("task", id);
             }

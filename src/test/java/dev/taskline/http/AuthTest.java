@@ -43,7 +43,8 @@ class AuthTest {
             Map.entry("no-submit", key(null, "read", "work")),
             Map.entry("no-read", key(null, "submit", "work")),
             Map.entry("no-work", key(null, "submit", "read")),
-            Map.entry("no-admin", key(null, "submit", "read", "work")));
+            Map.entry("no-admin", key(null, "submit", "read", "work")),
+            Map.entry("no-read-or-work", key(null, "submit")));
 
     /** The scope each route needs; a route missing here fails the matrix, so none can be forgotten. */
     private static final Map<String, String> SCOPE_OF = Map.ofEntries(
@@ -53,6 +54,11 @@ class AuthTest {
             Map.entry("POST /api/tasks/{id}/cancel", "submit"),
             Map.entry("POST /api/tasks/{id}/retry", "submit"),
             Map.entry("GET /api/tasks/{id}/events", "read"),
+            Map.entry("GET /api/tasks/{id}/steps", "read"),
+            Map.entry("GET /api/tasks/{id}/signals", "read"),
+            Map.entry("GET /api/tasks/{id}/history", "read"),
+            // A child's parents: for the tenant's readers, and for the workers of its queue.
+            Map.entry("GET /api/tasks/{id}/parents", "read-or-work"),
             Map.entry("POST /api/tasks/retry", "admin"),
             Map.entry("POST /api/batches", "submit"),
             Map.entry("GET /api/batches/{id}", "read"),
@@ -217,7 +223,11 @@ class AuthTest {
             HttpResponse<Buffer> lacking =
                     scope.equals("any") ? null : as("no-" + scope, method(route), path(route), body);
             HttpResponse<Buffer> right = as(
-                    scope.equals("admin") ? "admin" : scope.equals("any") ? "acme" : "no-" + other(scope),
+                    scope.equals("admin")
+                            ? "admin"
+                            : scope.equals("any")
+                                    ? "acme"
+                                    : scope.equals("read-or-work") ? "no-read" : "no-" + other(scope),
                     method(route),
                     path(route),
                     body);
@@ -263,7 +273,8 @@ class AuthTest {
         int checked = 0;
         for (String route : node.node.httpRoutes()) {
             String scope = SCOPE_OF.get(route);
-            if (!route.contains("{id}") || !Set.of("read", "submit").contains(scope)) {
+            if (!route.contains("{id}")
+                    || !Set.of("read", "submit", "read-or-work").contains(scope)) {
                 continue; // no task named, or a scope no tenant key of this test has (admin, work)
             }
             String named = route.contains("/batches/") ? batch : route.contains("/flows/") ? flow : task;
@@ -284,7 +295,7 @@ class AuthTest {
             checked++;
         }
         assertEquals(List.of(), wrong);
-        assertTrue(checked >= 11, "routes checked: " + checked);
+        assertTrue(checked >= 15, "routes checked: " + checked);
         assertEquals(
                 "running",
                 as("acme", HttpMethod.GET, "/api/flows/" + flow, null)

@@ -184,6 +184,11 @@ class ServicesTest {
         assertInstanceOf(
                 ForbiddenException.class,
                 failure(services.keys().issue(READER, null, "acme", Set.of("read"), Set.of())));
+        // On a node without keys the first must be an admin key: a reader's first would lock every caller out.
+        assertInstanceOf(
+                dev.taskline.model.problem.KeyRefusedException.class,
+                failure(services.keys().issue(ADMIN, null, "acme", Set.of("read"), Set.of())));
+        await(services.keys().issue(ADMIN, null, null, Set.of("admin"), Set.of()));
         Views.IssuedKey issued = await(services.keys().issue(ADMIN, null, "acme", Set.of("read"), Set.of()));
         assertTrue(await(services.keys().list(ADMIN, List.of())).stream().anyMatch(k -> k.id().equals(issued.id())));
     }
