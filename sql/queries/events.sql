@@ -21,21 +21,33 @@ SELECT w.id, w.state, w.attempt, w.progress_percent, w.progress_message, w.last_
  ORDER BY w.id;
 
 -- name: stream_events
--- :ids task ids, :after after this event id, :most most events. The events of the tasks after the
--- cursor, in id order, with a succeeded task's result; and, on every row, the transactions in
--- progress at this statement's snapshot (one row with no event when there is none). Event ids come
--- from a sequence, so an id taken by a transaction that has not committed yet can be lower than one
--- already visible: the reader holds visible events back until every transaction that was in
--- progress when it saw them has ended (see events.TaskStream).
-SELECT s.in_progress, e.event_id, e.task_id, e.from_state, e.to_state, e.reason, e.worker_id, e.attempt,
-       e.lease_version, e.at, e.detail, CASE WHEN e.to_state = 'succeeded' THEN t.result END AS result
+-- :ids task ids, :after after this event id, :most most events, :max_inline and :max_page as for
+-- stream_snapshot. The events of the tasks after the cursor, in id order, with a succeeded task's
+-- result unless those bounds leave it out (result_bytes says how much it weighs: the task's own
+-- read shows it); and, on every row, the transactions in progress at this statement's snapshot (one
+-- row with no event when there is none). Event ids come from a sequence, so an id taken by a
+-- transaction that has not committed yet can be lower than one already visible: the reader holds
+-- visible events back until every transaction that was in progress when it saw them has ended (see
+-- events.TaskStream).
+WITH e AS (
+  SELECT ev.*, CASE WHEN ev.to_state = 'succeeded' THEN COALESCE(octet_length(t.result::text), 0) END AS result_bytes
+    FROM (SELECT * FROM task_events
+           WHERE task_id = ANY (:ids::uuid[]) AND event_id > :after
+           ORDER BY event_id
+           LIMIT :most) ev
+    LEFT JOIN tasks t ON t.id = ev.task_id
+), w AS (
+  SELECT e.*, sum(CASE WHEN e.result_bytes <= :max_inline THEN e.result_bytes ELSE 0 END)
+                OVER (ORDER BY e.event_id) AS upto
+    FROM e
+)
+SELECT s.in_progress, w.event_id, w.task_id, w.from_state, w.to_state, w.reason, w.worker_id, w.attempt,
+       w.lease_version, w.at, w.detail, w.result_bytes,
+       CASE WHEN w.result_bytes <= :max_inline AND w.upto <= :max_page THEN t.result END AS result
   FROM (SELECT ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress) s
-  LEFT JOIN LATERAL (SELECT * FROM task_events
-                      WHERE task_id = ANY (:ids::uuid[]) AND event_id > :after
-                      ORDER BY event_id
-                      LIMIT :most) e ON true
-  LEFT JOIN tasks t ON t.id = e.task_id
- ORDER BY e.event_id;
+  LEFT JOIN w ON true
+  LEFT JOIN tasks t ON t.id = w.task_id
+ ORDER BY w.event_id;
 
 -- name: changed_since
 -- :ids task ids, :after event id. Which of the tasks have events after the id: the periodic nudge

@@ -7,6 +7,7 @@ import dev.taskline.model.BatchView;
 import dev.taskline.model.Event;
 import dev.taskline.model.Insert;
 import dev.taskline.model.NodeRecord;
+import dev.taskline.model.OmittedResult;
 import dev.taskline.model.QueueControl;
 import dev.taskline.model.ScheduleRecord;
 import dev.taskline.model.SignalView;
@@ -600,17 +601,26 @@ final class ApiJson {
             json.put("detail", event.detail());
         }
         if (event.to() == TaskState.SUCCEEDED) {
-            json.put("result", result);
+            putResult(json, event.taskId(), result);
         } else if (error != null) {
             json.put("error", error);
         }
         return json;
     }
 
+    /** A result, or where to read it when it was too heavy to carry here. */
+    private static void putResult(JsonObject json, UUID taskId, Object result) {
+        if (result instanceof OmittedResult omitted) {
+            json.put("result", null).put("resultBytes", omitted.bytes()).put("resultUrl", "/api/tasks/" + taskId);
+        } else {
+            json.put("result", result);
+        }
+    }
+
     static JsonObject resultEvent(UUID taskId, TaskState state, Object result, Object error) {
         JsonObject json = new JsonObject().put("taskId", taskId.toString()).put("state", state.sql());
         if (state == TaskState.SUCCEEDED) {
-            json.put("result", result);
+            putResult(json, taskId, result);
         } else if (error != null) {
             json.put("error", error);
         }

@@ -4,6 +4,7 @@ import dev.taskline.model.BatchView;
 import dev.taskline.model.Event;
 import dev.taskline.model.EventPage;
 import dev.taskline.model.LeaseState;
+import dev.taskline.model.OmittedResult;
 import dev.taskline.model.Progress;
 import dev.taskline.model.Reason;
 import dev.taskline.model.TaskSnapshot;
@@ -34,6 +35,7 @@ public final class JournalReads {
     private final Pool pool;
     private final Sql sql;
     private final Sql.Bound<Params.ListTasks> listTasks;
+    private final Sql.Bound<Params.StreamEvents> streamEvents;
     private final Sql.Bound<Params.ListTenantTasks> listTenantTasks;
 
     /** What a stream's snapshot shows inline: see {@link dev.taskline.config.TasklineConfig.Http#maxInlineBytes}. */
@@ -55,6 +57,7 @@ public final class JournalReads {
         this.pool = pool;
         this.sql = Sql.queries();
         this.listTasks = sql.bound("list_tasks", Params.ListTasks.class);
+        this.streamEvents = sql.bound("stream_events", Params.StreamEvents.class);
         this.listTenantTasks = sql.bound("list_tenant_tasks", Params.ListTenantTasks.class);
     }
 
@@ -180,7 +183,10 @@ public final class JournalReads {
 
     /** Up to {@code limit} events of the tasks after {@code afterEventId}, and the transactions then in progress. */
     public Future<EventPage> streamEvents(Collection<UUID> ids, long afterEventId, int limit) {
-        return query("stream_events", "ids", ids.toArray(new UUID[0]), "after", afterEventId, "most", limit)
+        return query(
+                        streamEvents,
+                        streamEvents.bind(new Params.StreamEvents(
+                                ids.toArray(new UUID[0]), afterEventId, limit, maxInlineBytes, maxPageBytes)))
                 .map(rows -> {
                     List<Event> events = new ArrayList<>(rows.size());
                     Set<String> inProgress = null;
@@ -298,6 +304,12 @@ public final class JournalReads {
     private static Event event(Row row, UUID taskId) {
         Object detail = row.getValue("detail");
         int result = row.getColumnIndex("result");
+        int bytes = row.getColumnIndex("result_bytes");
+        Object value = result < 0 ? null : row.getValue(result);
+        if (value == null && bytes >= 0 && row.getValue(bytes) != null) {
+            // A succeeded task's result too heavy for the stream: its reader reads it from the task.
+            value = new OmittedResult(row.getLong(bytes));
+        }
         return new Event(
                 row.getLong("event_id"),
                 taskId,
@@ -309,7 +321,7 @@ public final class JournalReads {
                 row.getInteger("attempt"),
                 Rows.instant(row, "at"),
                 detail instanceof io.vertx.core.json.JsonObject object ? object : null,
-                result < 0 ? null : row.getValue(result));
+                value);
     }
 
     private static int percent(Row row) {

@@ -28,6 +28,7 @@ final class Params {
             Map.entry("page_in_fair", PageIn.class),
             Map.entry("idempotency_claim", IdempotencyClaim.class),
             Map.entry("list_tasks", ListTasks.class),
+            Map.entry("stream_events", StreamEvents.class),
             Map.entry("list_tenant_tasks", ListTenantTasks.class),
             Map.entry("key_insert", KeyInsert.class),
             Map.entry("node_register", NodeRegister.class),
@@ -123,6 +124,9 @@ final class Params {
             String key, String requestHash, JsonObject response, OffsetDateTime now, OffsetDateTime expiresAt) {}
 
     record ListTasks(String state, String queue, String type, UUID after, int most) {}
+
+    /** A stream's next page of events (see stream_events). */
+    record StreamEvents(UUID[] ids, long after, int most, long maxInline, long maxPage) {}
 
     record ListTenantTasks(String state, String queue, String type, UUID after, int most, String tenant) {}
 

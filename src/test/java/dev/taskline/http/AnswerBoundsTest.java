@@ -246,4 +246,46 @@ class AnswerBoundsTest {
         assertEquals(2, history.getJsonArray("items").size());
         assertNotNull(history.getString("next"));
     }
+
+    @Test
+    void a_stream_s_events_carry_a_heavy_result_by_reference() throws Exception {
+        HttpResponse<Buffer> accepted =
+                node.post("/api/tasks", new JsonObject().put("type", "bounded").put("queue", "held"));
+        assertEquals(202, accepted.statusCode(), accepted.bodyAsString());
+        String id = accepted.bodyAsJsonObject().getString("id");
+        JsonArray claimed = node.post(
+                        "/api/queues/held/claim",
+                        new JsonObject().put("worker", "w").put("max", 1).put("waitMs", 0))
+                .bodyAsJsonObject()
+                .getJsonArray("tasks");
+        // 3 kB: past what an event carries inline (2 kB).
+        complete(claimed.getJsonObject(0), new JsonObject().put("blob", "b".repeat(3_000)));
+        // Resumed from the start, the stream reads the transitions from the journal, not a snapshot.
+        try (dev.taskline.testing.SseClient stream = dev.taskline.testing.SseClient.open(
+                node.vertx, node.node.httpPort(), "/api/tasks/" + id + "/events", 0L)) {
+            java.util.List<dev.taskline.testing.SseClient.Event> events = stream.untilEnd();
+            JsonObject succeeded = events.stream()
+                    .filter(e -> "state".equals(e.event())
+                            && "succeeded".equals(e.data().getString("to")))
+                    .findFirst()
+                    .orElseThrow()
+                    .data();
+            assertEquals(null, succeeded.getValue("result"));
+            assertEquals("/api/tasks/" + id, succeeded.getString("resultUrl"));
+            assertTrue(succeeded.getLong("resultBytes") > 3_000, succeeded.encode());
+            JsonObject result = events.stream()
+                    .filter(e -> "result".equals(e.event()))
+                    .findFirst()
+                    .orElseThrow()
+                    .data();
+            assertEquals("/api/tasks/" + id, result.getString("resultUrl"), result.encode());
+        }
+        assertEquals(
+                3_000,
+                node.getJson("/api/tasks/" + id)
+                        .getJsonObject("result")
+                        .getString("blob")
+                        .length(),
+                "the task's own read shows it");
+    }
 }
