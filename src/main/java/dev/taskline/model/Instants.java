@@ -36,13 +36,22 @@ public final class Instants {
             try {
                 at = OffsetDateTime.parse(text).toInstant();
             } catch (DateTimeException e) {
-                // the same answer as for a value that is not a string
+                at = instant(text);
             }
         }
         if (at == null) {
             throw new InvalidTaskException(field + " must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
         }
         return within(at, field);
+    }
+
+    /** As Instant reads it (the year 10⁹ too, which an offset date-time cannot hold), or null. */
+    private static Instant instant(String text) {
+        try {
+            return Instant.parse(text);
+        } catch (DateTimeException e) {
+            return null;
+        }
     }
 
     /** {@code at}, when it is from {@link #EARLIEST} to {@link #LATEST}; else 422 naming {@code field}. */
@@ -59,8 +68,11 @@ public final class Instants {
      * {@code now} is given) more than {@link #MAX_AHEAD} after it.
      */
     public static String flaw(Instant at, Instant now) {
-        if (at.isBefore(EARLIEST) || at.isAfter(LATEST)) {
-            return "must be from " + EARLIEST + " to 9999-12-31T23:59:59Z, got " + at;
+        if (at.isBefore(EARLIEST)) {
+            return "must be at least " + EARLIEST + ", got " + at;
+        }
+        if (at.isAfter(LATEST)) {
+            return "must be at most 9999-12-31T23:59:59Z, got " + at;
         }
         if (now != null && at.isAfter(now.plus(MAX_AHEAD))) {
             return "must be at most a year (" + MAX_AHEAD.toDays() + " days) ahead, got " + at;
