@@ -30,12 +30,15 @@ final class DurableSteps {
     private final Suspensions writes;
     private final Lease lease;
     private final Clock clock;
+    private final long maxBytes;
     private final Map<String, String> steps = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
     private volatile Future<Void> loaded;
     private volatile boolean compensating;
     private volatile Wait suspend;
 
-    DurableSteps(Suspensions writes, Lease lease, Clock clock) {
+    /** @param maxBytes the most bytes of JSON a step's result may have, as a result (http.bodyLimitBytes) */
+    DurableSteps(Suspensions writes, Lease lease, Clock clock, long maxBytes) {
+        this.maxBytes = maxBytes;
         this.writes = writes;
         this.lease = lease;
         this.clock = clock;
@@ -92,7 +95,7 @@ final class DurableSteps {
             }
             return ran.compose(result -> {
                         // What the journal refuses would fail the attempt with its raw message.
-                        String flaw = StoredJson.flaw(result, "step '" + name + "''s result");
+                        String flaw = StoredJson.flaw(result, "step '" + name + "''s result", maxBytes);
                         return flaw == null
                                 ? writes.step(lease, name, Json.encode(result))
                                 : Future.<dev.taskline.model.StepWritten>failedFuture(

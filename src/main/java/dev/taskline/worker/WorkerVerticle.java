@@ -466,7 +466,7 @@ public final class WorkerVerticle extends VerticleBase {
 
     private Attempt run(Task task, Lease lease) {
         long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
-        DurableSteps durable = new DurableSteps(suspensions, lease, clock);
+        DurableSteps durable = new DurableSteps(suspensions, lease, clock, maxResultBytes);
         Attempt attempt =
                 new Attempt(vertx, context, journal, task, lease, timeoutMs, progressIntervalMs, progress, durable);
         attempts.put(task.id(), attempt);

@@ -14,7 +14,7 @@ import java.time.Instant;
  * decoder reads back), {@code big-result} ({@code payload.bytes} of text), {@code not-json} (a
  * value that is no JSON), {@code nul-step} (a step named with a NUL), {@code nul-step-result},
  * {@code far-sleep} (until the year 10⁹), {@code long-wait} (a signal's timeout of 10⁹ years),
- * {@code nul-spawn} (a flow task spawning a task whose payload has a NUL).
+ * {@code big-step} (a step's result of {@code payload.bytes} of text), {@code nul-spawn} (a flow task spawning a task whose payload has a NUL).
  */
 public final class HostileHandler implements TaskHandler {
 
@@ -39,6 +39,12 @@ public final class HostileHandler implements TaskHandler {
                 ctx.step("a\u0000b", () -> Future.succeededFuture(1)).map(v -> new JsonObject());
             case "nul-step-result" ->
                 ctx.step("fine", () -> Future.succeededFuture("a\u0000b")).map(v -> new JsonObject());
+            case "big-step" ->
+                ctx.step(
+                                "big",
+                                () -> Future.succeededFuture(
+                                        "x".repeat(ctx.payload().getInteger("bytes"))))
+                        .map(v -> new JsonObject());
             case "far-sleep" -> ctx.sleepUntil("nap", FAR).map(v -> new JsonObject());
             case "long-wait" ->
                 ctx.waitForSignal("go", Duration.ofDays(365L * 1_000_000_000)).map(v -> new JsonObject());

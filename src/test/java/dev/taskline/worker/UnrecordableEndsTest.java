@@ -85,6 +85,9 @@ class UnrecordableEndsTest {
         JsonObject result = failsOrRetried(new JsonObject().put("do", "nul-step-result"));
         assertTrue(result.getJsonObject("error").getString("message").contains("NUL"), result.encode());
         assertEquals(0, result.getJsonArray("steps").size());
+        JsonObject big = failsOrRetried(new JsonObject().put("do", "big-step").put("bytes", 70_000));
+        assertTrue(big.getJsonObject("error").getString("message").contains("65536"), big.encode());
+        assertEquals(0, big.getJsonArray("steps").size());
     }
 
     @Test
