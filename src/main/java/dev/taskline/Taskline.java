@@ -456,7 +456,8 @@ public final class Taskline {
                     flows,
                     config.flows().maxParentBytes(),
                     spawns,
-                    suspensions);
+                    suspensions,
+                    config.http().bodyLimitBytes());
             workers.add(worker);
             chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
         }

@@ -51,7 +51,8 @@ public final class Admission {
     public static final int MAX_PRIORITY = 1000;
     public static final int MAX_ATTEMPTS = 100;
     public static final long MAX_TIMEOUT_MS = 24L * 3600 * 1000;
-    public static final long MAX_DELAY_MS = 365L * 24 * 3600 * 1000;
+    /** The longest delay or deadline a task may be given: the one horizon of {@link dev.taskline.model.Instants}. */
+    public static final long MAX_DELAY_MS = dev.taskline.model.Instants.MAX_AHEAD_MS;
     /** A tenant name: what a caller's own account or customer ids look like, nothing that needs escaping. */
     static final Pattern TENANT = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
 

@@ -97,17 +97,7 @@ public final class SubmissionJson {
 
     private static java.time.Instant instantOrNull(JsonObject body, String field, String where) {
         Object value = body.getValue(field);
-        if (value == null) {
-            return null;
-        }
-        if (value instanceof String text) {
-            try {
-                return java.time.OffsetDateTime.parse(text).toInstant();
-            } catch (java.time.format.DateTimeParseException e) {
-                // the same answer as for a value that is not a string
-            }
-        }
-        throw new InvalidTaskException(where + field + " must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
+        return value == null ? null : dev.taskline.model.Instants.parse(value, where + field);
     }
 
     private static Integer intOrNull(JsonObject body, String field, String where) {

@@ -66,7 +66,12 @@ public record TasklineConfig(
     }
 
     /**
-     * @param bodyLimitBytes largest request body; larger ones get 413
+     * @param bodyLimitBytes largest request body (larger ones get 413), and so the largest JSON value
+     *                       the node keeps from any door: a push target's answer is read up to it, a
+     *                       local handler's result is refused past it. At most {@link
+     *                       #MAX_BODY_LIMIT_BYTES}: a value read back goes through a JSON decoder
+     *                       whose longest string is 20,000,000 characters, and a row it could not
+     *                       read would fail every list that touches it
      * @param maxBatchSize   most tasks in one batch; more get 422
      * @param instances      HTTP verticle instances (event loops serving the API)
      * @param maxStreams     most open event streams on this node; beyond it, 503
@@ -84,6 +89,9 @@ public record TasklineConfig(
      * @param maxPageBytes most bytes of such values one page or snapshot carries inline; past it the
      *                     page ends early (with its {@code next}), or the values are left out with links
      */
+    /** The most {@code http.bodyLimitBytes} may be: 16 MiB, below the JSON decoder's longest string. */
+    public static final long MAX_BODY_LIMIT_BYTES = 16L * 1024 * 1024;
+
     public record Http(
             String host,
             int port,
@@ -128,8 +136,9 @@ public record TasklineConfig(
             if (port < 0 || port > 65_535) {
                 throw new ConfigException("http.port must be from 0 to 65535, got " + port);
             }
-            if (bodyLimitBytes < 1024) {
-                throw new ConfigException("http.bodyLimitBytes must be at least 1024, got " + bodyLimitBytes);
+            if (bodyLimitBytes < 1024 || bodyLimitBytes > MAX_BODY_LIMIT_BYTES) {
+                throw new ConfigException(
+                        "http.bodyLimitBytes must be from 1024 to " + MAX_BODY_LIMIT_BYTES + ", got " + bodyLimitBytes);
             }
             if (maxBatchSize < 1 || maxBatchSize > 10_000) {
                 throw new ConfigException("http.maxBatchSize must be from 1 to 10000, got " + maxBatchSize);

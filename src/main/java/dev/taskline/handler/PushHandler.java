@@ -1,12 +1,17 @@
 package dev.taskline.handler;
 
 import dev.taskline.config.PushTarget;
+import dev.taskline.model.StoredJson;
 import dev.taskline.model.Suspend;
 import dev.taskline.model.SuspendJson;
 import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
@@ -30,11 +35,19 @@ import java.time.format.DateTimeParseException;
  * timeout fail the attempt, retried with the queue's backoff; any other 4xx, and a redirect (never
  * followed), fail the task at once with the body's text. A flow task's answer may spawn tasks into
  * its flow ({@link #spawned}), and any task's may write durable steps or suspend ({@link #durable}).
+ * An answer is read up to {@code maxAnswerBytes} (http.bodyLimitBytes, the bound of a request's
+ * body): a 2xx past it fails the attempt as a target error, retried as any; another status is
+ * decided on what was read. A 2xx answer is checked as a remote worker's complete is (no NUL nor
+ * lone surrogate in any name or string, step names, a suspend's fields and range, spawn's shape)
+ * before any of it is written: one that breaks a rule fails the task at once, naming the rule, as
+ * the same target would answer the same again.
  * The lease is renewed while the call is
  * open like any attempt's, and an answer that comes after the lease was lost is fenced.
  */
 public final class PushHandler implements TaskHandler {
 
+    /** The longest name of a step, as the API takes it. */
+    static final int MAX_STEP_NAME = 200;
     /** The most of an error body kept on the task. */
     static final int MAX_ERROR_BODY = 2_000;
     /** A Retry-After past this is taken as this: a target must not park a task for a year. */
@@ -55,10 +68,15 @@ public final class PushHandler implements TaskHandler {
     private final int port;
     private final String requestUri;
     private final boolean tls;
+    private final long maxAnswerBytes;
 
-    /** @param client pooled keep-alive connections to the target, shared by the queue's calls */
-    public PushHandler(HttpClient client, PushTarget target, Clock clock) {
+    /**
+     * @param client         pooled keep-alive connections to the target, shared by the queue's calls
+     * @param maxAnswerBytes the most of an answer's body read
+     */
+    public PushHandler(HttpClient client, PushTarget target, Clock clock, long maxAnswerBytes) {
         this.client = client;
+        this.maxAnswerBytes = maxAnswerBytes;
         this.target = target;
         this.clock = clock;
         URI url = target.url();
@@ -94,9 +112,18 @@ public final class PushHandler implements TaskHandler {
         if (context.cancelled()) {
             body.put("compensating", true);
         }
-        if (!context.parents().isEmpty()) {
-            body.put("parents", new JsonObject(new java.util.LinkedHashMap<>(context.parents())))
-                    .put("parentStates", new JsonObject(new java.util.LinkedHashMap<>(context.parentStates())));
+        if (context.parentCount() > 0) {
+            try {
+                body.put("parents", new JsonObject(new java.util.LinkedHashMap<>(context.parents())))
+                        .put("parentStates", new JsonObject(new java.util.LinkedHashMap<>(context.parentStates())));
+            } catch (IllegalStateException heavy) {
+                // Past flows.maxParentBytes the target is told where to read them, as a remote worker's claim is.
+                body.put(
+                        "parentsRef",
+                        new JsonObject()
+                                .put("count", context.parentCount())
+                                .put("url", "/api/tasks/" + context.taskId() + "/parents"));
+            }
         }
         MultiMap headers = HttpHeaders.headers()
                 .add(HttpHeaders.CONTENT_TYPE, JSON)
@@ -118,20 +145,111 @@ public final class PushHandler implements TaskHandler {
                 .setTimeout(target.timeoutMs())
                 .setHeaders(headers);
         return client.request(request)
-                .compose(call -> call.send(body.toBuffer()))
-                .compose(answer -> answer.body()
-                        .map(text -> new Answer(
-                                answer.statusCode(),
-                                text.toString(),
-                                answer.getHeader(HttpHeaders.RETRY_AFTER),
-                                answer.getHeader(HttpHeaders.LOCATION))))
-                .recover(e -> Future.failedFuture(new IllegalStateException(
-                        "the push target did not answer: "
-                                + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
-                        e)))
+                .compose(call -> call.send(body.toBuffer()).compose(answer -> read(call, answer)))
+                .recover(e -> Future.failedFuture(
+                        e instanceof AnswerTooLarge
+                                ? e
+                                : new IllegalStateException(
+                                        "the push target did not answer: "
+                                                + (e.getMessage() == null
+                                                        ? e.getClass().getSimpleName()
+                                                        : e.getMessage()),
+                                        e)))
                 .compose(answer -> outcome(answer, clock.instant()))
+                .compose(result -> checked(context, result, clock.instant()))
                 .compose(result -> durable(context, result))
                 .compose(result -> spawned(context, result));
+    }
+
+    /** An answer's body past the bound: a target error, retried as any. */
+    static final class AnswerTooLarge extends IllegalStateException {
+        AnswerTooLarge(long bound) {
+            super("the push target's answer is larger than the " + bound
+                    + " bytes an answer may have (http.bodyLimitBytes)");
+        }
+    }
+
+    /**
+     * The answer, its body read up to {@link #maxAnswerBytes}: never more is held. A 2xx past it
+     * fails; another status keeps what was read, as only its start is kept on the task. Either way
+     * the connection is reset rather than drained.
+     */
+    private Future<Answer> read(HttpClientRequest call, HttpClientResponse answer) {
+        int status = answer.statusCode();
+        boolean success = status >= 200 && status < 300;
+        String declared = answer.getHeader(HttpHeaders.CONTENT_LENGTH);
+        Promise<Answer> read = Promise.promise();
+        // Before any reset: what the answer then reports (the reset itself) is taken here, not logged.
+        answer.exceptionHandler(read::tryFail);
+        if (success && declared != null && declared.matches("\\d{1,18}") && Long.parseLong(declared) > maxAnswerBytes) {
+            read.tryFail(new AnswerTooLarge(maxAnswerBytes));
+            call.reset();
+            return read.future();
+        }
+        Buffer body = Buffer.buffer();
+        Runnable done = () -> read.tryComplete(new Answer(
+                status,
+                body.toString(),
+                answer.getHeader(HttpHeaders.RETRY_AFTER),
+                answer.getHeader(HttpHeaders.LOCATION)));
+        answer.handler(chunk -> {
+            if (read.future().isComplete()) {
+                return;
+            }
+            if (body.length() + (long) chunk.length() > maxAnswerBytes) {
+                if (success) {
+                    read.tryFail(new AnswerTooLarge(maxAnswerBytes));
+                } else {
+                    body.appendBuffer(chunk, 0, (int) (maxAnswerBytes - body.length()));
+                    done.run();
+                }
+                call.reset();
+                return;
+            }
+            body.appendBuffer(chunk);
+        });
+        answer.endHandler(v -> done.run());
+        return read.future();
+    }
+
+    /**
+     * The result of a 2xx answer, when every part of it is what the API takes from a remote worker:
+     * no name or string the journal cannot keep (see {@link StoredJson}), steps of names it takes, a
+     * suspend it reads (its end within range: see {@link dev.taskline.model.Instants}), spawn of
+     * tasks. Else the task fails for good with the reason, before anything of it is written.
+     */
+    static Future<JsonObject> checked(TaskContext context, JsonObject result, Instant now) {
+        String flaw = StoredJson.flaw(result, "the answer");
+        if (flaw != null) {
+            return Future.failedFuture(new PermanentTaskException("the push target's " + flaw));
+        }
+        Object steps = result.getValue("steps");
+        if (steps != null && !(steps instanceof JsonObject)) {
+            return Future.failedFuture(new PermanentTaskException("the push target's steps must be an object"));
+        }
+        if (steps != null) {
+            for (String name : ((JsonObject) steps).fieldNames()) {
+                if (name.isEmpty() || name.length() > MAX_STEP_NAME) {
+                    return Future.failedFuture(new PermanentTaskException("the push target's steps: a step's name must"
+                            + " be 1 to " + MAX_STEP_NAME + " characters, got " + name.length()));
+                }
+            }
+        }
+        Object suspend = result.getValue("suspend");
+        if (suspend != null) {
+            try {
+                SuspendJson.parse(suspend).at(now);
+            } catch (InvalidTaskException e) {
+                return Future.failedFuture(new PermanentTaskException("the push target's " + e.getMessage()));
+            }
+        }
+        Object spawn = result.getValue("spawn");
+        if (context.flowKey() != null
+                && spawn != null
+                && (!(spawn instanceof JsonArray tasks) || !tasks.stream().allMatch(JsonObject.class::isInstance))) {
+            return Future.failedFuture(new PermanentTaskException("the push target's spawn must be an array of tasks"));
+        }
+        return Future.succeededFuture(result);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.taskline.http;
 
 import dev.taskline.auth.SessionTokens;
+import dev.taskline.model.StoredJson;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.NotFoundException;
@@ -13,7 +14,6 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -65,7 +65,7 @@ final class Requests {
         if (!(parsed instanceof JsonObject object)) {
             throw ApiException.badRequest("the body must be a JSON object");
         }
-        String flaw = flaw(object, "");
+        String flaw = flaw(object, "the body");
         if (flaw != null) {
             throw ApiException.invalidText(flaw);
         }
@@ -73,53 +73,17 @@ final class Requests {
     }
 
     /**
-     * What keeps {@code text} from being stored as it was sent, or null when nothing does: a NUL
-     * (PostgreSQL's text holds none) or a lone surrogate (no character: it would be stored as '?').
-     * Every text a request brings (its path's parameters, its query, its headers, every name and
-     * string of its body) is checked here before any part of the node sees it.
+     * What keeps {@code text} from being stored as it was sent, or null when nothing does (see
+     * {@link StoredJson}). Every text a request brings (its path's parameters, its query, its
+     * headers, every name and string of its body) is checked before any part of the node sees it.
      */
     static String flaw(String text) {
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c == '\0') {
-                return "contains the NUL character";
-            }
-            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                return "contains a lone surrogate, which is no character";
-            }
-        }
-        return null;
+        return StoredJson.flaw(text);
     }
 
-    /** The first flaw of any name or string in {@code value}, with where it is; null when none. */
-    private static String flaw(Object value, String where) {
-        if (value instanceof String text) {
-            String flaw = flaw(text);
-            return flaw == null ? null : (where.isEmpty() ? "the body" : where) + " " + flaw;
-        }
-        if (value instanceof JsonObject object) {
-            for (Map.Entry<String, Object> field : object) {
-                String name = field.getKey();
-                String flaw = flaw(name);
-                if (flaw != null) {
-                    return "a field name of " + (where.isEmpty() ? "the body" : where) + " " + flaw;
-                }
-                flaw = flaw(field.getValue(), where.isEmpty() ? name : where + "." + name);
-                if (flaw != null) {
-                    return flaw;
-                }
-            }
-        } else if (value instanceof JsonArray array) {
-            for (int i = 0; i < array.size(); i++) {
-                String flaw = flaw(array.getValue(i), where + "[" + i + "]");
-                if (flaw != null) {
-                    return flaw;
-                }
-            }
-        }
-        return null;
+    /** The first flaw of any name or string in {@code value}, by {@link StoredJson}'s rule; null when none. */
+    private static String flaw(Object value, String root) {
+        return StoredJson.flaw(value, root);
     }
 
     /** The path parameter {@code name}, refused (400) when it holds what no text stored can. */

@@ -128,6 +128,14 @@ public final class Journal {
         }
     }
 
+    /**
+     * Why the journal refused a write for good (a value it cannot keep), or null when {@code failure}
+     * is of another kind: the journal down or busy, a conflict the same write may get past later.
+     */
+    public static String refusal(Throwable failure) {
+        return JournalFailures.refusal(failure);
+    }
+
     /** Stale writes refused so far: finishes, heartbeats and progress of a lease that was lost. */
     public long fencedWrites() {
         return grouped.fencedWrites();

@@ -51,6 +51,37 @@ final class JournalFailures {
         return failure;
     }
 
+    /**
+     * Why the journal refused a write for what it was asked to keep, or null when the failure is of
+     * another kind. A refusal is for good: SQLSTATE classes 22 (a value it cannot hold: a NUL, a
+     * timestamp past its range), 23 (a constraint), 54 (a limit, as a value too large), or a value
+     * the client could not write. Not one: the journal not there or busy, a conflict (40) or
+     * anything else that the same write could get past later.
+     */
+    static String refusal(Throwable failure) {
+        Throwable classified = classify(failure);
+        if (classified instanceof JournalUnavailableException || classified instanceof JournalBusyException) {
+            return null;
+        }
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof PgException pg && pg.getSqlState() != null) {
+                return switch (pg.getSqlState().substring(0, 2)) {
+                    case "22", "23", "54" ->
+                        pg.getErrorMessage()
+                                + (pg.getDetail() == null ? "" : " (" + pg.getDetail() + ")")
+                                + " [" + pg.getSqlState() + "]";
+                    default -> null;
+                };
+            }
+            if (t instanceof io.vertx.core.json.EncodeException
+                    || t instanceof java.time.DateTimeException
+                    || t instanceof ArithmeticException) {
+                return "the client could not write it: " + t.getMessage();
+            }
+        }
+        return null;
+    }
+
     /** What the client says, without a cause, of a connection or pool that is gone. */
     private static boolean closedOrUnreachable(String message) {
         String text = String.valueOf(message).toLowerCase(java.util.Locale.ROOT);

@@ -10,8 +10,14 @@ import java.time.Instant;
 public record Suspend(
         String step, Wait.Kind kind, String name, String field, String value, Instant until, Long afterMs) {
 
+    /** The wait, its end read at {@code now}: 422 when it would end more than a year ahead (see {@link Instants}). */
     public Wait at(Instant now) {
         Instant end = until != null ? until : afterMs == null ? null : now.plusMillis(afterMs);
+        String flaw = end == null ? null : Instants.flaw(end, now);
+        if (flaw != null) {
+            throw new dev.taskline.model.problem.InvalidTaskException(
+                    (until != null ? "suspend.until " : "the wait's end ") + flaw);
+        }
         return new Wait(kind, step, name, field, value, end);
     }
 }

@@ -3,7 +3,6 @@ package dev.taskline.model;
 import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.Set;
 
 /**
@@ -59,12 +58,7 @@ public final class SuspendJson {
                     "suspend.timeoutMs is for a signal or an event; a sleep has until or sleepMs");
         }
         if (json.containsKey("until")) {
-            Instant until;
-            try {
-                until = Instant.parse(String.valueOf(json.getValue("until")));
-            } catch (DateTimeParseException e) {
-                throw new InvalidTaskException("suspend.until must be an ISO-8601 instant, as 2026-12-24T18:00:00Z");
-            }
+            Instant until = Instants.parse(json.getValue("until"), "suspend.until");
             return new Suspend(step == null ? "sleep@" + until : step, Wait.Kind.SLEEP, null, null, null, until, null);
         }
         Long sleepMs = millis(json, "sleepMs");
@@ -90,8 +84,11 @@ public final class SuspendJson {
         if (value == null) {
             return null;
         }
-        if (!(value instanceof Integer || value instanceof Long) || ((Number) value).longValue() < 0) {
-            throw new InvalidTaskException("suspend." + field + " must be a whole number of milliseconds, at least 0");
+        if (!(value instanceof Integer || value instanceof Long)
+                || ((Number) value).longValue() < 0
+                || ((Number) value).longValue() > Instants.MAX_AHEAD_MS) {
+            throw new InvalidTaskException("suspend." + field + " must be a whole number of milliseconds from 0 to "
+                    + Instants.MAX_AHEAD_MS + " (a year)");
         }
         return ((Number) value).longValue();
     }

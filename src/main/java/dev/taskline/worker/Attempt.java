@@ -314,7 +314,12 @@ final class Attempt implements TaskContext {
     public void progress(int percent, String message) {
         int clamped = Math.max(0, Math.min(100, percent));
         String text = message == null ? null : message.length() > 500 ? message.substring(0, 500) : message;
-        onContext(() -> onProgress(clamped, text));
+        if (text != null && dev.taskline.model.StoredJson.flaw(text) != null) {
+            // What the journal cannot keep would fail every progress write of the attempt.
+            text = Errors.storable(text);
+        }
+        String kept = text;
+        onContext(() -> onProgress(clamped, kept));
     }
 
     /** Stops timers once the outcome is being recorded; late progress is dropped from here on. */

@@ -2,7 +2,9 @@ package dev.taskline.worker;
 
 import dev.taskline.handler.Suspension;
 import dev.taskline.model.DurableStart;
+import dev.taskline.model.Instants;
 import dev.taskline.model.Lease;
+import dev.taskline.model.StoredJson;
 import dev.taskline.model.Wait;
 import dev.taskline.model.problem.LeaseLostException;
 import io.vertx.core.Future;
@@ -28,12 +30,15 @@ final class DurableSteps {
     private final Suspensions writes;
     private final Lease lease;
     private final Clock clock;
+    private final long maxBytes;
     private final Map<String, String> steps = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
     private volatile Future<Void> loaded;
     private volatile boolean compensating;
     private volatile Wait suspend;
 
-    DurableSteps(Suspensions writes, Lease lease, Clock clock) {
+    /** @param maxBytes the most bytes of JSON a step's result may have, as a result (http.bodyLimitBytes) */
+    DurableSteps(Suspensions writes, Lease lease, Clock clock, long maxBytes) {
+        this.maxBytes = maxBytes;
         this.writes = writes;
         this.lease = lease;
         this.clock = clock;
@@ -73,7 +78,7 @@ final class DurableSteps {
 
     @SuppressWarnings("unchecked")
     <T> Future<T> step(String name, Supplier<Future<T>> code) {
-        checkName(name);
+        checkName("a step's name", name);
         return load().compose(v -> {
             String done = steps.get(name);
             if (done != null) {
@@ -88,14 +93,21 @@ final class DurableSteps {
             if (ran == null) {
                 ran = Future.failedFuture(new IllegalStateException("step '" + name + "' returned no future"));
             }
-            return ran.compose(result -> writes.step(lease, name, Json.encode(result))
+            return ran.compose(result -> {
+                        // What the journal refuses would fail the attempt with its raw message.
+                        String flaw = StoredJson.flaw(result, "step '" + name + "''s result", maxBytes);
+                        return flaw == null
+                                ? writes.step(lease, name, Json.encode(result))
+                                : Future.<dev.taskline.model.StepWritten>failedFuture(
+                                        new IllegalArgumentException(flaw));
+                    })
                     .compose(kept -> {
                         if (kept == null) {
                             return Future.failedFuture(new LeaseLostException(lease.taskId(), null));
                         }
                         steps.put(name, kept.resultJson());
                         return Future.succeededFuture((T) Json.decodeValue(kept.resultJson()));
-                    }));
+                    });
         });
     }
 
@@ -119,20 +131,21 @@ final class DurableSteps {
     }
 
     Future<Void> sleepUntil(String name, Instant until) {
-        checkName(name);
+        checkName("a sleep's name", name);
+        checkEnd("a sleep's end", until);
         return load().compose(v ->
                 steps.containsKey(name) || compensating ? Future.succeededFuture() : suspend(Wait.sleep(name, until)));
     }
 
     Future<Optional<JsonObject>> waitForSignal(String step, String name, Duration timeout) {
-        checkName(step);
-        checkName(name);
+        checkName("a wait's step name", step);
+        checkName("a signal's name", name);
         return waitFor(step, Wait.signal(step, name, deadline(timeout)), "payload");
     }
 
     Future<Optional<JsonObject>> waitForEvent(String step, String name, String field, Object value, Duration timeout) {
-        checkName(step);
-        checkName(name);
+        checkName("a wait's step name", step);
+        checkName("an event's name", name);
         if (field == null || !field.startsWith("data.") || field.length() <= "data.".length()) {
             throw new IllegalArgumentException("an event's field is a path into its data: data.orderId");
         }
@@ -164,12 +177,35 @@ final class DurableSteps {
     }
 
     private Instant deadline(Duration timeout) {
-        return timeout == null ? null : clock.instant().plus(timeout);
+        if (timeout == null) {
+            return null;
+        }
+        if (timeout.isNegative() || timeout.compareTo(Instants.MAX_AHEAD) > 0) {
+            throw new IllegalArgumentException("a wait's timeout must be from 0 to a year ("
+                    + Instants.MAX_AHEAD.toDays() + " days), got " + timeout);
+        }
+        return clock.instant().plus(timeout);
     }
 
-    private static void checkName(String name) {
-        if (name == null || name.isEmpty() || name.length() > MAX_NAME) {
-            throw new IllegalArgumentException("a step's name is 1 to " + MAX_NAME + " characters");
+    /** A name the journal keeps as it is: 1 to {@value #MAX_NAME} characters, no NUL (see {@link StoredJson}). */
+    private static void checkName(String what, String name) {
+        if (name == null || name.isEmpty() || name.length() > MAX_NAME || StoredJson.flaw(name) != null) {
+            throw new IllegalArgumentException(what + " is 1 to " + MAX_NAME + " characters, none of them NUL nor a"
+                    + " lone surrogate" + (name == null ? "" : ", got " + describe(name)));
         }
+    }
+
+    private static String describe(String name) {
+        String shown = Errors.storable(name.length() > 64 ? name.substring(0, 64) + "..." : name);
+        return "'" + shown + "' (" + name.length() + " characters)";
+    }
+
+    /** {@code until}, a wait's end, when the journal can keep it (see {@link Instants}); else an IllegalArgumentException. */
+    private Instant checkEnd(String what, Instant until) {
+        String flaw = until == null ? null : Instants.flaw(until, clock.instant());
+        if (flaw != null) {
+            throw new IllegalArgumentException(what + " " + flaw);
+        }
+        return until;
     }
 }

@@ -13,6 +13,7 @@ import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Parents;
 import dev.taskline.model.SpawnPlanner;
+import dev.taskline.model.StoredJson;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
@@ -75,6 +76,9 @@ public final class WorkerVerticle extends VerticleBase {
     private final SpawnPlanner spawns;
     private final Suspensions suspensions;
     private final long maxParentBytes;
+    /** The most bytes of JSON a result may have (http.bodyLimitBytes): a push target's answer is read up to it. */
+    private final long maxResultBytes;
+
     private final HandlerRegistry handlers;
     private final QueueMeters meters;
     private final Clock clock;
@@ -123,7 +127,9 @@ public final class WorkerVerticle extends VerticleBase {
             JournalFlows flows,
             long maxParentBytes,
             SpawnPlanner spawns,
-            Suspensions suspensions) {
+            Suspensions suspensions,
+            long maxResultBytes) {
+        this.maxResultBytes = maxResultBytes;
         this.suspensions = suspensions;
         this.progress = progress;
         this.flows = flows;
@@ -167,7 +173,7 @@ public final class WorkerVerticle extends VerticleBase {
             // As many connections as the queue runs calls at once.
             pushClient = vertx.createHttpClient(
                     new HttpClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(slots));
-            push = new PushHandler(pushClient, queue.config().push(), clock);
+            push = new PushHandler(pushClient, queue.config().push(), clock, maxResultBytes);
         }
         heartbeatTimer = vertx.setPeriodic(queue.config().heartbeatMs(), id -> heartbeat());
         queue.claimAhead(0);
@@ -456,13 +462,13 @@ public final class WorkerVerticle extends VerticleBase {
                 // left finishing for good.
                 end = Future.failedFuture(e);
             }
-            leave(task, Stage.FINISHING, end);
+            leave(task, Stage.FINISHING, unlessRefused(attempt, end));
         });
     }
 
     private Attempt run(Task task, Lease lease) {
         long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
-        DurableSteps durable = new DurableSteps(suspensions, lease, clock);
+        DurableSteps durable = new DurableSteps(suspensions, lease, clock, maxResultBytes);
         Attempt attempt =
                 new Attempt(vertx, context, journal, task, lease, timeoutMs, progressIntervalMs, progress, durable);
         attempts.put(task.id(), attempt);
@@ -502,6 +508,29 @@ public final class WorkerVerticle extends VerticleBase {
         return attempt;
     }
 
+    /**
+     * An end the journal refused for good (a value it cannot keep: see {@link Journal#refusal}) ends
+     * the attempt failed with the reason, or cancelled when someone asked. Left running, the task
+     * would be claimed again at its lease's end, its handler run again and its end refused again,
+     * past its attempts. The journal down, or a lost lease (no failure: a null state), stay as they
+     * are: the lease's end hands the task on.
+     */
+    private Future<Task> unlessRefused(Attempt attempt, Future<Task> end) {
+        return end.recover(e -> {
+            String refusal = Journal.refusal(e);
+            if (refusal == null) {
+                return Future.failedFuture(e);
+            }
+            LOG.log(Level.WARNING, "the end of task " + attempt.task().id() + " was refused; it ends failed", e);
+            JsonObject error =
+                    Errors.describe(new PermanentTaskException("the attempt's end could not be recorded: " + refusal));
+            return journal.failOrCancelled(attempt.lease(), error, true).map(state -> {
+                counted(state, false);
+                return null;
+            });
+        });
+    }
+
     private Future<Task> record(Attempt attempt, Outcome outcome) {
         Lease lease = attempt.lease();
         Task task = attempt.task();
@@ -522,13 +551,28 @@ public final class WorkerVerticle extends VerticleBase {
                         return null;
                     });
         }
+        // What no request could bring is not kept from a handler either: the journal must be able to
+        // read every result back (see StoredJson), and to refuse it later would leave the task running.
+        String flaw = outcome instanceof Outcome.Succeeded s
+                ? StoredJson.flaw(s.result(), "the result", maxResultBytes)
+                : null;
         if (attempt.cancelRequested() && !(outcome instanceof Outcome.TimedOut)) {
-            JsonObject result = outcome instanceof Outcome.Succeeded s ? s.result() : null;
+            JsonObject result = outcome instanceof Outcome.Succeeded s && flaw == null ? s.result() : null;
             JsonObject error = outcome instanceof Outcome.Failed f ? Errors.describe(f.cause()) : null;
             return journal.cancelled(lease, result, error).map(state -> {
                 counted(state, false);
                 return null;
             });
+        }
+        if (flaw != null) {
+            return journal.fail(
+                            lease,
+                            Errors.describe(new PermanentTaskException("the attempt's result cannot be kept: " + flaw)),
+                            true)
+                    .map(state -> {
+                        counted(state, false);
+                        return null;
+                    });
         }
         if (outcome instanceof Outcome.Succeeded s) {
             JsonArray spawned = attempt.spawned();

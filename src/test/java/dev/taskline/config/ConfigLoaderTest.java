@@ -282,6 +282,11 @@ class ConfigLoaderTest {
                         "{}",
                         Map.of(ConfigLoader.ENV_PG_URL, "jdbc:postgresql://localhost/db"),
                         "TASKLINE_PG_URL"),
+                Arguments.of(
+                        "a body bound the JSON decoder could not read back",
+                        "{\"http\":{\"bodyLimitBytes\":16777217}}",
+                        Map.of(),
+                        "http.bodyLimitBytes"),
                 Arguments.of("invalid JSON", "{\"http\": {", Map.of(), "JSON"),
                 Arguments.of("section not an object", "{\"http\":[]}", Map.of(), "http"));
     }

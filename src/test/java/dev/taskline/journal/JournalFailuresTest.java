@@ -1,7 +1,10 @@
 package dev.taskline.journal;
 
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.model.problem.JournalUnavailableException;
 import io.netty.channel.ConnectTimeoutException;
@@ -43,5 +46,24 @@ class JournalFailuresTest {
         PgException badText =
                 new PgException("invalid byte sequence for encoding \"UTF8\": 0x00", "ERROR", "22021", null);
         assertSame(badText, JournalFailures.classify(badText));
+    }
+
+    @Test
+    void a_value_the_journal_cannot_keep_is_a_refusal_for_good_and_nothing_else_is() {
+        String nul = JournalFailures.refusal(new VertxException(
+                new PgException(
+                        "unsupported Unicode escape sequence",
+                        "ERROR",
+                        "22P05",
+                        "\\u0000 cannot be converted to text."),
+                true));
+        assertTrue(nul.contains("unsupported Unicode escape sequence") && nul.contains("22P05"), nul);
+        assertNotNull(JournalFailures.refusal(new PgException("date out of range", "ERROR", "22008", null)));
+        assertNotNull(JournalFailures.refusal(new PgException("value too long", "ERROR", "54000", null)));
+        assertNotNull(JournalFailures.refusal(new io.vertx.core.json.EncodeException("no codec")));
+        assertNull(JournalFailures.refusal(new PgException("deadlock detected", "ERROR", "40P01", null)));
+        assertNull(JournalFailures.refusal(new PgException("too many clients", "FATAL", "53300", null)));
+        assertNull(JournalFailures.refusal(new SocketException("Connection reset")));
+        assertNull(JournalFailures.refusal(new IllegalStateException("a bug of ours")));
     }
 }

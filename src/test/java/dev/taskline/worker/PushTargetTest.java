@@ -3,6 +3,7 @@ package dev.taskline.worker;
 import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.testing.TestNode;
@@ -31,6 +32,8 @@ class PushTargetTest {
 
     private final List<JsonObject> calls = new CopyOnWriteArrayList<>();
     private TestNode node;
+    /** The node's bound on a body, which a target's answer is read up to. */
+    private static final int LIMIT = 65_536;
 
     @BeforeEach
     void start() throws Exception {
@@ -51,6 +54,7 @@ class PushTargetTest {
         node = TestNode.start(
                 TestPostgres.newDatabase(),
                 new JsonObject()
+                        .put("http", new JsonObject().put("bodyLimitBytes", LIMIT))
                         .put(
                                 "queues",
                                 new JsonObject()
@@ -276,5 +280,55 @@ class PushTargetTest {
         JsonObject task = node.waitForState(id, "failed");
         assertEquals(3, task.getInteger("attempt"));
         assertTrue(task.getJsonObject("error").getString("message").contains("did not answer"), task.encode());
+    }
+
+    @Test
+    void an_answer_past_the_bound_is_a_target_error_retried_as_any_and_nothing_of_it_is_stored() throws Exception {
+        String big = new JsonObject().put("blob", "x".repeat(LIMIT)).encode();
+        // Told in advance (Content-Length), then only found out while reading (chunked).
+        script.add(answer(200, big, "Content-Type", "application/json"));
+        script.add(request -> {
+            var response = request.response().setChunked(true).putHeader("Content-Type", "application/json");
+            response.write(big.substring(0, LIMIT / 2));
+            response.end(big.substring(LIMIT / 2));
+        });
+        String id = submit();
+        JsonObject task = node.waitForState(id, "failed");
+        assertEquals(3, task.getInteger("attempt"), "retried as any target error: " + task.encode());
+        assertTrue(task.getJsonObject("error").getString("message").contains(LIMIT + " bytes"), task.encode());
+        assertNull(task.getValue("result"));
+        assertEquals(3, calls(id));
+        assertEquals(200, node.get("/api/tasks?queue=pushed").statusCode(), "the tenant's lists read");
+    }
+
+    @Test
+    void an_answer_that_breaks_a_rule_of_the_api_fails_the_task_at_once_naming_it() throws Exception {
+        String json = "Content-Type";
+        String[][] cases = {
+            {"{\"note\": \"a\\u0000b\"}", "NUL"},
+            {"{\"steps\": {\"a\\u0000b\": 1}}", "NUL"},
+            {"{\"steps\": {\"ok\": \"a\\u0000b\"}}", "NUL"},
+            {"{\"suspend\": {\"step\": \"s\", \"until\": \"+1000000000-01-01T00:00:00Z\"}}", "until"},
+            {"{\"suspend\": {\"step\": \"s\", \"sleepMs\": 9223372036854775807}}", "sleepMs"},
+            {"{\"suspend\": {\"signal\": \"go\", \"timeoutMs\": 99999999999999}}", "timeoutMs"},
+            {"{\"steps\": {\"" + "s".repeat(201) + "\": 1}}", "step's name"},
+        };
+        for (String[] c : cases) {
+            script.clear();
+            script.add(answer(200, c[0], json, "application/json"));
+            String id = submit();
+            JsonObject task = node.waitForState(id, "failed");
+            String message = task.getJsonObject("error").getString("message");
+            assertTrue(message.contains(c[1]), c[0] + ": " + message);
+            assertEquals(1, task.getInteger("attempt"), c[0] + ": not retried");
+            assertEquals(1, calls(id), c[0] + ": the target is not called again");
+            assertEquals(
+                    0, node.getJson("/api/tasks/" + id).getJsonArray("steps").size(), c[0]);
+        }
+    }
+
+    /** How many times the target was called for task {@code id}. */
+    private long calls(String id) {
+        return calls.stream().filter(c -> id.equals(c.getString("taskId"))).count();
     }
 }

@@ -285,6 +285,10 @@ class DurableRemoteTest {
                 new JsonObject().put("sleepMs", 1_000),
                 new JsonObject().put("step", "s").put("sleepMs", -1),
                 new JsonObject().put("until", "tomorrow"),
+                new JsonObject().put("until", "+1000000000-01-01T00:00:00Z"),
+                new JsonObject().put("until", "-1000000000-01-01T00:00:00Z"),
+                new JsonObject().put("until", "9000-01-01T00:00:00Z"),
+                new JsonObject().put("signal", "a").put("timeoutMs", Long.MAX_VALUE),
                 new JsonObject().put("until", "2030-01-01T00:00:00Z").put("timeoutMs", 5),
                 new JsonObject()
                         .put(
