@@ -5,6 +5,7 @@ import dev.taskline.model.FlowInsert;
 import dev.taskline.model.Insert;
 import dev.taskline.model.Spawn;
 import dev.taskline.model.SpawnPlanner;
+import dev.taskline.model.StoredJson;
 import dev.taskline.model.Task;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.TenantLimitException;
@@ -74,6 +75,12 @@ public final class Spawns implements SpawnPlanner {
         }
         if (tasks.isEmpty() || tasks.size() > maxTasks) {
             throw new InvalidTaskException("spawn: from 1 to " + maxTasks + " tasks, got " + tasks.size());
+        }
+        // A local handler's or a push target's spawn never passed a request's checks: what the journal
+        // cannot keep (a NUL, a lone surrogate) is refused here, as it would be from a remote worker.
+        String flaw = StoredJson.flaw(tasks, "spawn");
+        if (flaw != null) {
+            throw new InvalidTaskException(flaw);
         }
         JsonArray keyed = new JsonArray();
         for (int i = 0; i < tasks.size(); i++) {
