@@ -13,6 +13,15 @@ public record ParentsPage(UUID taskId, String tenant, String queue, List<Item> i
     /** One parent: {@code valueJson} its result when it succeeded, else its error (either may be null). */
     public record Item(String key, TaskState state, String valueJson) {}
 
+    /** {@code page} as the API shows it (null, a task gone: no parents). */
+    public static io.vertx.core.json.JsonObject jsonOf(ParentsPage page) {
+        return page == null
+                ? new io.vertx.core.json.JsonObject()
+                        .put("items", new io.vertx.core.json.JsonArray())
+                        .putNull("next")
+                : page.json();
+    }
+
     /** As the API shows it: {@code {items: [{key, state, result | error}], next}}. */
     public io.vertx.core.json.JsonObject json() {
         io.vertx.core.json.JsonArray list = new io.vertx.core.json.JsonArray();

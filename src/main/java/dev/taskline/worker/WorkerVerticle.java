@@ -12,6 +12,7 @@ import dev.taskline.model.BusAddresses;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Parents;
+import dev.taskline.model.ParentsPage;
 import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.StoredJson;
 import dev.taskline.model.Task;
@@ -358,10 +359,7 @@ public final class WorkerVerticle extends VerticleBase {
         leave(
                 task.task(),
                 Stage.CLAIMED,
-                journal.cancelled(task.lease(), null, null).map(state -> {
-                    counted(state, false);
-                    return null;
-                }));
+                journal.cancelled(task.lease(), null, null).map(this::ended));
     }
 
     /** The task leaves this worker at {@code stage} once {@code write} is journaled. */
@@ -490,14 +488,7 @@ public final class WorkerVerticle extends VerticleBase {
                                                             read,
                                                             (after, limit) -> flows.parentsPage(
                                                                             task.id(), after, limit, maxParentBytes)
-                                                                    .map(page -> page == null
-                                                                            ? new JsonObject()
-                                                                                    .put(
-                                                                                            "items",
-                                                                                            new io.vertx.core.json
-                                                                                                    .JsonArray())
-                                                                                    .putNull("next")
-                                                                            : page.json()));
+                                                                    .map(ParentsPage::jsonOf));
                                                     if (task.attempt() == 0) {
                                                         // Due when its parents let it run: the fan-in, to the handler's
                                                         // start.
@@ -524,10 +515,7 @@ public final class WorkerVerticle extends VerticleBase {
             LOG.log(Level.WARNING, "the end of task " + attempt.task().id() + " was refused; it ends failed", e);
             JsonObject error =
                     Errors.describe(new PermanentTaskException("the attempt's end could not be recorded: " + refusal));
-            return journal.failOrCancelled(attempt.lease(), error, true).map(state -> {
-                counted(state, false);
-                return null;
-            });
+            return journal.failOrCancelled(attempt.lease(), error, true).map(this::ended);
         });
     }
 
@@ -546,10 +534,7 @@ public final class WorkerVerticle extends VerticleBase {
                             "could not release task " + task.id() + "; it stays leased until "
                                     + queue.config().leaseMs() + " ms after its last heartbeat",
                             e))
-                    .map(state -> {
-                        counted(state, false);
-                        return null;
-                    });
+                    .map(this::ended);
         }
         // What no request could bring is not kept from a handler either: the journal must be able to
         // read every result back (see StoredJson), and to refuse it later would leave the task running.
@@ -559,28 +544,19 @@ public final class WorkerVerticle extends VerticleBase {
         if (attempt.cancelRequested() && !(outcome instanceof Outcome.TimedOut)) {
             JsonObject result = outcome instanceof Outcome.Succeeded s && flaw == null ? s.result() : null;
             JsonObject error = outcome instanceof Outcome.Failed f ? Errors.describe(f.cause()) : null;
-            return journal.cancelled(lease, result, error).map(state -> {
-                counted(state, false);
-                return null;
-            });
+            return journal.cancelled(lease, result, error).map(this::ended);
         }
         if (flaw != null) {
             return journal.fail(
                             lease,
                             Errors.describe(new PermanentTaskException("the attempt's result cannot be kept: " + flaw)),
                             true)
-                    .map(state -> {
-                        counted(state, false);
-                        return null;
-                    });
+                    .map(this::ended);
         }
         if (outcome instanceof Outcome.Succeeded s) {
             JsonArray spawned = attempt.spawned();
             if (spawned.isEmpty()) {
-                return journal.succeed(lease, s.result()).map(state -> {
-                    counted(state, false);
-                    return null;
-                });
+                return journal.succeed(lease, s.result()).map(this::ended);
             }
             return spawns.plan(task, spawned)
                     .compose(spawn -> flows.succeedSpawning(lease, s.result(), spawn, false))
@@ -594,10 +570,7 @@ public final class WorkerVerticle extends VerticleBase {
                                 // What it spawned breaks a rule: the same code would spawn it again.
                                 ? journal.fail(lease, Errors.describe(new PermanentTaskException(e.getMessage())), true)
                                 : ended.succeeded() ? Future.succeededFuture(ended.result()) : Future.failedFuture(e);
-                        return end.map(state -> {
-                            counted(state, false);
-                            return null;
-                        });
+                        return end.map(this::ended);
                     });
         }
         Wait wait = attempt.durable().suspend();
@@ -638,10 +611,13 @@ public final class WorkerVerticle extends VerticleBase {
                     .map(state ->
                             requeued(state, task.pendingAgain(lease.version(), lease.attempt(), due.toEpochMilli())));
         }
-        return journal.fail(lease, error, permanent).map(state -> {
-            counted(state, false);
-            return null;
-        });
+        return journal.fail(lease, error, permanent).map(this::ended);
+    }
+
+    /** An attempt ended for good (or fenced: null), counted; nothing to hold again. */
+    private Task ended(TaskState state) {
+        counted(state, false);
+        return null;
     }
 
     private Task requeued(TaskState state, Task again) {
