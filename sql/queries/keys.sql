@@ -48,14 +48,32 @@ SELECT EXISTS (SELECT 1 FROM revoked) AS revoked, EXISTS (SELECT 1 FROM target W
 
 -- name: session_revoke
 -- :digest the signed-out session's id digest, :expires_at when it would have expired, :now, :revoked_by
--- the key it was opened with. Signing out twice keeps the first row.
+-- the key it was opened with, :most single sign-outs a key may hold, :floor_digest the row that stands
+-- for all of them and :floor_expires when the last session it covers would have expired. Signing out
+-- twice keeps the first row. A key at its bound signs out, with this one, every session it opened
+-- before :now: the floor row, and the single rows it now covers are deleted (not this one, which the
+-- statement's snapshot does not see).
+WITH live AS (
+  SELECT count(*) AS n FROM session_revocations
+   WHERE revoked_by = :revoked_by AND NOT key_floor AND expires_at > :now
+), floor AS (
+  INSERT INTO session_revocations (session_digest, expires_at, revoked_at, revoked_by, key_floor)
+  SELECT :floor_digest, :floor_expires, :now, :revoked_by, true FROM live WHERE n >= :most
+  ON CONFLICT (session_digest) DO UPDATE SET revoked_at = EXCLUDED.revoked_at, expires_at = EXCLUDED.expires_at
+  RETURNING 1
+), covered AS (
+  DELETE FROM session_revocations
+   WHERE revoked_by = :revoked_by AND NOT key_floor AND EXISTS (SELECT 1 FROM floor)
+)
 INSERT INTO session_revocations (session_digest, expires_at, revoked_at, revoked_by)
 VALUES (:digest, :expires_at, :now, :revoked_by)
 ON CONFLICT (session_digest) DO NOTHING;
 
 -- name: session_revocations_live
--- :now: the revocations of sessions that have not expired yet, which every node holds in memory.
-SELECT session_digest, expires_at FROM session_revocations WHERE expires_at > :now;
+-- :now: the revocations of sessions that have not expired yet, which every node holds in memory; a
+-- key's floor names the key, and when its sessions opened before it were signed out.
+SELECT session_digest, expires_at, key_floor, revoked_by, revoked_at
+  FROM session_revocations WHERE expires_at > :now;
 
 -- name: delete_expired_session_revocations
 -- :now, :most rows: those whose session would have expired by now.

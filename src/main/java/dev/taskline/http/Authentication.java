@@ -113,7 +113,7 @@ public final class Authentication implements Handler<RoutingContext> {
             refusal = "the token is expired, forged, or for another stream";
         } else if (given.isEmpty() && cookie != null) {
             SessionTokens.Session session = sessions.verify(cookie.getValue());
-            key = session == null || revocations.revoked(session.csrf()) ? null : keys.byId(session.keyId());
+            key = session == null || revocations.revoked(session) ? null : keys.byId(session.keyId());
             if (key != null && !session.openedWith(key.hash())) {
                 key = null; // the key has a new secret since: whoever held the old one is out
             }

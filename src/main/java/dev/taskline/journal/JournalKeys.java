@@ -1,11 +1,13 @@
 package dev.taskline.journal;
 
 import dev.taskline.model.KeyRecord;
+import dev.taskline.model.SignedOut;
 import dev.taskline.model.StoredKey;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -22,12 +24,14 @@ public final class JournalKeys {
     private final Sql sql;
     private final Clock clock;
     private final Sql.Bound<Params.KeyInsert> keyInsert;
+    private final Sql.Bound<Params.SessionRevoke> sessionRevoke;
 
     public JournalKeys(Pool pool, Clock clock) {
         this.pool = pool;
         this.sql = Sql.queries();
         this.clock = clock;
         this.keyInsert = sql.bound("key_insert", Params.KeyInsert.class);
+        this.sessionRevoke = sql.bound("session_revoke", Params.SessionRevoke.class);
     }
 
     /** What became of a key to store. */
@@ -126,23 +130,47 @@ public final class JournalKeys {
                 });
     }
 
-    /** Signs a dashboard session out on every node: its id's digest, until it would have expired. */
-    public Future<Void> revokeSession(String digest, Instant expiresAt, String by) {
-        Sql.Statement revoke = sql.statement("session_revoke");
-        return JournalFailures.guard(pool.preparedQuery(revoke.text())
-                        .execute(revoke.bind(
-                                "digest", digest, "expires_at", Times.utc(expiresAt), "now", now(), "revoked_by", by)))
+    /**
+     * Signs a dashboard session out on every node: its id's digest, until it would have expired. A key
+     * holding {@code most} single sign-outs already signs out, with this one, every session it opened
+     * before now: one row ({@link #floorDigest}, kept for {@code ttl}) in place of theirs.
+     */
+    public Future<Void> revokeSession(String digest, Instant expiresAt, String by, int most, Duration ttl) {
+        OffsetDateTime now = now();
+        return JournalFailures.guard(pool.preparedQuery(sessionRevoke.text())
+                        .execute(sessionRevoke.bind(new Params.SessionRevoke(
+                                digest,
+                                Times.utc(expiresAt),
+                                now,
+                                by,
+                                most,
+                                by == null ? null : floorDigest(by),
+                                now.plus(ttl)))))
                 .mapEmpty();
     }
 
-    /** The sessions signed out that have not expired yet: their digests, and when each expires. */
-    public Future<Map<String, Instant>> revokedSessions() {
+    /** The row standing for every session of a key signed out before a time: no session digest looks like it. */
+    static String floorDigest(String keyId) {
+        return "key:" + keyId;
+    }
+
+    /** The sign-outs whose sessions have not expired yet. */
+    public Future<SignedOut> revokedSessions() {
         Sql.Statement live = sql.statement("session_revocations_live");
         return JournalFailures.guard(pool.preparedQuery(live.text()).execute(live.bind("now", now())))
                 .map(rows -> {
-                    Map<String, Instant> digests = new HashMap<>();
-                    rows.forEach(row -> digests.put(row.getString("session_digest"), Rows.instant(row, "expires_at")));
-                    return digests;
+                    Map<String, SignedOut.Single> digests = new HashMap<>();
+                    Map<String, Instant> keysBefore = new HashMap<>();
+                    for (Row row : rows) {
+                        if (row.getBoolean("key_floor")) {
+                            keysBefore.put(row.getString("revoked_by"), Rows.instant(row, "revoked_at"));
+                        } else {
+                            digests.put(
+                                    row.getString("session_digest"),
+                                    new SignedOut.Single(row.getString("revoked_by"), Rows.instant(row, "expires_at")));
+                        }
+                    }
+                    return new SignedOut(digests, keysBefore);
                 });
     }
 

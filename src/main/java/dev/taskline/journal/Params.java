@@ -31,6 +31,7 @@ final class Params {
             Map.entry("stream_events", StreamEvents.class),
             Map.entry("list_tenant_tasks", ListTenantTasks.class),
             Map.entry("key_insert", KeyInsert.class),
+            Map.entry("session_revoke", SessionRevoke.class),
             Map.entry("node_register", NodeRegister.class),
             Map.entry("schedule_create", ScheduleCreate.class),
             Map.entry("ticks_decide", TicksDecide.class),
@@ -129,6 +130,16 @@ final class Params {
     record StreamEvents(UUID[] ids, long after, int most, long maxInline, long maxPage) {}
 
     record ListTenantTasks(String state, String queue, String type, UUID after, int most, String tenant) {}
+
+    /** A session signed out, and what a key past its bound of single sign-outs writes instead (session_revoke). */
+    record SessionRevoke(
+            String digest,
+            OffsetDateTime expiresAt,
+            OffsetDateTime now,
+            String revokedBy,
+            int most,
+            String floorDigest,
+            OffsetDateTime floorExpires) {}
 
     record KeyInsert(
             String id,

@@ -38,14 +38,21 @@ public final class KeyService {
 
     /**
      * Signs {@code session} out: refused on this node at once and on the others at their next read
-     * (within a second), though its cookie's signature still holds until it expires.
+     * (within a second), though its cookie's signature still holds until it expires. A key past its
+     * bound of single sign-outs signs out all its older sessions with this one (see
+     * {@link SessionRevocations}); this node learns of that at its next read.
      */
     public Future<Void> signOut(Caller caller, SessionTokens.Session session) {
         String digest = SessionRevocations.digest(session.csrf());
         Instant expires = Instant.ofEpochSecond(session.expiresAt());
         return journalKeys
-                .revokeSession(digest, expires, caller.keyId())
-                .onSuccess(v -> revocations.add(digest, expires));
+                .revokeSession(
+                        digest,
+                        expires,
+                        caller.keyId(),
+                        SessionRevocations.MOST_PER_KEY,
+                        SessionRevocations.sessionTtl())
+                .onSuccess(v -> revocations.add(digest, caller.keyId(), expires));
     }
 
     /**
