@@ -191,6 +191,13 @@ final class ApiJson {
                 .put("updatedAt", time(task.updatedAt()))
                 .put("startedAt", time(task.startedAt()))
                 .put("finishedAt", time(task.finishedAt()));
+        if (task.leftOut() != null) {
+            // Too heavy for the page (http.maxInlineBytes, http.maxPageBytes): the task's read has them.
+            json.put("payloadBytes", task.leftOut().payloadBytes())
+                    .put("resultBytes", task.leftOut().resultBytes())
+                    .put("errorBytes", task.leftOut().errorBytes())
+                    .put("resultUrl", "/api/tasks/" + task.id());
+        }
         if (task.batchId() != null) {
             json.put("batchId", task.batchId().toString());
         }

@@ -102,10 +102,14 @@ public final class JournalReads {
             TaskState state, String queue, String type, UUID after, int limit, String tenant) {
         String named = state == null ? null : state.sql();
         Future<RowSet<Row>> page = tenant == null
-                ? query(listTasks, listTasks.bind(new Params.ListTasks(named, queue, type, after, limit)))
+                ? query(
+                        listTasks,
+                        listTasks.bind(
+                                new Params.ListTasks(named, queue, type, after, limit, maxInlineBytes, maxPageBytes)))
                 : query(
                         listTenantTasks,
-                        listTenantTasks.bind(new Params.ListTenantTasks(named, queue, type, after, limit, tenant)));
+                        listTenantTasks.bind(new Params.ListTenantTasks(
+                                named, queue, type, after, limit, tenant, maxInlineBytes, maxPageBytes)));
         return page.map(JournalReads::taskViews);
     }
 
@@ -134,7 +138,7 @@ public final class JournalReads {
                 return Future.succeededFuture(null);
             }
             Row batch = rows.iterator().next();
-            return query("batch_tasks", "id", id)
+            return query("batch_tasks", "id", id, "max_inline", maxInlineBytes, "max_page", maxPageBytes)
                     .map(tasks -> new BatchView(
                             batch.getUUID("id"),
                             batch.getInteger("size"),
@@ -298,7 +302,18 @@ public final class JournalReads {
                 row.getString("schedule"),
                 Rows.instant(row, "scheduled_for"),
                 row.getUUID("flow_id"),
-                row.getString("flow_key"));
+                row.getString("flow_key"),
+                leftOut(row));
+    }
+
+    /** What a page left out of a task's payload, result and error (too heavy for it), or null. */
+    private static TaskView.LeftOut leftOut(Row row) {
+        int shown = row.getColumnIndex("shown");
+        if (shown < 0 || row.getBoolean(shown)) {
+            return null;
+        }
+        return new TaskView.LeftOut(
+                row.getLong("payload_bytes"), row.getLong("result_bytes"), row.getLong("error_bytes"));
     }
 
     private static Event event(Row row, UUID taskId) {

@@ -124,12 +124,20 @@ final class Params {
     record IdempotencyClaim(
             String key, String requestHash, JsonObject response, OffsetDateTime now, OffsetDateTime expiresAt) {}
 
-    record ListTasks(String state, String queue, String type, UUID after, int most) {}
+    record ListTasks(String state, String queue, String type, UUID after, int most, long maxInline, long maxPage) {}
 
     /** A stream's next page of events (see stream_events). */
     record StreamEvents(UUID[] ids, long after, int most, long maxInline, long maxPage) {}
 
-    record ListTenantTasks(String state, String queue, String type, UUID after, int most, String tenant) {}
+    record ListTenantTasks(
+            String state,
+            String queue,
+            String type,
+            UUID after,
+            int most,
+            String tenant,
+            long maxInline,
+            long maxPage) {}
 
     /** A session signed out, and what a key past its bound of single sign-outs writes instead (session_revoke). */
     record SessionRevoke(

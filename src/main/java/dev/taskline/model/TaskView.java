@@ -12,7 +12,8 @@ import java.util.UUID;
  * admission, the insert's timestamp, taken just before its commit (the handler starts after it).
  * {@code startBy} is the deadline of its first start, null for none (or once retried by hand).
  * {@code schedule} and {@code scheduledFor} name the schedule and tick that made it, null for a
- * task submitted otherwise.
+ * task submitted otherwise. {@code leftOut} is null unless a page left the payload, result and
+ * error out (then they are null here).
  */
 public record TaskView(
         UUID id,
@@ -44,7 +45,14 @@ public record TaskView(
         String schedule,
         Instant scheduledFor,
         UUID flowId,
-        String flowKey) {
+        String flowKey,
+        LeftOut leftOut) {
+
+    /**
+     * A page's mark on a task whose payload, result and error it left out (http.maxInlineBytes,
+     * http.maxPageBytes): what each weighs as JSON text. The task's own read carries them.
+     */
+    public record LeftOut(long payloadBytes, long resultBytes, long errorBytes) {}
 
     /** The same task with its history's transitions without the keys that made them. */
     public TaskView withoutActors() {
@@ -81,6 +89,7 @@ public record TaskView(
                 schedule,
                 scheduledFor,
                 flowId,
-                flowKey);
+                flowKey,
+                leftOut);
     }
 }

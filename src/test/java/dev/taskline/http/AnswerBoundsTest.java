@@ -33,7 +33,8 @@ class AnswerBoundsTest {
         {"http": {"maxClaimBytes": %d, "maxInlineBytes": 2048, "maxPageBytes": 8192},
          "queues": {"default": {"slots": 4, "capacity": 1000},
                     "remote": {"remote": true, "slots": 1000, "capacity": 1000},
-                    "held": {"remote": true, "capacity": 100}},
+                    "held": {"remote": true, "capacity": 100},
+                    "listed": {"remote": true, "capacity": 100}},
          "flows": {"maxTasks": 200, "maxParentBytes": 8192},
          "durable": {"maxStepsPerTask": 3, "maxStepBytes": 1024, "maxSignalsPerTask": 50, "maxSignalBytes": 1024}}
         """.formatted(CLAIM_BYTES));
@@ -287,5 +288,51 @@ class AnswerBoundsTest {
                         .getString("blob")
                         .length(),
                 "the task's own read shows it");
+    }
+
+    @Test
+    void a_list_and_a_batch_leave_heavy_payloads_out_and_stay_within_a_page_s_bytes() throws Exception {
+        String type = "listed";
+        JsonArray batch = new JsonArray();
+        // Two too heavy to show inline (3 kB, past 2 kB); twelve of 1.5 kB, more than a page holds (8 kB).
+        for (int i = 0; i < 14; i++) {
+            batch.add(new JsonObject()
+                    .put("type", type)
+                    .put("queue", "listed")
+                    .put("payload", new JsonObject().put("pad", "p".repeat(i < 2 ? 3_000 : 1_500))));
+        }
+        HttpResponse<Buffer> accepted = node.post("/api/batches", new JsonObject().put("tasks", batch));
+        assertEquals(202, accepted.statusCode(), accepted.bodyAsString());
+        String batchId = accepted.bodyAsJsonObject().getString("batchId");
+
+        for (JsonArray tasks : java.util.List.of(
+                node.getJson("/api/tasks?type=" + type + "&limit=200").getJsonArray("tasks"),
+                node.getJson("/api/batches/" + batchId).getJsonArray("tasks"))) {
+            assertEquals(14, tasks.size(), "every task is listed, shown or not");
+            long shownBytes = 0;
+            int leftOut = 0;
+            for (int i = 0; i < tasks.size(); i++) {
+                JsonObject task = tasks.getJsonObject(i);
+                if (task.getValue("payload") == null) {
+                    leftOut++;
+                    assertTrue(task.getLong("payloadBytes") >= 1_500, task.encode());
+                    assertEquals("/api/tasks/" + task.getString("id"), task.getString("resultUrl"));
+                } else {
+                    assertNull(task.getValue("payloadBytes"));
+                    shownBytes += task.getJsonObject("payload").encode().length();
+                }
+            }
+            assertTrue(shownBytes <= 8192, "shown together: " + shownBytes);
+            assertTrue(leftOut >= 2 + 12 - 8192 / 1_500, "left out: " + leftOut);
+        }
+        JsonObject one =
+                node.getJson("/api/batches/" + batchId).getJsonArray("tasks").getJsonObject(0);
+        assertEquals(
+                3_000,
+                node.getJson("/api/tasks/" + one.getString("id"))
+                        .getJsonObject("payload")
+                        .getString("pad")
+                        .length(),
+                "the task's own read shows it whole");
     }
 }

@@ -180,7 +180,7 @@ class JournalPlansTest {
         String plan = plan(
                 "list_tenant_tasks",
                 sql.bound("list_tenant_tasks", Params.ListTenantTasks.class)
-                        .bind(new Params.ListTenantTasks(null, null, null, null, 100, "acme")));
+                        .bind(new Params.ListTenantTasks(null, null, null, null, 100, "acme", 65536, 1 << 20)));
         assertTrue(plan.contains("tasks_tenant_id"), plan);
         assertFalse(plan.contains("Seq Scan on tasks"), plan);
     }
