@@ -39,6 +39,8 @@ public final class NodeService {
     private final Clock clock;
     private final String nodeId;
     private final Supplier<Future<List<NodeRecord>>> registry;
+    // A tenant's counts walk all its tasks in the journal: read once a second per tenant at most.
+    private final SharedReads<String, List<TenantCounts>> tenantCounts;
 
     /** @param registry the journal's node registry: live nodes, then those gone within the last hour */
     public NodeService(
@@ -58,6 +60,8 @@ public final class NodeService {
         this.clock = clock;
         this.nodeId = nodeId;
         this.registry = registry;
+        this.tenantCounts = new SharedReads<>(
+                tenant -> reads.tenantCounts(tenant, clock.instant()), java.time.Duration.ofSeconds(1), clock);
     }
 
     /** The nodes on this journal, as the registry lists them, and which one answers: an admin's call. */
@@ -78,8 +82,7 @@ public final class NodeService {
         return permitted(() -> caller.require(Scope.READ))
                 .compose(v -> caller.seesEveryTenant()
                         ? Future.succeededFuture(nodeQueues(caller))
-                        : reads.tenantCounts(caller.tenant(), clock.instant())
-                                .map(counts -> tenantQueues(caller, counts)));
+                        : tenantCounts.get(caller.tenant()).map(counts -> tenantQueues(caller, counts)));
     }
 
     /**
