@@ -221,12 +221,16 @@ SELECT t.state, COALESCE(ins.id, prior.id) AS signal_id, prior.id IS NOT NULL AS
 SELECT answer::text AS answer FROM events WHERE tenant = :tenant AND id = :id;
 
 -- name: events_receive
--- :tenants ('' for none), :ids, :names, :datas (JSON), one element an event, :now. Records events
--- and delivers each one whose id is new to every task of its tenant waiting for its name whose
--- field matches: for each field waited on for that name (few), the event's value of it is read
--- first and the tasks found in tasks_event_waits by it (left to join, the planner read every wait
--- of the name to compare values). Each task gets the event in its signals, taken by its wait when
--- it runs, and is woken. An id seen before (or twice in the statement) delivers nothing: the
+-- :tenants ('' for none), :ids, :names, :datas (JSON), one element an event, :now, :most_woken the
+-- most tasks one event wakes through one field in this statement, :again whether these events were
+-- recorded by an earlier statement of this transaction (deliver only). Records events and delivers
+-- each one whose id is new to every task of its tenant waiting for its name whose field matches: for
+-- each field waited on for that name (few), the event's value of it is read first and the tasks
+-- found in tasks_event_waits by it (left to join, the planner read every wait of the name to compare
+-- values). Each task gets the event in its signals, taken by its wait when it runs, and is woken. An
+-- event reaching more than :most_woken tasks through a field is delivered again (:again) until it
+-- reaches fewer: a woken task no longer waits, and one statement never copies an event's data to
+-- more than that many tasks. An id seen before (or twice in the statement) delivers nothing: the
 -- insert waits for a concurrent one of the same id, and then finds it. Rows are locked as
 -- signal_send locks them. Answers, on every row, whether each event was new and how many tasks it
 -- reached (arrays in the order given), with a task woken per row (one row with none when none woke).
@@ -237,11 +241,13 @@ WITH req AS MATERIALIZED (
    ORDER BY tenant, id, ord
 ), ins AS (
   INSERT INTO events (tenant, id, name, data, at)
-  SELECT tenant, id, name, data::jsonb, :now FROM req ORDER BY tenant, id
+  SELECT tenant, id, name, data::jsonb, :now FROM req WHERE NOT :again ORDER BY tenant, id
   ON CONFLICT DO NOTHING
   RETURNING tenant, id
 ), fresh AS MATERIALIZED (
   SELECT req.* FROM req JOIN ins ON ins.tenant = req.tenant AND ins.id = req.id
+  UNION ALL
+  SELECT req.* FROM req WHERE :again
 ), f AS MATERIALIZED (
   SELECT fr.tenant, fr.id, fr.name, fr.data, ef.field,
          fr.data::jsonb #>> string_to_array(substr(ef.field, 6), '.') AS value
@@ -252,6 +258,7 @@ WITH req AS MATERIALIZED (
      WHERE t.state = 'pending' AND t.wait->>'kind' = 'event' AND t.wait->>'name' = f.name
        AND t.wait->>'field' = f.field AND t.wait->>'value' = f.value AND COALESCE(t.tenant, '') = f.tenant
      ORDER BY t.id
+     LIMIT :most_woken
        FOR UPDATE
   ) found
 ), sig AS (

@@ -19,6 +19,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -42,10 +43,17 @@ public final class JournalSteps {
     private static final int MAX_EVENT_GROUP = 500;
 
     private static final int MAX_EVENTS_WAITING = 20_000;
+    /**
+     * Tasks one event wakes through one field in one statement, at most: each gets a copy of its data
+     * (up to durable.maxSignalBytes), so a statement writes at most this many copies; the rest are
+     * reached by the next statement of the same transaction.
+     */
+    private static final int MOST_WOKEN = 1_000;
 
     private final Pool pool;
     private final Sql sql;
     private final Clock clock;
+    private final int mostWoken;
     private final Sql.Bound<Params.StepWrite> stepWrite;
     private final Sql.Bound<Params.SuspendOpen> suspendOpen;
     private final Sql.Bound<Params.SignalSend> signalSend;
@@ -62,7 +70,13 @@ public final class JournalSteps {
 
     /** @param bounds how many steps and signals a task may have, and how heavy each may be */
     public JournalSteps(Pool pool, Clock clock, dev.taskline.config.TasklineConfig.Durable bounds) {
+        this(pool, clock, bounds, MOST_WOKEN);
+    }
+
+    /** @param mostWoken tasks one event wakes through one field in one statement (see {@link #MOST_WOKEN}) */
+    JournalSteps(Pool pool, Clock clock, dev.taskline.config.TasklineConfig.Durable bounds, int mostWoken) {
         this.bounds = bounds;
+        this.mostWoken = mostWoken;
         this.pool = pool;
         this.sql = Sql.queries();
         this.clock = clock;
@@ -247,6 +261,12 @@ public final class JournalSteps {
      * started: []}}, given again to a repeat of its id.
      */
     public Future<Received> receive(String tenant, String id, String name, String dataJson, boolean answer) {
+        long bytes = utf8(dataJson);
+        if (bytes > bounds.maxSignalBytes()) {
+            // Each task it reaches gets a copy of its data, as a signal's payload.
+            return Future.failedFuture(new InvalidTaskException("the event's data has " + bytes
+                    + " bytes, more than a signal may carry (durable.maxSignalBytes " + bounds.maxSignalBytes() + ")"));
+        }
         return JournalFailures.guard(events.submit(new EventRequest(tenant, id, name, dataJson, answer)));
     }
 
@@ -263,46 +283,108 @@ public final class JournalSteps {
             names[i] = r.name();
             datas[i] = r.dataJson();
         }
-        Params.EventsIn params = new Params.EventsIn(tenants, ids, names, datas, now());
+        OffsetDateTime now = now();
         return pool.withTransaction(conn -> conn.preparedQuery(eventsReceive.text())
-                .execute(eventsReceive.bind(params))
+                .execute(eventsReceive.bind(new Params.EventsIn(tenants, ids, names, datas, now, mostWoken, false)))
                 .compose(rows -> {
-                    Boolean[] fresh = null;
-                    Integer[] delivered = null;
-                    List<Task> woke = new ArrayList<>();
-                    for (Row row : rows) {
-                        fresh = row.getArrayOfBooleans("fresh");
-                        delivered = row.getArrayOfIntegers("delivered");
-                        if (row.getUUID("id") != null) {
-                            woke.add(Rows.task(row).asDurable());
-                        }
-                    }
-                    List<Received> received = new ArrayList<>(n);
-                    List<Integer> answered = new ArrayList<>();
-                    for (int i = 0; i < n; i++) {
-                        boolean isNew = Boolean.TRUE.equals(fresh[i]);
-                        received.add(new Received(isNew, delivered[i], i == 0 ? woke : List.of()));
-                        if (isNew && requests.get(i).answer()) {
-                            answered.add(i);
-                        }
-                    }
-                    if (answered.isEmpty()) {
-                        return Future.succeededFuture(received);
-                    }
-                    String[] at = new String[answered.size()];
-                    String[] of = new String[answered.size()];
-                    String[] json = new String[answered.size()];
-                    for (int k = 0; k < answered.size(); k++) {
-                        int i = answered.get(k);
-                        at[k] = tenants[i];
-                        of[k] = ids[i];
-                        json[k] = answer(ids[i], names[i], delivered[i], new JsonArray())
-                                .encode();
-                    }
-                    return conn.preparedQuery(eventsAnswer.text())
-                            .execute(eventsAnswer.bind("tenants", at, "ids", of, "answers", json))
-                            .map(received);
+                    Delivery first = delivery(rows);
+                    return deliverRest(conn, requests, first.delivered().clone(), first, now)
+                            .compose(v -> answerFresh(conn, requests, first));
                 }));
+    }
+
+    /** Each event's outcome; the answers of new events that are not triggered, written in the same transaction. */
+    private Future<List<Received>> answerFresh(SqlConnection conn, List<EventRequest> requests, Delivery all) {
+        int n = requests.size();
+        List<Received> received = new ArrayList<>(n);
+        List<Integer> answered = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            boolean isNew = Boolean.TRUE.equals(all.fresh()[i]);
+            received.add(new Received(isNew, all.delivered()[i], i == 0 ? all.woke() : List.of()));
+            if (isNew && requests.get(i).answer()) {
+                answered.add(i);
+            }
+        }
+        if (answered.isEmpty()) {
+            return Future.succeededFuture(received);
+        }
+        String[] at = new String[answered.size()];
+        String[] of = new String[answered.size()];
+        String[] json = new String[answered.size()];
+        for (int k = 0; k < answered.size(); k++) {
+            EventRequest r = requests.get(answered.get(k));
+            at[k] = r.tenant();
+            of[k] = r.id();
+            json[k] = answer(r.id(), r.name(), all.delivered()[answered.get(k)], new JsonArray())
+                    .encode();
+        }
+        return conn.preparedQuery(eventsAnswer.text())
+                .execute(eventsAnswer.bind("tenants", at, "ids", of, "answers", json))
+                .map(received);
+    }
+
+    /** What one statement of events_receive did: per event, whether new and how many it reached; the tasks woken. */
+    private record Delivery(Boolean[] fresh, int[] delivered, List<Task> woke) {}
+
+    private static Delivery delivery(RowSet<Row> rows) {
+        Boolean[] fresh = null;
+        Integer[] delivered = null;
+        List<Task> woke = new ArrayList<>();
+        for (Row row : rows) {
+            fresh = row.getArrayOfBooleans("fresh");
+            delivered = row.getArrayOfIntegers("delivered");
+            if (row.getUUID("id") != null) {
+                woke.add(Rows.task(row).asDurable());
+            }
+        }
+        int[] counts = new int[delivered.length];
+        for (int i = 0; i < counts.length; i++) {
+            counts[i] = delivered[i];
+        }
+        return new Delivery(fresh, counts, woke);
+    }
+
+    /**
+     * Delivers again, in the same transaction, each event whose last statement reached its bound of
+     * woken tasks: the tasks it woke wait no more, so each round reaches the next ones, until one
+     * reaches fewer. {@code all} (the first round's) gathers how many each event reached and the
+     * tasks woken.
+     */
+    private Future<Void> deliverRest(
+            SqlConnection conn, List<EventRequest> requests, int[] last, Delivery all, OffsetDateTime now) {
+        List<Integer> again = new ArrayList<>();
+        for (int i = 0; i < last.length; i++) {
+            if (last[i] >= mostWoken) {
+                again.add(i);
+            }
+        }
+        if (again.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        int m = again.size();
+        String[] tenants = new String[m];
+        String[] ids = new String[m];
+        String[] names = new String[m];
+        String[] datas = new String[m];
+        for (int k = 0; k < m; k++) {
+            EventRequest r = requests.get(again.get(k));
+            tenants[k] = r.tenant();
+            ids[k] = r.id();
+            names[k] = r.name();
+            datas[k] = r.dataJson();
+        }
+        return conn.preparedQuery(eventsReceive.text())
+                .execute(eventsReceive.bind(new Params.EventsIn(tenants, ids, names, datas, now, mostWoken, true)))
+                .compose(rows -> {
+                    Delivery round = delivery(rows);
+                    int[] next = new int[last.length];
+                    for (int k = 0; k < m; k++) {
+                        next[again.get(k)] = round.delivered()[k];
+                        all.delivered()[again.get(k)] += round.delivered()[k];
+                    }
+                    all.woke().addAll(round.woke());
+                    return deliverRest(conn, requests, next, all, now);
+                });
     }
 
     /** An event's answer: its id and name, how many waiting tasks it reached, the tasks it started. */

@@ -267,5 +267,12 @@ final class Params {
     record SignalSend(UUID id, String tenant, String name, String payload, String key, OffsetDateTime now, int most) {}
 
     /** Events received, one element each ({@code tenants} '' for none). */
-    record EventsIn(String[] tenants, String[] ids, String[] names, String[] datas, OffsetDateTime now) {}
+    record EventsIn(
+            String[] tenants,
+            String[] ids,
+            String[] names,
+            String[] datas,
+            OffsetDateTime now,
+            int mostWoken,
+            boolean again) {}
 }

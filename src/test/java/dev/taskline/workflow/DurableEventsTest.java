@@ -269,6 +269,14 @@ class DurableEventsTest {
                                 "/api/events",
                                 new JsonObject().put("name", "user.created").put("id", 7))
                         .statusCode());
+        HttpResponse<Buffer> heavy = node.post(
+                "/api/events",
+                new JsonObject()
+                        .put("name", "user.created")
+                        .put("data", new JsonObject().put("userId", "nobody").put("pad", "p".repeat(300_000))));
+        // Each waiting task gets a copy of the data: held to a signal's bound (durable.maxSignalBytes, 256 KB).
+        assertEquals(422, heavy.statusCode(), heavy.bodyAsString());
+        assertTrue(heavy.bodyAsString().contains("durable.maxSignalBytes"), heavy.bodyAsString());
         assertEquals(
                 0,
                 node.getJson("/api/tasks?type=onboarding").getJsonArray("tasks").stream()
