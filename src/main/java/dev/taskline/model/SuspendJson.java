@@ -50,6 +50,10 @@ public final class SuspendJson {
             if (!(match instanceof String || match instanceof Number || match instanceof Boolean)) {
                 throw new InvalidTaskException("suspend.event.value must be a string, a number or a boolean");
             }
+            if (String.valueOf(match).length() > Wait.MOST_CHARS) {
+                throw new InvalidTaskException(
+                        "suspend.event.value must be at most " + Wait.MOST_CHARS + " characters as text");
+            }
             return new Suspend(
                     step == null ? name : step, Wait.Kind.EVENT, name, field, String.valueOf(match), null, timeoutMs);
         }

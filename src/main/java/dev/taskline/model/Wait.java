@@ -11,6 +11,23 @@ import java.time.Instant;
  */
 public record Wait(Kind kind, String step, String name, String field, String value, Instant until) {
 
+    /** Longest name, field and value a wait may match: the three are one row of an index (tasks_event_waits). */
+    public static final int MOST_CHARS = 200;
+
+    public Wait {
+        if (kind == Kind.EVENT && (value == null || value.length() > MOST_CHARS)) {
+            // Past the index's row size PostgreSQL refuses the row: the attempt could not end at all.
+            throw new dev.taskline.model.problem.InvalidTaskException(
+                    "an event wait's value must be at most " + MOST_CHARS + " characters");
+        }
+        for (String text : new String[] {name, field}) {
+            if (text != null && (text.isEmpty() || text.length() > MOST_CHARS)) {
+                throw new dev.taskline.model.problem.InvalidTaskException(
+                        "a wait's name and field must be 1 to " + MOST_CHARS + " characters");
+            }
+        }
+    }
+
     public enum Kind {
         SLEEP,
         SIGNAL,
