@@ -34,6 +34,23 @@ public final class ScheduleMeters {
         counter(schedule, "lost").increment();
     }
 
+    /** Drops the meters of schedules that are gone: what is held follows the schedules there are. */
+    public void keepOnly(java.util.Set<String> schedules) {
+        counters.entrySet().removeIf(entry -> {
+            String schedule = entry.getKey().substring(0, entry.getKey().indexOf('\u0000'));
+            if (schedules.contains(schedule)) {
+                return false;
+            }
+            registry.remove(entry.getValue());
+            return true;
+        });
+    }
+
+    /** How many meters are held. */
+    int held() {
+        return counters.size();
+    }
+
     private Counter counter(String schedule, String outcome) {
         return counters.computeIfAbsent(
                 schedule + '\u0000' + outcome,

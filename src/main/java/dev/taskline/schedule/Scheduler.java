@@ -210,8 +210,10 @@ public final class Scheduler extends VerticleBase {
 
     private synchronized void apply(List<StoredSchedule> rows, Instant now) {
         Set<UUID> seen = new HashSet<>();
+        Set<String> names = new HashSet<>();
         for (StoredSchedule row : rows) {
             seen.add(row.id());
+            names.add(row.name());
             State state = states.get(row.id());
             if (state == null || !state.specJson.equals(row.spec())) {
                 ScheduleSpec spec;
@@ -246,6 +248,10 @@ public final class Scheduler extends VerticleBase {
             }
         }
         states.keySet().retainAll(seen);
+        // A tenant making and deleting schedules in a loop would otherwise grow the meters without end.
+        meters.keepOnly(names);
+        unreadable.retainAll(
+                new HashSet<>(rows.stream().map(StoredSchedule::spec).toList()));
     }
 
     /**
