@@ -568,7 +568,8 @@ final class ApiJson {
                 .put("name", worker.name())
                 .put("queue", worker.queue())
                 .put("leases", worker.leases())
-                .put("lastSeen", time(worker.lastSeen()));
+                .put("lastSeen", time(worker.lastSeen()))
+                .put("tenant", worker.tenant());
     }
 
     // ---- stream events ------------------------------------------------------------------------

@@ -84,7 +84,7 @@ final class LeaseWrites {
         LeaseTokens.Token t = verify(token, taskId, queue, tenant);
         Lease lease = t.lease();
         long leaseMs = queues.get(t.queue()).config().leaseMs();
-        registry.saw(lease.workerId(), t.queue());
+        registry.saw(tenant, lease.workerId(), t.queue());
         return journal.heartbeat(lease, Duration.ofMillis(leaseMs)).compose(beat -> {
             if (beat == Heartbeat.LOST) {
                 return custody.lost(t);
@@ -111,7 +111,7 @@ final class LeaseWrites {
     Future<TaskState> complete(
             String token, UUID taskId, JsonObject result, JsonArray spawn, String queue, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, queue, tenant);
-        registry.saw(t.lease().workerId(), t.queue());
+        registry.saw(tenant, t.lease().workerId(), t.queue());
         JsonObject value = result == null ? new JsonObject() : result;
         Future<TaskState> end = spawn == null || spawn.isEmpty()
                 ? journal.succeedOrCancelled(t.lease(), value)
@@ -127,7 +127,7 @@ final class LeaseWrites {
     /** Ends the attempt suspended on {@code wait}; the state the task is in after it (409 when the lease was lost). */
     Future<TaskState> suspend(String token, UUID taskId, Wait wait, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, null, tenant);
-        registry.saw(t.lease().workerId(), t.queue());
+        registry.saw(tenant, t.lease().workerId(), t.queue());
         return suspensions.suspend(t.lease(), wait).compose(suspended -> {
             if (suspended.state() == null) {
                 return custody.lost(t);
@@ -155,7 +155,7 @@ final class LeaseWrites {
      */
     Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, null, tenant);
-        registry.saw(t.lease().workerId(), t.queue());
+        registry.saw(tenant, t.lease().workerId(), t.queue());
         JsonObject detail = new JsonObject().put("type", "remote").put("message", error);
         return endFailed(t, detail, retry, retryAfterMs, true)
                 .compose(outcome -> outcome == null ? custody.lost(t) : Future.succeededFuture(outcome));
@@ -164,7 +164,7 @@ final class LeaseWrites {
     /** As {@link RemoteWorkers#putBack}. A task asked to cancel ends cancelled instead, as on any end. */
     Future<Outcome> putBack(String token, UUID taskId, Long snoozeMs, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, null, tenant);
-        registry.saw(t.lease().workerId(), t.queue());
+        registry.saw(tenant, t.lease().workerId(), t.queue());
         Instant due = clock.instant().plusMillis(snoozeMs == null ? 0 : snoozeMs);
         Future<TaskState> end = snoozeMs == null ? journal.release(t.lease()) : journal.snoozeUntil(t.lease(), due);
         return end.compose(state -> state == null

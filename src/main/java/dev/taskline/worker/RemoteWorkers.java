@@ -165,7 +165,7 @@ public final class RemoteWorkers extends VerticleBase {
     public record Outcome(TaskState state, Instant retryAt) {}
 
     /** A remote worker this node has heard from. */
-    public record Worker(String name, String queue, int leases, Instant lastSeen) {}
+    public record Worker(String name, String queue, int leases, Instant lastSeen, String tenant) {}
 
     /**
      * Which tasks a claim takes: of these types only (null: any), of this tenant only (null: any
@@ -268,7 +268,7 @@ public final class RemoteWorkers extends VerticleBase {
                 // Another node may serve it: the worker moves on instead of polling a draining one.
                 return Future.failedFuture(new ShuttingDownException());
             }
-            registry.saw(worker, queueName);
+            registry.saw(want.tenant(), worker, queueName);
             return claims.claim(queues.get(queueName), worker, max, want, waitMs, gone)
                     .compose(this::withParents)
                     .compose(this::withSteps)
