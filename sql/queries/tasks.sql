@@ -298,28 +298,48 @@ UPDATE tasks t
 RETURNING t.id;
 
 -- name: release_expired
--- :now, :most most rows. Any node's lapsed lease goes back to pending with a new version, which
--- fences the old holder at once; the next claim counts the attempt, the takeover does not.
+-- :now, :most most rows, :most_lapses claims past max_attempts a task may have. Any node's lapsed
+-- lease goes back to pending with a new version, which fences the old holder at once; the next claim
+-- counts the attempt, the takeover does not. A task whose attempts passed max_attempts by
+-- :most_lapses ends failed instead: one that kills or hangs whatever runs it (a poison pill) was
+-- otherwise claimed and lost for ever, past maxAttempts, taking a slot each time. Answers each task
+-- with its queue and whether it failed (no kind); then, as finish does, what its end settled in flows.
 WITH expired AS (
-  SELECT id, worker_id, lease_version FROM tasks
+  SELECT id, worker_id, lease_version, attempt >= max_attempts + :most_lapses AS spent FROM tasks
    WHERE state = 'running' AND lease_expires_at <= :now
    ORDER BY lease_expires_at
    LIMIT :most
    FOR UPDATE SKIP LOCKED
 ), released AS (
   UPDATE tasks t
-     SET state = 'pending', lease_version = t.lease_version + 1, worker_id = NULL,
-         lease_expires_at = NULL, run_at = :now, updated_at = :now
+     SET state = CASE WHEN e.spent THEN 'failed' ELSE 'pending' END,
+         lease_version = t.lease_version + 1, worker_id = NULL,
+         lease_expires_at = NULL, run_at = :now, updated_at = :now,
+         error = CASE WHEN e.spent
+                      THEN jsonb_build_object('type', 'lease_expired', 'message',
+                             'its lease lapsed on attempt ' || t.attempt || ' of ' || t.max_attempts
+                             || ' (and on every takeover allowed past them): what runs it dies or hangs')
+                      ELSE t.error END,
+         finished_at = CASE WHEN e.spent THEN :now END
     FROM expired e
    WHERE t.id = e.id
-  RETURNING t.id, t.queue, t.lease_version, t.attempt, e.worker_id AS old_worker, e.lease_version AS old_version
+  RETURNING t.id, t.queue, t.lease_version, t.attempt, t.flow_id, e.spent, e.worker_id AS old_worker,
+            e.lease_version AS old_version
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
-  SELECT id, 'running', 'pending', 'lease_expired', old_worker, lease_version, attempt, :now,
+  SELECT id, 'running', CASE WHEN spent THEN 'failed' ELSE 'pending' END, 'lease_expired', old_worker,
+         lease_version, attempt, :now,
          jsonb_build_object('previousWorker', old_worker, 'previousLeaseVersion', old_version)
     FROM released
+), flow_ends AS (
+  SELECT array_agg(id) AS ids, array_agg(flow_id) AS flows, array_agg('failed'::text) AS states
+    FROM released WHERE spent AND flow_id IS NOT NULL
 )
-SELECT id, queue FROM released;
+SELECT NULL::text AS kind, id, queue, CASE WHEN spent THEN 'failed' END AS state, NULL::jsonb AS task
+  FROM released
+UNION ALL
+SELECT s.kind, s.id, NULL, s.state, s.task
+  FROM flow_ends, flow_settle(flow_ends.ids, flow_ends.flows, flow_ends.states, :now) AS s;
 
 -- name: expire_overdue
 -- :now, :most most rows. Tasks of any node that never started and are past the deadline of their

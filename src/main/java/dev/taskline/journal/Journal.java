@@ -28,6 +28,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -37,7 +38,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.ObjLongConsumer;
@@ -463,9 +463,22 @@ public final class Journal {
                 .map(rows -> rows.iterator().next().getLong("deleted").intValue());
     }
 
-    /** Puts lapsed leases of any node back to pending with a new version; returns them. */
+    /**
+     * Takeovers a task may have past its max attempts before a lapsed lease ends it failed: enough for
+     * nodes that crash now and then, not for a task that makes them.
+     */
+    public static final int MOST_LAPSES = 3;
+
+    /**
+     * Puts lapsed leases of any node back to pending with a new version, or ends failed those whose
+     * attempts passed max attempts by {@link #MOST_LAPSES}; returns them.
+     */
     public Future<List<Released>> releaseExpired(int limit) {
-        return changedTasks("release_expired", limit, Released::new);
+        return changedTasks(
+                sql.statement("release_expired").bind("now", now(), "most", limit, "most_lapses", MOST_LAPSES),
+                "release_expired",
+                row -> new Released(
+                        row.getUUID("id"), row.getString("queue"), "failed".equals(row.getString("state"))));
     }
 
     /**
@@ -473,13 +486,15 @@ public final class Journal {
      * expired, at most {@code limit} of them, soonest deadline first; returns them.
      */
     public Future<List<Expired>> expireOverdue(int limit) {
-        return changedTasks("expire_overdue", limit, Expired::new);
+        return changedTasks(
+                sql.statement("expire_overdue").bind("now", now(), "most", limit),
+                "expire_overdue",
+                row -> new Expired(row.getUUID("id"), row.getString("queue")));
     }
 
-    /** Runs a sweep's {@code statement} (:now, :most rows), which answers the tasks it changed with their queues. */
-    private <T> Future<List<T>> changedTasks(String name, int limit, BiFunction<UUID, String, T> of) {
-        Sql.Statement statement = sql.statement(name);
-        return guard(pool.preparedQuery(statement.text()).execute(statement.bind("now", now(), "most", limit)))
+    /** Runs a sweep's statement {@code name}, which answers the tasks it changed (no kind), then what their ends settled. */
+    private <T> Future<List<T>> changedTasks(Tuple params, String name, Function<Row, T> of) {
+        return guard(pool.preparedQuery(sql.statement(name).text()).execute(params))
                 .map(rows -> {
                     List<T> found = new ArrayList<>(rows.size());
                     List<UUID> ids = new ArrayList<>(rows.size());
@@ -487,9 +502,8 @@ public final class Journal {
                         if (Rows.kind(row) != null) {
                             continue;
                         }
-                        UUID id = row.getUUID("id");
-                        found.add(of.apply(id, row.getString("queue")));
-                        ids.add(id);
+                        found.add(of.apply(row));
+                        ids.add(row.getUUID("id"));
                     }
                     settleRows(rows, ids);
                     return found;

@@ -58,7 +58,15 @@ public final class Recovery {
         return journal.releaseExpired(batchSize).compose(released -> {
             Map<String, Integer> byQueue = new HashMap<>();
             for (Released task : released) {
-                byQueue.merge(task.queue(), 1, Integer::sum);
+                TaskQueue queue = queues.get(task.queue());
+                if (task.failed()) {
+                    if (queue != null) {
+                        queue.remove(task.id()); // a copy this node still held is done with
+                        metrics.queue(queue.name()).failed();
+                    }
+                } else {
+                    byQueue.merge(task.queue(), 1, Integer::sum);
+                }
             }
             byQueue.forEach((name, n) -> {
                 if (queues.get(name) != null) {

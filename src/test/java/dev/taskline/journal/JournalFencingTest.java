@@ -124,6 +124,36 @@ class JournalFencingTest {
     }
 
     @Test
+    void a_task_whose_lease_keeps_lapsing_ends_failed_once_its_takeovers_are_spent() throws Exception {
+        UUID id = newTask(); // one attempt, and Journal.MOST_LAPSES takeovers past it
+        long version = 0;
+        for (int attempt = 1; attempt <= 1 + Journal.MOST_LAPSES; attempt++) {
+            Lease lease = await(journal.claim(id, version, "w" + attempt, LEASE));
+            assertNotNull(lease, "claim " + attempt);
+            assertEquals(attempt, lease.attempt());
+            clock.advance(LEASE.plusSeconds(1));
+            Released released = await(journal.releaseExpired(100)).stream()
+                    .filter(r -> r.id().equals(id))
+                    .findFirst()
+                    .orElseThrow();
+            TaskView task = await(reads.task(id));
+            version = task.leaseVersion();
+            if (attempt < 1 + Journal.MOST_LAPSES) {
+                assertFalse(released.failed());
+                assertEquals(TaskState.PENDING, task.state(), "a crash now and then is taken over");
+            } else {
+                assertTrue(released.failed());
+                assertEquals(TaskState.FAILED, task.state(), "what kills every holder is not claimed for ever");
+                assertEquals("lease_expired", ((JsonObject) task.error()).getString("type"));
+                assertNotNull(task.finishedAt());
+                assertEquals(
+                        Reason.LEASE_EXPIRED,
+                        task.history().get(task.history().size() - 1).reason());
+            }
+        }
+    }
+
+    @Test
     void a_result_is_committed_at_most_once() throws Exception {
         UUID id = newTask();
         Lease lease = await(journal.claim(id, 0, "w1", LEASE));
