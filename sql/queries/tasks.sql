@@ -298,7 +298,8 @@ UPDATE tasks t
 RETURNING t.id;
 
 -- name: release_expired
--- :now, :most most rows, :most_lapses claims past max_attempts a task may have. Any node's lapsed
+-- :now, :most most rows, :most_lapses claims past max_attempts a task may have, :lapsed_error the
+-- error (JSON) of a task that ends failed by it. Any node's lapsed
 -- lease goes back to pending with a new version, which fences the old holder at once; the next claim
 -- counts the attempt, the takeover does not. A task whose attempts passed max_attempts by
 -- :most_lapses ends failed instead: one that kills or hangs whatever runs it (a poison pill) was
@@ -315,11 +316,7 @@ WITH expired AS (
      SET state = CASE WHEN e.spent THEN 'failed' ELSE 'pending' END,
          lease_version = t.lease_version + 1, worker_id = NULL,
          lease_expires_at = NULL, run_at = :now, updated_at = :now,
-         error = CASE WHEN e.spent
-                      THEN jsonb_build_object('type', 'lease_expired', 'message',
-                             'its lease lapsed on attempt ' || t.attempt || ' of ' || t.max_attempts
-                             || ' (and on every takeover allowed past them): what runs it dies or hangs')
-                      ELSE t.error END,
+         error = CASE WHEN e.spent THEN :lapsed_error::text::jsonb ELSE t.error END,
          finished_at = CASE WHEN e.spent THEN :now END
     FROM expired e
    WHERE t.id = e.id

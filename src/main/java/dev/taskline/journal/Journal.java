@@ -469,13 +469,22 @@ public final class Journal {
      */
     public static final int MOST_LAPSES = 3;
 
+    private static final String LAPSED = new io.vertx.core.json.JsonObject()
+            .put("type", "lease_expired")
+            .put(
+                    "message",
+                    "its lease lapsed on every claim allowed (maxAttempts, and " + MOST_LAPSES
+                            + " takeovers past them): whatever runs it dies or hangs")
+            .encode();
+
     /**
      * Puts lapsed leases of any node back to pending with a new version, or ends failed those whose
      * attempts passed max attempts by {@link #MOST_LAPSES}; returns them.
      */
     public Future<List<Released>> releaseExpired(int limit) {
         return changedTasks(
-                sql.statement("release_expired").bind("now", now(), "most", limit, "most_lapses", MOST_LAPSES),
+                sql.statement("release_expired")
+                        .bind("now", now(), "most", limit, "most_lapses", MOST_LAPSES, "lapsed_error", LAPSED),
                 "release_expired",
                 row -> new Released(
                         row.getUUID("id"), row.getString("queue"), "failed".equals(row.getString("state"))));

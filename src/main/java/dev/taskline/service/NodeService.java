@@ -39,7 +39,8 @@ public final class NodeService {
     private final Clock clock;
     private final String nodeId;
     private final Supplier<Future<List<NodeRecord>>> registry;
-    // A tenant's counts walk all its tasks in the journal: read once a second per tenant at most.
+    // A tenant's counts walk all its tasks in the journal: one read in flight per tenant at most, shared
+    // by every caller meanwhile (one that comes after it answered reads anew, and sees its own writes).
     private final SharedReads<String, List<TenantCounts>> tenantCounts;
 
     /** @param registry the journal's node registry: live nodes, then those gone within the last hour */
@@ -61,7 +62,7 @@ public final class NodeService {
         this.nodeId = nodeId;
         this.registry = registry;
         this.tenantCounts = new SharedReads<>(
-                tenant -> reads.tenantCounts(tenant, clock.instant()), java.time.Duration.ofSeconds(1), clock);
+                tenant -> reads.tenantCounts(tenant, clock.instant()), java.time.Duration.ZERO, clock);
     }
 
     /** The nodes on this journal, as the registry lists them, and which one answers: an admin's call. */

@@ -10,9 +10,9 @@ import java.util.function.Function;
 
 /**
  * A read whose cost grows with what one caller owns (a tenant's counts over all its tasks), made at
- * most once per {@code fresh} per key on this node, however many ask: callers within that time, or
- * while it is in flight, share its answer. A tenant polling its queues from a thousand tabs costs the
- * journal what one tab would. A failed read is not kept.
+ * most once per {@code fresh} per key on this node (zero: one in flight at a time), however many ask:
+ * callers within that time, or while it is in flight, share its answer. A tenant polling its queues
+ * from a thousand tabs costs the journal what one tab would. A failed read is not kept.
  */
 final class SharedReads<K, V> {
 
