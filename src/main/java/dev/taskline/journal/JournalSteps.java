@@ -271,26 +271,32 @@ public final class JournalSteps {
     }
 
     private Future<List<Received>> receiveAll(List<EventRequest> requests) {
-        int n = requests.size();
+        OffsetDateTime now = now();
+        return pool.withTransaction(conn -> deliver(conn, requests, now, false)
+                .compose(first -> deliverRest(conn, requests, first.delivered().clone(), first, now)
+                        .compose(v -> answerFresh(conn, requests, first))));
+    }
+
+    /**
+     * One statement of events_receive over {@code events}: recorded and delivered, or ({@code again})
+     * delivered only, to at most {@link #mostWoken} tasks each per field.
+     */
+    private Future<Delivery> deliver(SqlConnection conn, List<EventRequest> events, OffsetDateTime now, boolean again) {
+        int n = events.size();
         String[] tenants = new String[n];
         String[] ids = new String[n];
         String[] names = new String[n];
         String[] datas = new String[n];
         for (int i = 0; i < n; i++) {
-            EventRequest r = requests.get(i);
+            EventRequest r = events.get(i);
             tenants[i] = r.tenant();
             ids[i] = r.id();
             names[i] = r.name();
             datas[i] = r.dataJson();
         }
-        OffsetDateTime now = now();
-        return pool.withTransaction(conn -> conn.preparedQuery(eventsReceive.text())
-                .execute(eventsReceive.bind(new Params.EventsIn(tenants, ids, names, datas, now, mostWoken, false)))
-                .compose(rows -> {
-                    Delivery first = delivery(rows);
-                    return deliverRest(conn, requests, first.delivered().clone(), first, now)
-                            .compose(v -> answerFresh(conn, requests, first));
-                }));
+        return conn.preparedQuery(eventsReceive.text())
+                .execute(eventsReceive.bind(new Params.EventsIn(tenants, ids, names, datas, now, mostWoken, again)))
+                .map(JournalSteps::delivery);
     }
 
     /** Each event's outcome; the answers of new events that are not triggered, written in the same transaction. */
@@ -361,24 +367,10 @@ public final class JournalSteps {
         if (again.isEmpty()) {
             return Future.succeededFuture();
         }
-        int m = again.size();
-        String[] tenants = new String[m];
-        String[] ids = new String[m];
-        String[] names = new String[m];
-        String[] datas = new String[m];
-        for (int k = 0; k < m; k++) {
-            EventRequest r = requests.get(again.get(k));
-            tenants[k] = r.tenant();
-            ids[k] = r.id();
-            names[k] = r.name();
-            datas[k] = r.dataJson();
-        }
-        return conn.preparedQuery(eventsReceive.text())
-                .execute(eventsReceive.bind(new Params.EventsIn(tenants, ids, names, datas, now, mostWoken, true)))
-                .compose(rows -> {
-                    Delivery round = delivery(rows);
+        return deliver(conn, again.stream().map(requests::get).toList(), now, true)
+                .compose(round -> {
                     int[] next = new int[last.length];
-                    for (int k = 0; k < m; k++) {
+                    for (int k = 0; k < again.size(); k++) {
                         next[again.get(k)] = round.delivered()[k];
                         all.delivered()[again.get(k)] += round.delivered()[k];
                     }
