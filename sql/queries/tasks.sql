@@ -586,70 +586,31 @@ SELECT event_id, from_state, to_state, reason, worker_id, lease_version, attempt
 
 -- name: list_tasks
 -- :state, :queue, :type, :after after (exclusive; pages go newest first), :most limit, :max_inline
--- the most a task's payload, result and error may weigh together and still be shown, :max_page the
--- most those shown may weigh together: past either, the three are left out and their sizes say what
--- they weigh (the task's own read shows them). A page of 200 tasks of 16 MB each is not 3 GB.
-WITH page AS (
-  SELECT * FROM tasks
-   WHERE (:state::text IS NULL OR state = :state)
-     AND (:queue::text IS NULL OR queue = :queue)
-     AND (:type::text IS NULL OR type = :type)
-     AND (:after::uuid IS NULL OR id < :after)
-   ORDER BY id DESC
-   LIMIT :most
-), w AS (
-  SELECT page.*, octet_length(payload::text) AS payload_bytes,
-         COALESCE(octet_length(result::text), 0) AS result_bytes,
-         COALESCE(octet_length(error::text), 0) AS error_bytes
-    FROM page
-), s AS (
-  SELECT w.*, payload_bytes + result_bytes + error_bytes <= :max_inline
-              AND sum(CASE WHEN payload_bytes + result_bytes + error_bytes <= :max_inline
-                           THEN payload_bytes + result_bytes + error_bytes ELSE 0 END)
-                    OVER (ORDER BY id DESC) <= :max_page AS shown
-    FROM w
-)
-SELECT id, queue, type, state, priority, attempt, max_attempts, lease_version, progress_percent,
-       progress_message, run_at, created_at, updated_at, started_at, finished_at, batch_id, tenant,
-       timeout_ms, worker_id, lease_expires_at, concurrency_key, start_by, schedule, scheduled_for,
-       flow_id, flow_key, payload_bytes, result_bytes, error_bytes, shown,
-       CASE WHEN shown THEN payload END AS payload, CASE WHEN shown THEN result END AS result,
-       CASE WHEN shown THEN error END AS error
-  FROM s
- ORDER BY id DESC;
+-- and :max_page as taskline_weighed (000024) takes them: a task's payload, result and error are left
+-- out past them, with their sizes. A page of 200 tasks of 16 MB each is not 3 GB.
+SELECT (w.task).*, w.payload_bytes, w.result_bytes, w.error_bytes, w.shown
+  FROM taskline_weighed(ARRAY(SELECT id FROM tasks
+                               WHERE (:state::text IS NULL OR state = :state)
+                                 AND (:queue::text IS NULL OR queue = :queue)
+                                 AND (:type::text IS NULL OR type = :type)
+                                 AND (:after::uuid IS NULL OR id < :after)
+                               ORDER BY id DESC
+                               LIMIT :most), :max_inline, :max_page) w
+ ORDER BY w.ord;
 
 -- name: list_tenant_tasks
 -- As list_tasks, of one tenant (:tenant): a query of its own, so that even a generic plan walks
 -- that tenant's index (000006) and not every tenant's tasks.
-WITH page AS (
-  SELECT * FROM tasks
-   WHERE tenant = :tenant
-     AND (:state::text IS NULL OR state = :state)
-     AND (:queue::text IS NULL OR queue = :queue)
-     AND (:type::text IS NULL OR type = :type)
-     AND (:after::uuid IS NULL OR id < :after)
-   ORDER BY tenant, id DESC
-   LIMIT :most
-), w AS (
-  SELECT page.*, octet_length(payload::text) AS payload_bytes,
-         COALESCE(octet_length(result::text), 0) AS result_bytes,
-         COALESCE(octet_length(error::text), 0) AS error_bytes
-    FROM page
-), s AS (
-  SELECT w.*, payload_bytes + result_bytes + error_bytes <= :max_inline
-              AND sum(CASE WHEN payload_bytes + result_bytes + error_bytes <= :max_inline
-                           THEN payload_bytes + result_bytes + error_bytes ELSE 0 END)
-                    OVER (ORDER BY id DESC) <= :max_page AS shown
-    FROM w
-)
-SELECT id, queue, type, state, priority, attempt, max_attempts, lease_version, progress_percent,
-       progress_message, run_at, created_at, updated_at, started_at, finished_at, batch_id, tenant,
-       timeout_ms, worker_id, lease_expires_at, concurrency_key, start_by, schedule, scheduled_for,
-       flow_id, flow_key, payload_bytes, result_bytes, error_bytes, shown,
-       CASE WHEN shown THEN payload END AS payload, CASE WHEN shown THEN result END AS result,
-       CASE WHEN shown THEN error END AS error
-  FROM s
- ORDER BY id DESC;
+SELECT (w.task).*, w.payload_bytes, w.result_bytes, w.error_bytes, w.shown
+  FROM taskline_weighed(ARRAY(SELECT id FROM tasks
+                               WHERE tenant = :tenant
+                                 AND (:state::text IS NULL OR state = :state)
+                                 AND (:queue::text IS NULL OR queue = :queue)
+                                 AND (:type::text IS NULL OR type = :type)
+                                 AND (:after::uuid IS NULL OR id < :after)
+                               ORDER BY tenant, id DESC
+                               LIMIT :most), :max_inline, :max_page) w
+ ORDER BY w.ord;
 
 -- name: tenant_counts
 -- :tenant, :now: what a tenant's key sees of the queues, from its tasks alone (000006's index).
@@ -669,30 +630,13 @@ SELECT id, size, created_at FROM batches WHERE id = :id;
 
 -- name: batch_tasks
 -- :id, :max_inline and :max_page as for list_tasks. The batch's id range, then its tasks within it
--- (see migration 000004), their payloads, results and errors within those bounds.
-WITH page AS (
-  SELECT t.* FROM batches b JOIN tasks t ON t.id BETWEEN b.first_task_id AND b.last_task_id
-   WHERE b.id = :id AND t.batch_id = :id
-), w AS (
-  SELECT page.*, octet_length(payload::text) AS payload_bytes,
-         COALESCE(octet_length(result::text), 0) AS result_bytes,
-         COALESCE(octet_length(error::text), 0) AS error_bytes
-    FROM page
-), s AS (
-  SELECT w.*, payload_bytes + result_bytes + error_bytes <= :max_inline
-              AND sum(CASE WHEN payload_bytes + result_bytes + error_bytes <= :max_inline
-                           THEN payload_bytes + result_bytes + error_bytes ELSE 0 END)
-                    OVER (ORDER BY id) <= :max_page AS shown
-    FROM w
-)
-SELECT id, queue, type, state, priority, attempt, max_attempts, lease_version, progress_percent,
-       progress_message, run_at, created_at, updated_at, started_at, finished_at, batch_id, tenant,
-       timeout_ms, worker_id, lease_expires_at, concurrency_key, start_by, schedule, scheduled_for,
-       flow_id, flow_key, payload_bytes, result_bytes, error_bytes, shown,
-       CASE WHEN shown THEN payload END AS payload, CASE WHEN shown THEN result END AS result,
-       CASE WHEN shown THEN error END AS error
-  FROM s
- ORDER BY id;
+-- (see migration 000004), weighed as a list's are.
+SELECT (w.task).*, w.payload_bytes, w.result_bytes, w.error_bytes, w.shown
+  FROM taskline_weighed(ARRAY(SELECT t.id FROM batches b
+                                JOIN tasks t ON t.id BETWEEN b.first_task_id AND b.last_task_id
+                               WHERE b.id = :id AND t.batch_id = :id
+                               ORDER BY t.id), :max_inline, :max_page) w
+ ORDER BY w.ord;
 
 -- name: ping
 SELECT 1;
