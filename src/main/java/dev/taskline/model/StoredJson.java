@@ -59,74 +59,106 @@ public final class StoredJson {
      * itself ("the body", "the result"); null when none.
      */
     public static String flaw(Object value, String root) {
-        return flaw(value, root, "", 0);
+        return new Walk(root).flaw(value, "", 0);
     }
 
-    private static String flaw(Object value, String root, String path, int depth) {
-        if (value == null
-                || value instanceof Boolean
-                || value instanceof Integer
-                || value instanceof Long
-                || value instanceof Double
-                || value instanceof Float
-                || value instanceof Short
-                || value instanceof Byte
-                || value instanceof BigInteger
-                || value instanceof BigDecimal
-                // Written as text (base64, ISO-8601) by the encoder.
-                || value instanceof byte[]
-                || value instanceof Buffer
-                || value instanceof Instant) {
+    /**
+     * One look through a value: its first flaw, and on the way an upper bound of its size as JSON
+     * text ({@code bound}), so that a value plainly within a size need not be encoded to be sized.
+     */
+    private static final class Walk {
+
+        /** At most this many bytes a UTF-16 unit of a string can take once encoded: an escape, {@code \\uXXXX}. */
+        private static final int MOST_PER_CHAR = 6;
+
+        private final String root;
+        private long bound;
+
+        Walk(String root) {
+            this.root = root;
+        }
+
+        private void counts(long bytes) {
+            bound = bound + bytes < 0 ? Long.MAX_VALUE : bound + bytes;
+        }
+
+        private String flaw(Object value, String path, int depth) {
+            if (value == null
+                    || value instanceof Boolean
+                    || value instanceof Integer
+                    || value instanceof Long
+                    || value instanceof Double
+                    || value instanceof Float
+                    || value instanceof Short
+                    || value instanceof Byte
+                    || value instanceof Instant) {
+                // A number, a boolean, or an instant written as ISO-8601 text: at most 40 bytes each.
+                counts(40);
+                return null;
+            }
+            if (value instanceof BigInteger || value instanceof BigDecimal) {
+                counts(Long.MAX_VALUE); // how the encoder writes one is its setting: sized by encoding
+                return null;
+            }
+            if (value instanceof byte[] || value instanceof Buffer) {
+                // Written as base64 text by the encoder.
+                long length = value instanceof byte[] bytes ? bytes.length : ((Buffer) value).length();
+                counts(4 * (length / 3 + 1) + 2);
+                return null;
+            }
+            String where = path.isEmpty() ? root : path;
+            if (value instanceof String text) {
+                counts((long) MOST_PER_CHAR * text.length() + 2);
+                String flaw = StoredJson.flaw(text);
+                return flaw == null ? null : where + " " + flaw;
+            }
+            if (value instanceof Enum<?> e) {
+                return flaw(e.name(), path, depth);
+            }
+            if (depth >= MAX_DEPTH) {
+                return where + " is nested more than " + MAX_DEPTH + " levels deep";
+            }
+            counts(2);
+            if (value instanceof JsonObject object) {
+                return fields(object.getMap(), path, depth);
+            }
+            if (value instanceof Map<?, ?> map) {
+                return fields(map, path, depth);
+            }
+            List<?> list = value instanceof JsonArray array ? array.getList() : value instanceof List<?> l ? l : null;
+            if (list == null) {
+                return where + " holds a " + value.getClass().getSimpleName() + ", which is no JSON value";
+            }
+            for (int i = 0; i < list.size(); i++) {
+                counts(1);
+                String flaw = flaw(list.get(i), path + "[" + i + "]", depth + 1);
+                if (flaw != null) {
+                    return flaw;
+                }
+            }
             return null;
         }
-        String where = path.isEmpty() ? root : path;
-        if (value instanceof String text) {
-            String flaw = flaw(text);
-            return flaw == null ? null : where + " " + flaw;
-        }
-        if (value instanceof Enum<?> e) {
-            return flaw(e.name(), root, path, depth);
-        }
-        if (depth >= MAX_DEPTH) {
-            return where + " is nested more than " + MAX_DEPTH + " levels deep";
-        }
-        if (value instanceof JsonObject object) {
-            return fields(object.getMap(), root, path, depth);
-        }
-        if (value instanceof Map<?, ?> map) {
-            return fields(map, root, path, depth);
-        }
-        List<?> list = value instanceof JsonArray array ? array.getList() : value instanceof List<?> l ? l : null;
-        if (list == null) {
-            return where + " holds a " + value.getClass().getSimpleName() + ", which is no JSON value";
-        }
-        for (int i = 0; i < list.size(); i++) {
-            String flaw = flaw(list.get(i), root, path + "[" + i + "]", depth + 1);
-            if (flaw != null) {
-                return flaw;
-            }
-        }
-        return null;
-    }
 
-    private static String fields(Map<?, ?> map, String root, String path, int depth) {
-        for (Map.Entry<?, ?> field : map.entrySet()) {
-            String name = String.valueOf(field.getKey());
-            String flaw = flaw(name);
-            if (flaw != null) {
-                return "a field name of " + (path.isEmpty() ? root : path) + " " + flaw;
+        private String fields(Map<?, ?> map, String path, int depth) {
+            for (Map.Entry<?, ?> field : map.entrySet()) {
+                String name = String.valueOf(field.getKey());
+                counts((long) MOST_PER_CHAR * name.length() + 4);
+                String flaw = StoredJson.flaw(name);
+                if (flaw != null) {
+                    return "a field name of " + (path.isEmpty() ? root : path) + " " + flaw;
+                }
+                if (name.length() > MAX_NAME) {
+                    return "a field name of " + (path.isEmpty() ? root : path) + " is longer than " + MAX_NAME
+                            + " characters";
+                }
+                String at = path.isEmpty() ? shortName(name) : path + "." + shortName(name);
+                flaw = flaw(field.getValue(), at, depth + 1);
+                if (flaw != null) {
+                    return flaw;
+                }
             }
-            if (name.length() > MAX_NAME) {
-                return "a field name of " + (path.isEmpty() ? root : path) + " is longer than " + MAX_NAME
-                        + " characters";
-            }
-            String at = path.isEmpty() ? shortName(name) : path + "." + shortName(name);
-            flaw = flaw(field.getValue(), root, at, depth + 1);
-            if (flaw != null) {
-                return flaw;
-            }
+            return null;
         }
-        return null;
     }
 
     /** A name as an error quotes it: a long one is cut, so that the error stays readable. */
@@ -139,8 +171,10 @@ public final class StoredJson {
      * {@link #flaw(Object, String)}, or a size encoded past {@code maxBytes}; null when none.
      */
     public static String flaw(Object value, String root, long maxBytes) {
-        String flaw = flaw(value, root);
-        if (flaw != null) {
+        Walk walk = new Walk(root);
+        String flaw = walk.flaw(value, "", 0);
+        if (flaw != null || walk.bound <= maxBytes) {
+            // Plainly within the size, it need not be encoded here as well as where it is written.
             return flaw;
         }
         int bytes;

@@ -16,6 +16,27 @@ import org.junit.jupiter.api.Test;
 class StoredJsonTest {
 
     @Test
+    void a_value_is_refused_past_its_size_to_the_byte_whether_it_is_encoded_to_be_sized_or_not() {
+        java.util.List<Object> values = java.util.List.of(
+                new JsonObject().put("control", "\u0001".repeat(100)).put("n", 1.0e-300),
+                new JsonObject()
+                        .put("q", "\"\\".repeat(50))
+                        .put("list", new JsonArray().add(Long.MIN_VALUE).add(true)),
+                new JsonObject()
+                        .put("bytes", new byte[] {1, 2, 3, 4, 5})
+                        .put("at", Instant.parse("2026-12-05T10:00:00.123456789Z"))
+                        .put("big", new java.math.BigDecimal("1e400"))
+                        .putNull("none"),
+                new JsonArray().add("😀 héllo").add(new JsonObject().put("k", new JsonArray())));
+        for (Object value : values) {
+            int bytes = io.vertx.core.json.Json.encodeToBuffer(value).length();
+            assertNull(StoredJson.flaw(value, "the result", bytes), value.toString());
+            String refused = StoredJson.flaw(value, "the result", bytes - 1);
+            assertTrue(refused != null && refused.contains(bytes + " bytes"), String.valueOf(refused));
+        }
+    }
+
+    @Test
     void a_value_of_plain_json_has_no_flaw() {
         JsonObject value = new JsonObject()
                 .put("text", "héllo 😀")
