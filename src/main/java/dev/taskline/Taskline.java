@@ -45,6 +45,8 @@ import dev.taskline.service.TaskService;
 import dev.taskline.service.WorkService;
 import dev.taskline.support.Periodic;
 import dev.taskline.support.Version;
+import dev.taskline.worker.AnswerBounds;
+import dev.taskline.worker.AttemptParts;
 import dev.taskline.worker.RemoteWorkers;
 import dev.taskline.worker.Suspensions;
 import dev.taskline.worker.WorkerVerticle;
@@ -113,6 +115,7 @@ public final class Taskline {
     private Scheduler scheduler;
     private Schedules schedules;
     private RemoteWorkers remote;
+    private AttemptParts attemptParts;
     private final ApiKeys keys;
     private final SessionRevocations revocations;
     private final Cluster cluster;
@@ -292,23 +295,24 @@ public final class Taskline {
         journal.onSettled(new FlowSettlements(queues, metrics.flows(), clock));
         this.hub = hub;
         TaskControl control = new TaskControl(journal, reads, queues, vertx.eventBus(), metrics);
-        remote = new RemoteWorkers(
-                queues.all().stream().filter(q -> q.config().remote()).toList(),
+        attemptParts = new AttemptParts(
                 journal,
-                reads,
-                metrics,
+                flows,
+                spawns,
+                suspensions,
+                hub::progress,
                 clock,
                 () -> jitter.getAsDouble(),
-                hub::progress,
+                AnswerBounds.of(config));
+        remote = new RemoteWorkers(
+                queues.all().stream().filter(q -> q.config().remote()).toList(),
+                attemptParts,
+                reads,
+                metrics,
                 config.recovery().intervalMs(),
                 config.http().maxWaitingClaims(),
                 TasklineConfig.share(
-                        config.http().maxWaitingClaims(), config.http().tenantShare()),
-                flows,
-                config.flows().maxParentBytes(),
-                spawns,
-                suspensions,
-                config.http().maxClaimBytes());
+                        config.http().maxWaitingClaims(), config.http().tenantShare()));
         JournalSchedules journalSchedules = new JournalSchedules(journal);
         scheduler = new Scheduler(
                 journalSchedules,
@@ -445,19 +449,11 @@ public final class Taskline {
             }
             WorkerVerticle worker = new WorkerVerticle(
                     queue,
-                    journal,
                     handlers,
                     metrics.queue(queue.name()),
-                    clock,
-                    () -> jitter.getAsDouble(),
-                    hub::progress,
                     nodeId,
                     config.worker().progressIntervalMs(),
-                    flows,
-                    config.flows().maxParentBytes(),
-                    spawns,
-                    suspensions,
-                    config.http().bodyLimitBytes());
+                    attemptParts);
             workers.add(worker);
             chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
         }

@@ -24,6 +24,7 @@ import dev.taskline.service.NodeService;
 import dev.taskline.service.Views.QueueView;
 import dev.taskline.service.Views.Stats;
 import dev.taskline.support.IsoTime;
+import dev.taskline.worker.Ended;
 import dev.taskline.worker.RemoteWorkers;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
@@ -526,7 +527,7 @@ final class ApiJson {
     }
 
     /** What became of a failed attempt, with the task's id unless {@code id} is null (an item of a list that names it). */
-    static JsonObject failOutcome(UUID id, RemoteWorkers.Outcome outcome) {
+    static JsonObject failOutcome(UUID id, Ended outcome) {
         JsonObject json = new JsonObject();
         if (id != null) {
             json.put("id", id.toString());

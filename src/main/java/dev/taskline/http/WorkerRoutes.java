@@ -7,6 +7,7 @@ import dev.taskline.service.Caller;
 import dev.taskline.service.Views.ItemResult;
 import dev.taskline.service.Views.LeaseWrite;
 import dev.taskline.service.WorkService;
+import dev.taskline.worker.Ended;
 import dev.taskline.worker.RemoteWorkers;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -112,7 +113,7 @@ final class WorkerRoutes implements Routes {
         Future<List<ItemResult<TaskState>>> completed = completions.isEmpty()
                 ? Future.succeededFuture(List.of())
                 : service.completeAll(caller, queue, completions);
-        Future<List<ItemResult<RemoteWorkers.Outcome>>> failed = service.failAll(caller, queue, failures);
+        Future<List<ItemResult<Ended>>> failed = service.failAll(caller, queue, failures);
         Promise<Void> gone = Promise.promise();
         ctx.response().closeHandler(v -> gone.tryComplete());
         boolean wrote = !completions.isEmpty() || !failures.isEmpty();

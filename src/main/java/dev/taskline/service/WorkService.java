@@ -9,6 +9,7 @@ import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.NotFoundException;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
+import dev.taskline.worker.Ended;
 import dev.taskline.worker.LeaseTokens;
 import dev.taskline.worker.RemoteWorkers;
 import io.vertx.core.Future;
@@ -191,7 +192,7 @@ public final class WorkService {
     }
 
     /** Ends a remote attempt as {@code ending} says. */
-    public Future<RemoteWorkers.Outcome> fail(Caller caller, UUID id, Ending ending) {
+    public Future<Ended> fail(Caller caller, UUID id, Ending ending) {
         String error = ending.error();
         // An error is optional only for a task put back; one that is given must fit.
         if (error == null ? !ending.putsBack() : error.isEmpty() || error.length() > MAX_ERROR) {
@@ -238,8 +239,7 @@ public final class WorkService {
     public record Failure(UUID id, Ending ending) {}
 
     /** Fails many remote attempts (none: answered at once); each is answered on its own, in order. */
-    public Future<List<Views.ItemResult<RemoteWorkers.Outcome>>> failAll(
-            Caller caller, String queue, List<Failure> failures) {
+    public Future<List<Views.ItemResult<Ended>>> failAll(Caller caller, String queue, List<Failure> failures) {
         if (failures.isEmpty()) {
             return Future.succeededFuture(List.of());
         }
@@ -249,12 +249,12 @@ public final class WorkService {
         return remoteQueue(queue)
                 .compose(v -> permitted(() -> caller.requireWork(queue)))
                 .compose(v -> {
-                    List<Future<RemoteWorkers.Outcome>> each = new ArrayList<>(failures.size());
+                    List<Future<Ended>> each = new ArrayList<>(failures.size());
                     for (Failure f : failures) {
                         each.add(fail(caller, f.id(), f.ending()));
                     }
                     return Future.join(each).transform(done -> {
-                        List<Views.ItemResult<RemoteWorkers.Outcome>> results = new ArrayList<>(failures.size());
+                        List<Views.ItemResult<Ended>> results = new ArrayList<>(failures.size());
                         for (int i = 0; i < failures.size(); i++) {
                             results.add(itemResult(failures.get(i).id(), each.get(i)));
                         }

@@ -63,20 +63,18 @@ final class Attempt implements TaskContext {
     private long lastWriteNanos;
 
     Attempt(
-            Vertx vertx,
             Context context,
-            Journal journal,
+            AttemptParts parts,
             Task task,
             Lease lease,
             long timeoutMs,
             long progressIntervalMs,
-            ProgressListener listener,
             DurableSteps durable) {
-        this.listener = listener;
+        this.listener = parts.progress;
         this.durable = durable;
-        this.vertx = vertx;
+        this.vertx = context.owner();
         this.context = context;
-        this.journal = journal;
+        this.journal = parts.journal;
         this.task = task;
         this.payload = parse(task.payloadJson());
         this.lease = lease;

@@ -2,10 +2,8 @@ package dev.taskline.worker;
 
 import dev.taskline.config.QueueConfig;
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.JournalFlows;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
-import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.StepWritten;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
@@ -13,7 +11,6 @@ import dev.taskline.model.problem.ForbiddenException;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.worker.RemoteWorkers.Beat;
-import dev.taskline.worker.RemoteWorkers.Outcome;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -24,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -44,36 +40,22 @@ final class LeaseWrites {
     private final RemoteCustody custody;
     private final WorkerRegistry registry;
     private final Supplier<LeaseTokens> tokens;
+    private final AttemptParts parts;
     private final Clock clock;
-    private final DoubleSupplier jitter;
-    private final ProgressListener progress;
-    private final JournalFlows flows;
-    private final SpawnPlanner spawns;
-    private final Suspensions suspensions;
 
     LeaseWrites(
             Map<String, TaskQueue> queues,
-            Journal journal,
             RemoteCustody custody,
             WorkerRegistry registry,
             Supplier<LeaseTokens> tokens,
-            Clock clock,
-            DoubleSupplier jitter,
-            ProgressListener progress,
-            JournalFlows flows,
-            SpawnPlanner spawns,
-            Suspensions suspensions) {
-        this.suspensions = suspensions;
-        this.flows = flows;
-        this.spawns = spawns;
+            AttemptParts parts) {
         this.queues = queues;
-        this.journal = journal;
+        this.journal = parts.journal;
         this.custody = custody;
         this.registry = registry;
         this.tokens = tokens;
-        this.clock = clock;
-        this.jitter = jitter;
-        this.progress = progress;
+        this.parts = parts;
+        this.clock = parts.clock;
     }
 
     /**
@@ -95,7 +77,7 @@ final class LeaseWrites {
                 String text = message == null
                         ? null
                         : message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message;
-                progress.progress(taskId, clamped, text);
+                parts.progress.progress(taskId, clamped, text);
                 journal.progress(lease, clamped, text);
             }
             return Future.succeededFuture(
@@ -113,22 +95,17 @@ final class LeaseWrites {
         LeaseTokens.Token t = verify(token, taskId, queue, tenant);
         registry.saw(tenant, t.lease().workerId(), t.queue());
         JsonObject value = result == null ? new JsonObject() : result;
-        Future<TaskState> end = spawn == null || spawn.isEmpty()
-                ? journal.succeedOrCancelled(t.lease(), value)
-                : flows.spawner(taskId)
-                        .compose(spawner -> spawner == null
-                                ? Future.succeededFuture((TaskState) null)
-                                : spawns.plan(spawner, spawn)
-                                        .compose(planned -> flows.succeedSpawning(t.lease(), value, planned, true)));
-        return end.compose(
-                state -> state == null ? custody.lost(t) : Future.succeededFuture(custody.ended(t, state, null)));
+        return write(t, new Outcome.Completed(value, spawn))
+                .compose(written -> written.state() == null
+                        ? custody.lost(t)
+                        : Future.succeededFuture(custody.ended(t, written.state(), null)));
     }
 
     /** Ends the attempt suspended on {@code wait}; the state the task is in after it (409 when the lease was lost). */
     Future<TaskState> suspend(String token, UUID taskId, Wait wait, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, null, tenant);
         registry.saw(tenant, t.lease().workerId(), t.queue());
-        return suspensions.suspend(t.lease(), wait).compose(suspended -> {
+        return write(t, new Outcome.Suspending(wait)).compose(suspended -> {
             if (suspended.state() == null) {
                 return custody.lost(t);
             }
@@ -143,7 +120,7 @@ final class LeaseWrites {
     /** Journals a step of the attempt; the result kept. 409 when the lease was lost. */
     Future<StepWritten> step(String token, UUID taskId, String name, String resultJson, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, null, tenant);
-        return suspensions
+        return parts.suspensions
                 .steps()
                 .step(t.lease(), name, resultJson)
                 .compose(kept -> kept != null ? Future.succeededFuture(kept) : custody.lost(t));
@@ -153,24 +130,28 @@ final class LeaseWrites {
      * Ends the attempt failed with {@code error}. With {@code retry} and attempts left the task runs
      * again after {@code retryAfterMs} (null: the queue's backoff); else it fails for good.
      */
-    Future<Outcome> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs, String tenant) {
+    Future<Ended> fail(String token, UUID taskId, String error, boolean retry, Long retryAfterMs, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, null, tenant);
         registry.saw(tenant, t.lease().workerId(), t.queue());
         JsonObject detail = new JsonObject().put("type", "remote").put("message", error);
-        return endFailed(t, detail, retry, retryAfterMs, true)
-                .compose(outcome -> outcome == null ? custody.lost(t) : Future.succeededFuture(outcome));
+        return endFailed(t, new Outcome.Reported(detail, retry, retryAfterMs))
+                .compose(ended -> ended == null ? custody.lost(t) : Future.succeededFuture(ended));
     }
 
     /** As {@link RemoteWorkers#putBack}. A task asked to cancel ends cancelled instead, as on any end. */
-    Future<Outcome> putBack(String token, UUID taskId, Long snoozeMs, String tenant) {
+    Future<Ended> putBack(String token, UUID taskId, Long snoozeMs, String tenant) {
         LeaseTokens.Token t = verify(token, taskId, null, tenant);
         registry.saw(tenant, t.lease().workerId(), t.queue());
-        Instant due = clock.instant().plusMillis(snoozeMs == null ? 0 : snoozeMs);
-        Future<TaskState> end = snoozeMs == null ? journal.release(t.lease()) : journal.snoozeUntil(t.lease(), due);
-        return end.compose(state -> state == null
-                ? custody.lost(t)
-                : Future.succeededFuture(new Outcome(
-                        custody.putBack(t, state, due, snoozeMs == null), state == TaskState.PENDING ? due : null)));
+        Instant now = clock.instant();
+        End end = decide(t, new Outcome.PutBack(snoozeMs), now);
+        Instant due = end instanceof End.Snoozed s ? s.due() : now;
+        return parts.ends.write(t.lease(), null, end).compose(written -> {
+            TaskState state = written.state();
+            return state == null
+                    ? custody.lost(t)
+                    : Future.succeededFuture(new Ended(
+                            custody.putBack(t, state, due, snoozeMs == null), state == TaskState.PENDING ? due : null));
+        });
     }
 
     /**
@@ -179,41 +160,39 @@ final class LeaseWrites {
      * task being no longer running under its lease. Answers how many ended.
      */
     Future<Integer> timeOut(List<RemoteCustody.Held> held) {
-        List<Future<Outcome>> ends = new ArrayList<>();
+        List<Future<Ended>> ends = new ArrayList<>();
         for (RemoteCustody.Held h : held) {
-            JsonObject error = new JsonObject()
-                    .put("type", "timeout")
-                    .put("message", "the attempt ran longer than " + RemoteCustody.timeoutMs(h.queue, h.task) + " ms");
             // As a local attempt that timed out: retried while attempts are left, a cancel not winning.
-            ends.add(endFailed(h.token(), error, true, null, false));
+            ends.add(endFailed(h.token(), new Outcome.TimedOut(RemoteCustody.timeoutMs(h.queue, h.task))));
         }
         return Future.join(ends).otherwiseEmpty().map(v -> (int)
                 ends.stream().filter(f -> f.succeeded() && f.result() != null).count());
     }
 
     /**
-     * Ends an attempt failed: pending again after {@code retryAfterMs} (null: the queue's backoff)
-     * while {@code retry} is asked and attempts are left, else failed for good, or cancelled when
-     * {@code cancelWins} and someone asked. Null when the lease was lost.
+     * Ends an attempt failed, or pending again when it is retried (see {@link Endings}); null when
+     * the lease was lost.
      */
-    private Future<Outcome> endFailed(
-            LeaseTokens.Token t, JsonObject error, boolean retry, Long retryAfterMs, boolean cancelWins) {
-        Lease lease = t.lease();
-        if (retry && lease.attempt() < t.maxAttempts()) {
-            QueueConfig config = queues.get(t.queue()).config();
-            long delay = retryAfterMs != null
-                    ? retryAfterMs
-                    : Backoff.delayMs(
-                            lease.attempt(), config.backoffBaseMs(), config.backoffCapMs(), jitter.getAsDouble());
-            Instant due = clock.instant().plusMillis(delay);
-            return journal.retryAt(lease, due, error)
-                    .map(state -> state == null
-                            ? null
-                            : new Outcome(custody.ended(t, state, due), state == TaskState.PENDING ? due : null));
-        }
-        Future<TaskState> end =
-                cancelWins ? journal.failOrCancelled(lease, error, !retry) : journal.fail(lease, error, !retry);
-        return end.map(state -> state == null ? null : new Outcome(custody.ended(t, state, null), null));
+    private Future<Ended> endFailed(LeaseTokens.Token t, Outcome outcome) {
+        End end = decide(t, outcome, clock.instant());
+        Instant due = end instanceof End.RetryAt r ? r.due() : null;
+        return parts.ends.write(t.lease(), null, end).map(written -> {
+            TaskState state = written.state();
+            return state == null
+                    ? null
+                    : new Ended(custody.ended(t, state, due), state == TaskState.PENDING ? due : null);
+        });
+    }
+
+    /** Decides and writes the end of {@code t}'s attempt. */
+    private Future<Written> write(LeaseTokens.Token t, Outcome outcome) {
+        return parts.ends.write(t.lease(), null, decide(t, outcome, clock.instant()));
+    }
+
+    private End decide(LeaseTokens.Token t, Outcome outcome, Instant now) {
+        QueueConfig config = queues.get(t.queue()).config();
+        Endings.Attempted attempted = Endings.Attempted.remote(t.lease().attempt(), t.maxAttempts());
+        return Endings.decide(attempted, outcome, parts.policy(config), now);
     }
 
     /**

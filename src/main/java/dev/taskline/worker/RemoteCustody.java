@@ -1,6 +1,5 @@
 package dev.taskline.worker;
 
-import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
@@ -31,7 +30,7 @@ import java.util.function.Supplier;
  */
 final class RemoteCustody {
 
-    private final Journal journal;
+    private final EndWriter ends;
     private final JournalReads reads;
     private final TasklineMetrics metrics;
     private final Clock clock;
@@ -42,13 +41,13 @@ final class RemoteCustody {
     private final Map<UUID, Held> held = new HashMap<>();
 
     RemoteCustody(
-            Journal journal,
+            EndWriter ends,
             JournalReads reads,
             TasklineMetrics metrics,
             Clock clock,
             Supplier<LeaseTokens> tokens,
             Consumer<TaskQueue> freed) {
-        this.journal = journal;
+        this.ends = ends;
         this.reads = reads;
         this.metrics = metrics;
         this.clock = clock;
@@ -261,7 +260,7 @@ final class RemoteCustody {
      * the answer): pending again at once, the attempt not counted, any node may claim them.
      */
     Future<Void> handBack(List<Claimed> claimed) {
-        List<Future<TaskState>> writes = new ArrayList<>();
+        List<Future<Written>> writes = new ArrayList<>();
         for (Claimed c : claimed) {
             Held h = held.remove(c.task().id());
             if (h == null || h.lease.version() != c.lease().version()) {
@@ -270,7 +269,7 @@ final class RemoteCustody {
                 }
                 continue;
             }
-            writes.add(journal.handBackUnstarted(c.lease())
+            writes.add(ends.write(c.lease(), null, Endings.unstarted(false))
                     .onComplete(done -> release(h.queue, c.task().id(), null)));
         }
         return Future.join(writes).mapEmpty();

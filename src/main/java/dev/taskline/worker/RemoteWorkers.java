@@ -1,13 +1,11 @@
 package dev.taskline.worker;
 
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.DurableStart;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Parents;
-import dev.taskline.model.SpawnPlanner;
 import dev.taskline.model.StepWritten;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
@@ -31,7 +29,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -48,22 +45,13 @@ public final class RemoteWorkers extends VerticleBase {
     public static final String SECRET = "lease-token";
 
     private final Map<String, TaskQueue> queues;
+    private final AttemptParts parts;
     private final Journal journal;
     private final JournalReads reads;
     private final TasklineMetrics metrics;
     private final Clock clock;
-    private final DoubleSupplier jitter;
-    private final ProgressListener progress;
     private final long reconcileMs;
-    /** Claims that may wait at once on one queue of this node, and of those one tenant's. */
-    private final int maxWaiting;
-
-    private final int tenantMost;
-    private final JournalFlows flows;
-    private final SpawnPlanner spawns;
-    private final Suspensions suspensions;
-    private final long maxParentBytes;
-    private final long maxClaimBytes;
+    private final WaitingClaims.Bounds claimBounds;
     private final WorkerRegistry registry;
     /** The journal's lease-token secret, once read; written on this loop, read from any thread. */
     private volatile LeaseTokens tokens;
@@ -75,38 +63,27 @@ public final class RemoteWorkers extends VerticleBase {
     private boolean reconciling;
     private boolean stopping;
 
+    /**
+     * @param maxWaiting claims that may wait at once on one queue of this node
+     * @param tenantMost of those, one tenant's
+     */
     public RemoteWorkers(
             Collection<TaskQueue> remoteQueues,
-            Journal journal,
+            AttemptParts parts,
             JournalReads reads,
             TasklineMetrics metrics,
-            Clock clock,
-            DoubleSupplier jitter,
-            ProgressListener progress,
             long reconcileMs,
             int maxWaiting,
-            int tenantMost,
-            JournalFlows flows,
-            long maxParentBytes,
-            SpawnPlanner spawns,
-            Suspensions suspensions,
-            long maxClaimBytes) {
-        this.maxClaimBytes = maxClaimBytes;
-        this.suspensions = suspensions;
-        this.spawns = spawns;
-        this.flows = flows;
-        this.maxParentBytes = maxParentBytes;
+            int tenantMost) {
         this.queues = new LinkedHashMap<>();
         remoteQueues.forEach(q -> this.queues.put(q.name(), q));
-        this.journal = journal;
+        this.parts = parts;
+        this.journal = parts.journal;
         this.reads = reads;
         this.metrics = metrics;
-        this.clock = clock;
-        this.jitter = jitter;
-        this.progress = progress;
+        this.clock = parts.clock;
         this.reconcileMs = reconcileMs;
-        this.maxWaiting = maxWaiting;
-        this.tenantMost = tenantMost;
+        this.claimBounds = new WaitingClaims.Bounds(maxWaiting, tenantMost, parts.bounds.maxClaimBytes());
         this.registry = new WorkerRegistry(clock);
     }
 
@@ -161,9 +138,6 @@ public final class RemoteWorkers extends VerticleBase {
     /** What a heartbeat learned: the lease's new end, and whether someone asked to cancel the task. */
     public record Beat(Instant expiresAt, boolean cancelRequested) {}
 
-    /** What became of a failed attempt: pending again at {@code retryAt}, or ended (failed, cancelled). */
-    public record Outcome(TaskState state, Instant retryAt) {}
-
     /** A remote worker this node has heard from. */
     public record Worker(String name, String queue, int leases, Instant lastSeen, String tenant) {}
 
@@ -196,21 +170,9 @@ public final class RemoteWorkers extends VerticleBase {
         // what a waiting claim waits for (claims is read when a slot frees, not now); a hand-back goes
         // through a pass of its own. The token secret comes from the journal: until it has, no claim
         // is answered (the HTTP API is deployed after this verticle has started).
-        custody = new RemoteCustody(journal, reads, metrics, clock, () -> tokens, queue -> claims.serve(queue));
-        claims = new WaitingClaims(
-                vertx,
-                context,
-                queues,
-                custody,
-                gatedClaims,
-                metrics,
-                this::handBack,
-                () -> stopping,
-                maxWaiting,
-                tenantMost,
-                maxClaimBytes);
-        writes = new LeaseWrites(
-                queues, journal, custody, registry, () -> tokens, clock, jitter, progress, flows, spawns, suspensions);
+        custody = new RemoteCustody(parts.ends, reads, metrics, clock, () -> tokens, queue -> claims.serve(queue));
+        claims = new WaitingClaims(context, queues, custody, gatedClaims, metrics, new ClaimsOwner(), claimBounds);
+        writes = new LeaseWrites(queues, custody, registry, () -> tokens, parts);
         for (TaskQueue queue : queues.values()) {
             queue.onAvailable(() -> claims.wake(queue));
         }
@@ -286,7 +248,7 @@ public final class RemoteWorkers extends VerticleBase {
         int fit = 0;
         for (; fit < claimed.size(); fit++) {
             long weight = claimed.get(fit).weight();
-            if (fit > 0 && used + weight > maxClaimBytes) {
+            if (fit > 0 && used + weight > claimBounds.maxClaimBytes()) {
                 break;
             }
             used += weight;
@@ -315,7 +277,9 @@ public final class RemoteWorkers extends VerticleBase {
             read.add(
                     !c.task().hasParents()
                             ? Future.succeededFuture(c)
-                            : flows.parents(c.task().id(), maxParentBytes).map(c::withParents));
+                            : parts.flows
+                                    .parents(c.task().id(), parts.bounds.maxParentBytes())
+                                    .map(c::withParents));
         }
         return Future.all(read).map(all -> {
             List<Claimed> answer = new ArrayList<>(claimed.size());
@@ -339,7 +303,7 @@ public final class RemoteWorkers extends VerticleBase {
         if (leases.isEmpty()) {
             return Future.succeededFuture(claimed);
         }
-        return suspensions.steps().load(leases).map(read -> {
+        return parts.suspensions.steps().load(leases).map(read -> {
             List<Claimed> answer = new ArrayList<>(claimed.size());
             for (Claimed c : claimed) {
                 if (!c.task().readsSteps(c.lease())) {
@@ -403,7 +367,7 @@ public final class RemoteWorkers extends VerticleBase {
      * Ends the attempt failed with {@code error}. With {@code retry} and attempts left the task runs
      * again after {@code retryAfterMs} (null: the queue's backoff); else it fails for good.
      */
-    public Future<Outcome> fail(
+    public Future<Ended> fail(
             String token, UUID taskId, String error, boolean retry, Long retryAfterMs, String tenant) {
         return onContext(() -> writes.fail(token, taskId, error, retry, retryAfterMs, tenant));
     }
@@ -412,7 +376,7 @@ public final class RemoteWorkers extends VerticleBase {
      * Puts the attempt's task back to pending without spending the attempt: due {@code snoozeMs} from
      * now (a snooze), or, with null, handed back at once (a worker stopping with work it will not do).
      */
-    public Future<Outcome> putBack(String token, UUID taskId, Long snoozeMs, String tenant) {
+    public Future<Ended> putBack(String token, UUID taskId, Long snoozeMs, String tenant) {
         return onContext(() -> writes.putBack(token, taskId, snoozeMs, tenant));
     }
 
@@ -458,6 +422,20 @@ public final class RemoteWorkers extends VerticleBase {
             return Future.succeededFuture(0);
         }
         return onContext(() -> Future.succeededFuture(claims.wanted(queue)));
+    }
+
+    /** The waiting claims' way back up: hand-backs go through a pass of their own. */
+    private final class ClaimsOwner implements WaitingClaims.Owner {
+
+        @Override
+        public void handBack(List<Claimed> claimed) {
+            RemoteWorkers.this.handBack(claimed);
+        }
+
+        @Override
+        public boolean stopping() {
+            return stopping;
+        }
     }
 
     /** Runs {@code action} on this verticle's event loop; the answer comes back on the caller's. */

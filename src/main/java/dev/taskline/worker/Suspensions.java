@@ -57,16 +57,13 @@ public final class Suspensions {
     }
 
     /**
-     * What a suspend came to: the task's state (null: the lease was lost; cancelled when someone had
-     * asked), and whether it is due again at once (what it waits for was there).
+     * Ends {@code lease}'s attempt suspended on {@code wait}: the task's state after it (cancelled
+     * when someone had asked), and whether it is due again at once (what it waits for was there).
      */
-    public record Outcome(TaskState state, boolean dueNow) {}
-
-    /** Ends {@code lease}'s attempt suspended on {@code wait}. */
-    public Future<Outcome> suspend(Lease lease, Wait wait) {
+    Future<Written> suspend(Lease lease, Wait wait) {
         return steps.open(lease, wait).compose(opened -> {
             if (opened == null) {
-                return Future.succeededFuture(new Outcome(null, false));
+                return Future.succeededFuture(new Written(null, false));
             }
             Instant due = opened.ready() ? steps.clock().instant() : opened.until() == null ? FOREVER : opened.until();
             return journal.suspendUntil(lease, due).map(state -> {
@@ -81,7 +78,7 @@ public final class Suspensions {
                         });
                     }
                 }
-                return new Outcome(state, opened.ready());
+                return new Written(state, opened.ready());
             });
         });
     }

@@ -24,8 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 
 /**
  * The claims of remote workers, matched with the tasks of their queues. A claim that finds nothing
@@ -42,15 +40,8 @@ final class WaitingClaims {
     private final RemoteCustody custody;
     private final GatedClaims gatedClaims;
     private final TasklineMetrics metrics;
-    /** Gives back leases no claim will take (deferred to a pass of its own, as any hand-back). */
-    private final Consumer<List<Claimed>> handBack;
-
-    private final BooleanSupplier stopping;
-    private final int maxWaiting;
-    /** Of those, the most one tenant's claims may be (see {@link dev.taskline.config.TasklineConfig.Http#tenantShare}). */
-    private final int tenantMost;
-    /** The most bytes one claim's answer may carry (http.maxClaimBytes): what {@link #take} stops at. */
-    private final long maxClaimBytes;
+    private final Owner owner;
+    private final Bounds bounds;
     /** Per queue, the claims of each tenant that wait (or are being handed tasks): what its share bounds. */
     private final Map<String, Map<String, Integer>> byTenant = new HashMap<>();
 
@@ -69,33 +60,41 @@ final class WaitingClaims {
 
     private final Set<String> serveAgain = new HashSet<>();
 
+    /** What the claims call back up to: the remote workers that hold them. */
+    interface Owner {
+
+        /** Gives back leases no claim will take (deferred to a pass of its own, as any hand-back). */
+        void handBack(List<Claimed> claimed);
+
+        /** The node drains: no claim waits any longer. */
+        boolean stopping();
+    }
+
     /**
-     * @param maxWaiting claims that may wait at once on one queue; past it, 429
-     * @param tenantMost of those, the claims of one tenant; past it, 429
+     * @param maxWaiting    claims that may wait at once on one queue; past it, 429
+     * @param tenantMost    of those, the claims of one tenant (see {@link
+     *                      dev.taskline.config.TasklineConfig.Http#tenantShare}); past it, 429
+     * @param maxClaimBytes the most bytes one claim's answer may carry (http.maxClaimBytes): what
+     *                      {@link #take} stops at
      */
+    record Bounds(int maxWaiting, int tenantMost, long maxClaimBytes) {}
+
     WaitingClaims(
-            Vertx vertx,
             Context context,
             Map<String, TaskQueue> queues,
             RemoteCustody custody,
             GatedClaims gatedClaims,
             TasklineMetrics metrics,
-            Consumer<List<Claimed>> handBack,
-            BooleanSupplier stopping,
-            int maxWaiting,
-            int tenantMost,
-            long maxClaimBytes) {
-        this.maxClaimBytes = maxClaimBytes;
-        this.vertx = vertx;
+            Owner owner,
+            Bounds bounds) {
+        this.vertx = context.owner();
         this.context = context;
         this.queues = queues;
         this.custody = custody;
         this.gatedClaims = gatedClaims;
         this.metrics = metrics;
-        this.handBack = handBack;
-        this.stopping = stopping;
-        this.maxWaiting = maxWaiting;
-        this.tenantMost = tenantMost;
+        this.owner = owner;
+        this.bounds = bounds;
         for (TaskQueue queue : queues.values()) {
             byTenant.put(queue.name(), new HashMap<>());
             waiters.put(queue.name(), new ArrayDeque<>());
@@ -126,15 +125,15 @@ final class WaitingClaims {
                         return all;
                     });
         }
-        if (tasks.isEmpty() && waiting(queueName) >= maxWaiting) {
-            return Future.failedFuture(new TooManyClaimsException(queueName, maxWaiting));
+        if (tasks.isEmpty() && waiting(queueName) >= bounds.maxWaiting()) {
+            return Future.failedFuture(new TooManyClaimsException(queueName, bounds.maxWaiting()));
         }
         Map<String, Integer> tenants = byTenant.get(queueName);
-        if (want.tenant() != null && tasks.isEmpty() && tenants.getOrDefault(want.tenant(), 0) >= tenantMost) {
+        if (want.tenant() != null && tasks.isEmpty() && tenants.getOrDefault(want.tenant(), 0) >= bounds.tenantMost()) {
             return Future.failedFuture(new ShareExceededException(
-                    "tenant '" + want.tenant() + "' has " + tenantMost + " claims waiting on queue '" + queueName
-                            + "' of this node, its most at once",
-                    tenantMost));
+                    "tenant '" + want.tenant() + "' has " + bounds.tenantMost() + " claims waiting on queue '"
+                            + queueName + "' of this node, its most at once",
+                    bounds.tenantMost()));
         }
         Deque<Waiter> line = (want.any() ? waiters : picky).get(queueName);
         Waiter waiter = new Waiter(worker, max, want, line, System.nanoTime() + waitMs * 1_000_000, Promise.promise());
@@ -232,7 +231,7 @@ final class WaitingClaims {
             absorbDispatched(queue);
             List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE, Want.ANY);
             if (!left.isEmpty()) {
-                handBack.accept(left);
+                owner.handBack(left);
             }
         }
     }
@@ -254,7 +253,7 @@ final class WaitingClaims {
                 return old;
             });
             if (!stale.isEmpty()) {
-                handBack.accept(stale);
+                owner.handBack(stale);
             }
         }
     }
@@ -266,7 +265,7 @@ final class WaitingClaims {
             // claim just before it are handed back rather than answered.
             List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE, Want.ANY);
             if (!left.isEmpty()) {
-                handBack.accept(left);
+                owner.handBack(left);
             }
             return;
         }
@@ -299,7 +298,7 @@ final class WaitingClaims {
         if (!ready.isEmpty()) {
             vertx.cancelTimer(waiter.timer);
             if (!waiter.promise.tryComplete(ready)) {
-                handBack.accept(ready);
+                owner.handBack(ready);
             }
             return true;
         }
@@ -318,18 +317,14 @@ final class WaitingClaims {
                 .map(claimed -> {
                     if (!claimed.isEmpty() && queue.paused()) {
                         // Paused while these claims were in flight: nothing starts, they go back to pending.
-                        handBack.accept(claimed);
+                        owner.handBack(claimed);
                         return List.<Claimed>of();
                     }
                     return claimed;
                 })
                 .onComplete(done -> {
                     long left = (waiter.deadlineNanos - System.nanoTime()) / 1_000_000;
-                    if (done.succeeded()
-                            && done.result().isEmpty()
-                            && left > 0
-                            && !waiter.gone
-                            && !stopping.getAsBoolean()) {
+                    if (done.succeeded() && done.result().isEmpty() && left > 0 && !waiter.gone && !owner.stopping()) {
                         // Every task it was handed had been cancelled or taken elsewhere: it waits on, in front.
                         waiter.line.addFirst(waiter);
                         wait(queue, waiter);
@@ -340,7 +335,7 @@ final class WaitingClaims {
                             ? waiter.promise.tryComplete(done.result())
                             : waiter.promise.tryFail(done.cause());
                     if (!taken && done.succeeded()) {
-                        handBack.accept(done.result());
+                        owner.handBack(done.result());
                     }
                 });
     }
@@ -401,7 +396,8 @@ final class WaitingClaims {
             // payload would pass the claim's bound stays in line untouched (the best task comes first
             // in every claim, alone if it must, so none waits for ever); what parents and steps add is
             // weighed once read (RemoteWorkers).
-            List<Task> next = queue.poll(1, t -> tasks.isEmpty() || used[0] + Claimed.weight(t) <= maxClaimBytes);
+            List<Task> next =
+                    queue.poll(1, t -> tasks.isEmpty() || used[0] + Claimed.weight(t) <= bounds.maxClaimBytes());
             if (next.isEmpty()) {
                 break;
             }

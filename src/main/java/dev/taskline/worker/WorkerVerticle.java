@@ -3,24 +3,17 @@ package dev.taskline.worker;
 import dev.taskline.handler.HandlerRegistry;
 import dev.taskline.handler.PermanentTaskException;
 import dev.taskline.handler.PushHandler;
-import dev.taskline.handler.SnoozeException;
 import dev.taskline.handler.TaskHandler;
 import dev.taskline.journal.Journal;
-import dev.taskline.journal.JournalFlows;
 import dev.taskline.metrics.QueueMeters;
 import dev.taskline.model.BusAddresses;
 import dev.taskline.model.Heartbeat;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Parents;
 import dev.taskline.model.ParentsPage;
-import dev.taskline.model.SpawnPlanner;
-import dev.taskline.model.StoredJson;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
-import dev.taskline.model.Wait;
 import dev.taskline.model.problem.InvalidTaskException;
-import dev.taskline.model.problem.TenantLimitException;
-import dev.taskline.model.problem.TooManyBlockedException;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.queue.TaskQueue.Dispatched;
 import dev.taskline.queue.TaskQueue.Stage;
@@ -47,7 +40,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.DoubleSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -72,19 +64,12 @@ public final class WorkerVerticle extends VerticleBase {
     static final long AHEAD_HORIZON_NANOS = 50_000_000;
 
     private final TaskQueue queue;
+    private final AttemptParts parts;
     private final Journal journal;
-    private final JournalFlows flows;
-    private final SpawnPlanner spawns;
-    private final Suspensions suspensions;
-    private final long maxParentBytes;
-    /** The most bytes of JSON a result may have (http.bodyLimitBytes): a push target's answer is read up to it. */
-    private final long maxResultBytes;
-
+    private final Endings.Policy policy;
     private final HandlerRegistry handlers;
     private final QueueMeters meters;
     private final Clock clock;
-    private final DoubleSupplier jitter;
-    private final ProgressListener progress;
     private final String workerId;
     private final long progressIntervalMs;
     private final Duration leaseFor;
@@ -117,31 +102,18 @@ public final class WorkerVerticle extends VerticleBase {
 
     public WorkerVerticle(
             TaskQueue queue,
-            Journal journal,
             HandlerRegistry handlers,
             QueueMeters meters,
-            Clock clock,
-            DoubleSupplier jitter,
-            ProgressListener progress,
             String nodeId,
             long progressIntervalMs,
-            JournalFlows flows,
-            long maxParentBytes,
-            SpawnPlanner spawns,
-            Suspensions suspensions,
-            long maxResultBytes) {
-        this.maxResultBytes = maxResultBytes;
-        this.suspensions = suspensions;
-        this.progress = progress;
-        this.flows = flows;
-        this.spawns = spawns;
-        this.maxParentBytes = maxParentBytes;
+            AttemptParts parts) {
         this.queue = queue;
-        this.journal = journal;
+        this.parts = parts;
+        this.journal = parts.journal;
+        this.policy = parts.policy(queue.config());
         this.handlers = handlers;
         this.meters = meters;
-        this.clock = clock;
-        this.jitter = jitter;
+        this.clock = parts.clock;
         // The name under which this node's worker of the queue holds leases.
         this.workerId = nodeId + "/" + queue.name();
         this.progressIntervalMs = progressIntervalMs;
@@ -174,7 +146,7 @@ public final class WorkerVerticle extends VerticleBase {
             // As many connections as the queue runs calls at once.
             pushClient = vertx.createHttpClient(
                     new HttpClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(slots));
-            push = new PushHandler(pushClient, queue.config().push(), clock, maxResultBytes);
+            push = new PushHandler(pushClient, queue.config().push(), clock, parts.bounds.maxResultBytes());
         }
         heartbeatTimer = vertx.setPeriodic(queue.config().heartbeatMs(), id -> heartbeat());
         queue.claimAhead(0);
@@ -332,7 +304,7 @@ public final class WorkerVerticle extends VerticleBase {
         leave(
                 task.task(),
                 Stage.CLAIMED,
-                journal.handBackUnstarted(task.lease()).map(state -> (Task) null));
+                parts.ends.write(task.lease(), null, Endings.unstarted(false)).map(written -> (Task) null));
     }
 
     /**
@@ -341,17 +313,22 @@ public final class WorkerVerticle extends VerticleBase {
      */
     private void holdBack(Dispatched task) {
         Lease lease = task.lease();
-        leave(task.task(), Stage.CLAIMED, journal.handBackUnstarted(lease).map(state -> {
-            if (state != TaskState.PENDING) {
-                counted(state, false); // a cancel asked for meanwhile ended it; null: the lease was lost
-                return null;
-            }
-            return task.task()
-                    .pendingAgain(
-                            lease.version() + 1,
-                            lease.attempt() - 1,
-                            task.task().dueAtMillis());
-        }));
+        leave(
+                task.task(),
+                Stage.CLAIMED,
+                parts.ends.write(lease, null, Endings.unstarted(false)).map(written -> {
+                    if (written.state() != TaskState.PENDING) {
+                        counted(
+                                written.state(),
+                                false); // a cancel asked for meanwhile ended it; null: the lease was lost
+                        return null;
+                    }
+                    return task.task()
+                            .pendingAgain(
+                                    lease.version() + 1,
+                                    lease.attempt() - 1,
+                                    task.task().dueAtMillis());
+                }));
     }
 
     /** A task leased here and not started was asked to cancel: it ends cancelled without running. */
@@ -359,7 +336,7 @@ public final class WorkerVerticle extends VerticleBase {
         leave(
                 task.task(),
                 Stage.CLAIMED,
-                journal.cancelled(task.lease(), null, null).map(this::ended));
+                parts.ends.write(task.lease(), null, Endings.unstarted(true)).map(written -> ended(written.state())));
     }
 
     /** The task leaves this worker at {@code stage} once {@code write} is journaled. */
@@ -460,15 +437,14 @@ public final class WorkerVerticle extends VerticleBase {
                 // left finishing for good.
                 end = Future.failedFuture(e);
             }
-            leave(task, Stage.FINISHING, unlessRefused(attempt, end));
+            leave(task, Stage.FINISHING, end);
         });
     }
 
     private Attempt run(Task task, Lease lease) {
         long timeoutMs = task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
-        DurableSteps durable = new DurableSteps(suspensions, lease, clock, maxResultBytes);
-        Attempt attempt =
-                new Attempt(vertx, context, journal, task, lease, timeoutMs, progressIntervalMs, progress, durable);
+        DurableSteps durable = new DurableSteps(parts.suspensions, lease, clock, parts.bounds.maxResultBytes());
+        Attempt attempt = new Attempt(context, parts, task, lease, timeoutMs, progressIntervalMs, durable);
         attempts.put(task.id(), attempt);
         TaskHandler handler = push != null ? push : handlers.get(task.type());
         attempt.handlerDone(
@@ -486,8 +462,12 @@ public final class WorkerVerticle extends VerticleBase {
                                                 : readParents(task).compose(read -> {
                                                     attempt.parents(
                                                             read,
-                                                            (after, limit) -> flows.parentsPage(
-                                                                            task.id(), after, limit, maxParentBytes)
+                                                            (after, limit) -> parts.flows
+                                                                    .parentsPage(
+                                                                            task.id(),
+                                                                            after,
+                                                                            limit,
+                                                                            parts.bounds.maxParentBytes())
                                                                     .map(ParentsPage::jsonOf));
                                                     if (task.attempt() == 0) {
                                                         // Due when its parents let it run: the fan-in, to the handler's
@@ -500,118 +480,78 @@ public final class WorkerVerticle extends VerticleBase {
     }
 
     /**
-     * An end the journal refused for good (a value it cannot keep: see {@link Journal#refusal}) ends
-     * the attempt failed with the reason, or cancelled when someone asked. Left running, the task
-     * would be claimed again at its lease's end, its handler run again and its end refused again,
-     * past its attempts. The journal down, or a lost lease (no failure: a null state), stay as they
-     * are: the lease's end hands the task on.
+     * Decides the attempt's end ({@link Endings}) and writes it. The journal down, or a lost lease (no
+     * failure: a null state), leave the task as it is: the lease's end hands it on.
      */
-    private Future<Task> unlessRefused(Attempt attempt, Future<Task> end) {
-        return end.recover(e -> {
+    private Future<Task> record(Attempt attempt, Outcome outcome) {
+        Task task = attempt.task();
+        Lease lease = attempt.lease();
+        Instant now = clock.instant();
+        Endings.Attempted attempted = new Endings.Attempted(
+                lease.attempt(),
+                task.maxAttempts(),
+                attempt.cancelRequested(),
+                attempt.durable().suspend(),
+                attempt.spawned());
+        End end = Endings.decide(attempted, outcome, policy, now);
+        Future<Task> written = write(attempt, end, now);
+        if (end instanceof End.Released) {
+            written.onFailure(e -> LOG.log(
+                    Level.WARNING,
+                    "could not release task " + task.id() + "; it stays leased until "
+                            + queue.config().leaseMs() + " ms after its last heartbeat",
+                    e));
+        }
+        if (end instanceof End.Succeeded s && s.spawns()) {
+            written = written.recover(e -> {
+                End instead = Endings.spawnRefused(attempted, e, policy, now);
+                return instead == null ? Future.failedFuture(e) : write(attempt, instead, now);
+            });
+        }
+        return written.recover(e -> {
             String refusal = Journal.refusal(e);
             if (refusal == null) {
                 return Future.failedFuture(e);
             }
-            LOG.log(Level.WARNING, "the end of task " + attempt.task().id() + " was refused; it ends failed", e);
-            JsonObject error =
-                    Errors.describe(new PermanentTaskException("the attempt's end could not be recorded: " + refusal));
-            return journal.failOrCancelled(attempt.lease(), error, true).map(this::ended);
+            LOG.log(Level.WARNING, "the end of task " + task.id() + " was refused; it ends failed", e);
+            return write(attempt, Endings.refused(refusal), now);
         });
     }
 
-    private Future<Task> record(Attempt attempt, Outcome outcome) {
-        Lease lease = attempt.lease();
+    private Future<Task> write(Attempt attempt, End end, Instant now) {
+        return parts.ends
+                .write(attempt.lease(), attempt.task(), end)
+                .map(written -> afterwards(attempt, end, written, now));
+    }
+
+    /** Counts what became of the task, and gives back the task to hold here when it is due again. */
+    private Task afterwards(Attempt attempt, End end, Written written, Instant now) {
         Task task = attempt.task();
-        Instant now = clock.instant();
-        if (outcome instanceof Outcome.LeaseLost) {
-            meters.fenced();
-            return Future.succeededFuture();
+        Lease lease = attempt.lease();
+        TaskState state = written.state();
+        if (end instanceof End.RetryAt r) {
+            return requeued(
+                    state,
+                    task.pendingAgain(lease.version(), lease.attempt(), r.due().toEpochMilli()));
         }
-        if (outcome instanceof Outcome.Released) {
-            return journal.release(lease)
-                    .onFailure(e -> LOG.log(
-                            Level.WARNING,
-                            "could not release task " + task.id() + "; it stays leased until "
-                                    + queue.config().leaseMs() + " ms after its last heartbeat",
-                            e))
-                    .map(this::ended);
+        if (end instanceof End.Snoozed s) {
+            return requeued(
+                    state,
+                    task.pendingAgain(
+                                    lease.version(),
+                                    lease.attempt() - 1,
+                                    s.due().toEpochMilli())
+                            .withoutDeadline());
         }
-        // What no request could bring is not kept from a handler either: the journal must be able to
-        // read every result back (see StoredJson), and to refuse it later would leave the task running.
-        String flaw = outcome instanceof Outcome.Succeeded s
-                ? StoredJson.flaw(s.result(), "the result", maxResultBytes)
-                : null;
-        if (attempt.cancelRequested() && !(outcome instanceof Outcome.TimedOut)) {
-            JsonObject result = outcome instanceof Outcome.Succeeded s && flaw == null ? s.result() : null;
-            JsonObject error = outcome instanceof Outcome.Failed f ? Errors.describe(f.cause()) : null;
-            return journal.cancelled(lease, result, error).map(this::ended);
+        if (end instanceof End.Suspended) {
+            counted(state, false);
+            return written.dueNow() && state == TaskState.PENDING
+                    ? task.pendingAgain(lease.version(), lease.attempt() - 1, now.toEpochMilli())
+                            .withoutDeadline()
+                            .asDurable()
+                    : null;
         }
-        if (flaw != null) {
-            return journal.fail(
-                            lease,
-                            Errors.describe(new PermanentTaskException("the attempt's result cannot be kept: " + flaw)),
-                            true)
-                    .map(this::ended);
-        }
-        if (outcome instanceof Outcome.Succeeded s) {
-            JsonArray spawned = attempt.spawned();
-            if (spawned.isEmpty()) {
-                return journal.succeed(lease, s.result()).map(this::ended);
-            }
-            return spawns.plan(task, spawned)
-                    .compose(spawn -> flows.succeedSpawning(lease, s.result(), spawn, false))
-                    .transform(ended -> {
-                        Throwable e = ended.cause();
-                        if (e instanceof TenantLimitException || e instanceof TooManyBlockedException) {
-                            // No room for what it spawned now: a failure like any, tried again after its backoff.
-                            return record(attempt, new Outcome.Failed(e));
-                        }
-                        Future<TaskState> end = e instanceof InvalidTaskException
-                                // What it spawned breaks a rule: the same code would spawn it again.
-                                ? journal.fail(lease, Errors.describe(new PermanentTaskException(e.getMessage())), true)
-                                : ended.succeeded() ? Future.succeededFuture(ended.result()) : Future.failedFuture(e);
-                        return end.map(this::ended);
-                    });
-        }
-        Wait wait = attempt.durable().suspend();
-        if (wait != null && (outcome instanceof Outcome.Succeeded || outcome instanceof Outcome.Failed)) {
-            // Even when the handler recovered from its Suspension: it asked to wait.
-            return suspensions.suspend(lease, wait).map(suspended -> {
-                counted(suspended.state(), false);
-                return suspended.dueNow() && suspended.state() == TaskState.PENDING
-                        ? task.pendingAgain(lease.version(), lease.attempt() - 1, now.toEpochMilli())
-                                .withoutDeadline()
-                                .asDurable()
-                        : null;
-            });
-        }
-        Throwable cause = outcome instanceof Outcome.Failed f ? f.cause() : null;
-        if (cause instanceof SnoozeException snooze) {
-            Instant due = now.plus(snooze.delay());
-            return journal.snoozeUntil(lease, due)
-                    .map(state -> requeued(
-                            state,
-                            task.pendingAgain(lease.version(), lease.attempt() - 1, due.toEpochMilli())
-                                    .withoutDeadline()));
-        }
-        JsonObject error = outcome instanceof Outcome.TimedOut t
-                ? new JsonObject()
-                        .put("type", "timeout")
-                        .put("message", "the attempt ran longer than " + t.timeoutMs() + " ms")
-                : Errors.describe(cause);
-        boolean permanent = cause instanceof PermanentTaskException;
-        if (!permanent && lease.attempt() < task.maxAttempts()) {
-            long delay = Backoff.delayMs(
-                    lease.attempt(),
-                    queue.config().backoffBaseMs(),
-                    queue.config().backoffCapMs(),
-                    jitter.getAsDouble());
-            Instant due = now.plusMillis(delay);
-            return journal.retryAt(lease, due, error)
-                    .map(state ->
-                            requeued(state, task.pendingAgain(lease.version(), lease.attempt(), due.toEpochMilli())));
-        }
-        return journal.fail(lease, error, permanent).map(this::ended);
+        return ended(state);
     }
 
     /** An attempt ended for good (or fenced: null), counted; nothing to hold again. */
@@ -646,7 +586,8 @@ public final class WorkerVerticle extends VerticleBase {
 
     /** What a flow task's parents ended with: inline, or past flows.maxParentBytes a reference to page through. */
     private Future<Parents> readParents(Task task) {
-        return flows.parents(task.id(), maxParentBytes)
+        return parts.flows
+                .parents(task.id(), parts.bounds.maxParentBytes())
                 .recover(e -> Future.failedFuture(
                         e instanceof InvalidTaskException ? new PermanentTaskException(e.getMessage()) : e));
     }
