@@ -8,12 +8,16 @@ import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
@@ -71,6 +75,18 @@ public final class PushHandler implements TaskHandler {
     private final long maxAnswerBytes;
 
     /**
+     * A handler for {@code target} with a pool of its own: as many keep-alive connections as the
+     * queue runs calls at once ({@code connections}). {@link #close} it with its worker.
+     *
+     * @param maxAnswerBytes the most of an answer's body read
+     */
+    public static PushHandler open(Vertx vertx, PushTarget target, int connections, Clock clock, long maxAnswerBytes) {
+        HttpClientAgent client = vertx.createHttpClient(
+                new HttpClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(connections));
+        return new PushHandler(client, target, clock, maxAnswerBytes);
+    }
+
+    /**
      * @param client         pooled keep-alive connections to the target, shared by the queue's calls
      * @param maxAnswerBytes the most of an answer's body read
      */
@@ -90,6 +106,11 @@ public final class PushHandler implements TaskHandler {
     @Override
     public String type() {
         return "push";
+    }
+
+    /** Closes the connections to the target. */
+    public Future<Void> close() {
+        return client.close();
     }
 
     @Override

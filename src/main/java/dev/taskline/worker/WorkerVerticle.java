@@ -21,9 +21,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.MessageConsumer;
-import io.vertx.core.http.HttpClientAgent;
-import io.vertx.core.http.HttpClientOptions;
-import io.vertx.core.http.PoolOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
@@ -90,7 +87,6 @@ public final class WorkerVerticle extends VerticleBase {
     /** The queue's push target, when it has one: it runs every task of the queue, whatever its type. */
     private PushHandler push;
 
-    private HttpClientAgent pushClient;
     private long heartbeatTimer = -1;
     /** Handlers running: never more than the slots. */
     private int handlersRunning;
@@ -143,10 +139,7 @@ public final class WorkerVerticle extends VerticleBase {
             }
         });
         if (queue.config().push() != null) {
-            // As many connections as the queue runs calls at once.
-            pushClient = vertx.createHttpClient(
-                    new HttpClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(slots));
-            push = new PushHandler(pushClient, queue.config().push(), clock, parts.bounds.maxResultBytes());
+            push = PushHandler.open(vertx, queue.config().push(), slots, clock, parts.bounds.maxResultBytes());
         }
         heartbeatTimer = vertx.setPeriodic(queue.config().heartbeatMs(), id -> heartbeat());
         queue.claimAhead(0);
@@ -162,8 +155,8 @@ public final class WorkerVerticle extends VerticleBase {
         queue.servedBy(null, null);
         queue.onAvailable(() -> {});
         vertx.cancelTimer(heartbeatTimer);
-        if (pushClient != null) {
-            pushClient.close();
+        if (push != null) {
+            push.close();
         }
         return cancels.unregister();
     }
