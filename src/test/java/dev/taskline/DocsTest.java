@@ -62,10 +62,6 @@ class DocsTest {
 
     private static final long SCRIPT_TIMEOUT_SECONDS = 240;
 
-    /** What a guide reads from the repository, linked into the directory its commands run in. */
-    private static final List<String> LINKED = List.of(
-            "README.md", "pom.xml", "clients", "conf", "docs", "examples", "load-tests", "sql", "src", "target");
-
     /** A fenced block: where it starts, its language, its text, and why it is not run (null: it is). */
     record Block(Path file, int line, String language, String text, String notRun) {
         String where() {
@@ -185,13 +181,6 @@ class DocsTest {
             Assumptions.assumeTrue(present, tool + " is not installed here; the guides' commands need it");
         }
         Files.createDirectories(dir);
-        // The reader's working directory: the repository's root. Files a guide writes land in a
-        // directory of the test's own, beside links to what the guides read.
-        for (String entry : LINKED) {
-            if (Files.exists(ROOT.resolve(entry))) {
-                Files.createSymbolicLink(dir.resolve(entry), ROOT.resolve(entry));
-            }
-        }
         int appPort = freePort();
         Vertx vertx = Vertx.vertx();
         Clock clock = Clock.systemUTC();
@@ -226,7 +215,7 @@ class DocsTest {
             }
             command.addAll(List.of("bash", scriptFile.toString()));
             ProcessBuilder builder = new ProcessBuilder(command)
-                    .directory(dir.toFile())
+                    .directory(ROOT.toFile()) // the reader's: the repository's root
                     .redirectErrorStream(true)
                     .redirectOutput(log.toFile());
             Map<String, String> env = builder.environment();
@@ -252,11 +241,6 @@ class DocsTest {
                     ROOT.relativize(file) + ": a command failed (the last block started is named by its '>>>'):\n"
                             + tail(output));
         } finally {
-            for (String entry : LINKED) {
-                if (Files.isSymbolicLink(dir.resolve(entry))) {
-                    Files.delete(dir.resolve(entry));
-                }
-            }
             TestNode.await(node.close());
             TestNode.await(vertx.close());
         }
