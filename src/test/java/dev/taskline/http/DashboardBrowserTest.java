@@ -41,7 +41,8 @@ import org.junit.jupiter.api.Timeout;
  *
  * <p>Skipped (failed when {@code CI=true}) on a machine without {@code node} (20 or later), {@code /usr/bin/chromium}
  * (or {@code $CHROMIUM}) or {@code src/test/browser/node_modules/playwright-core} ({@code npm ci --prefix src/test/browser}), so that Java
- * and Maven alone still pass. The screenshot goes to {@code $SCREENSHOT}, else
+ * and Maven alone still pass. The screenshot goes to {@code $TASKLINE_SCREENSHOT_DIR/dashboard.png}
+ * when that is set (docs/dashboard.png, the README's picture, is made so), else {@code $SCREENSHOT}, else
  * {@code target/dashboard.png}.
  */
 @Tag("browser")
@@ -58,6 +59,20 @@ class DashboardBrowserTest {
             throw new AssertionError(what + "; .ci/run should have installed it");
         }
         assumeTrue(present, what + "; skipping the browser test");
+    }
+
+    /**
+     * Where the dashboard's screenshot goes: {@code $TASKLINE_SCREENSHOT_DIR/<name>} when that is set
+     * ({@code TASKLINE_SCREENSHOT_DIR=docs} makes the picture the README and the guides show, see
+     * docs/development.md), else {@code $SCREENSHOT}, else {@code target/<name>}.
+     */
+    private static Path screenshot(Path project, String name) {
+        String dir = System.getenv("TASKLINE_SCREENSHOT_DIR");
+        if (dir != null && !dir.isBlank()) {
+            return project.resolve(dir).resolve(name).toAbsolutePath();
+        }
+        return Path.of(
+                envOr("SCREENSHOT", project.resolve("target").resolve(name).toString()));
     }
 
     /** What the browser tests run with: the project, a node of 20 or later, Chromium; each checked with {@link #need}. */
@@ -83,8 +98,7 @@ class DashboardBrowserTest {
         Path script = project.resolve("src/test/browser/dashboard.test.mjs");
         assumeTrue(Files.isRegularFile(script), script + " is missing");
 
-        Path screenshot = Path.of(
-                envOr("SCREENSHOT", project.resolve("target/dashboard.png").toString()));
+        Path screenshot = screenshot(project, "dashboard.png");
         try (TestNode taskline = TestNode.start(TestPostgres.newDatabase(), """
         {"queues": {"default": {"slots": 4}, "matching": {"slots": 2, "capacity": 100}},
          "shutdown": {"graceMs": 1000}}
