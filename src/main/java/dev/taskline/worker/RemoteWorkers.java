@@ -14,7 +14,7 @@ import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
 import dev.taskline.model.problem.ShuttingDownException;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.QueueSlots;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -47,7 +47,7 @@ public final class RemoteWorkers extends VerticleBase {
 
     public static final String SECRET = "lease-token";
 
-    private final Map<String, TaskQueue> queues;
+    private final Map<String, QueueSlots> queues;
     private final Journal journal;
     private final JournalReads reads;
     private final TasklineMetrics metrics;
@@ -74,9 +74,11 @@ public final class RemoteWorkers extends VerticleBase {
     private long reconcileTimer = -1;
     private boolean reconciling;
     private boolean stopping;
+    /** Set once started: a queue's available signal that comes before is ignored. */
+    private volatile boolean listening;
 
     public RemoteWorkers(
-            Collection<TaskQueue> remoteQueues,
+            Collection<? extends QueueSlots> remoteQueues,
             Journal journal,
             JournalReads reads,
             TasklineMetrics metrics,
@@ -211,9 +213,7 @@ public final class RemoteWorkers extends VerticleBase {
                 maxClaimBytes);
         writes = new LeaseWrites(
                 queues, journal, custody, registry, () -> tokens, clock, jitter, progress, flows, spawns, suspensions);
-        for (TaskQueue queue : queues.values()) {
-            queue.onAvailable(() -> claims.wake(queue));
-        }
+        listening = true;
         return journal.sharedSecret(SECRET).map(secret -> {
             tokens = new LeaseTokens(secret);
             reconcileTimer = vertx.setPeriodic(reconcileMs, id -> {
@@ -231,6 +231,17 @@ public final class RemoteWorkers extends VerticleBase {
         vertx.cancelTimer(reconcileTimer);
         claims.answerAll();
         return Future.succeededFuture();
+    }
+
+    /**
+     * The queue's signal that tasks came into line, or that it was paused or resumed, from any thread:
+     * the claims waiting on it look again. A queue that is not remote here is none of theirs.
+     */
+    public void available(String queue) {
+        QueueSlots remote = queues.get(queue);
+        if (listening && remote != null) {
+            claims.wake(remote);
+        }
     }
 
     /** Waiting claims are answered with nothing, and no new claim waits. */
