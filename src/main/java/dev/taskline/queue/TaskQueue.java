@@ -381,7 +381,7 @@ public final class TaskQueue implements QueueRoom, QueueSlots, QueueCustody, Que
      * The next task to run, or null when none waits or every slot is taken. It counts as running
      * until {@link #done} or {@link #reschedule}.
      */
-    public Task poll() {
+    Task poll() {
         Task task;
         boolean roomFreed = false;
         synchronized (this) {
