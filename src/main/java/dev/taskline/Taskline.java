@@ -28,6 +28,7 @@ import dev.taskline.journal.JournalSteps;
 import dev.taskline.journal.Migrator;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.Promoter;
+import dev.taskline.queue.QueueCustody;
 import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.recovery.Recovery;
@@ -203,7 +204,7 @@ public final class Taskline {
     }
 
     /** How many tasks of {@code queue} this node could start now: what a wake-up pages in. */
-    private Future<Integer> startable(TaskQueue queue) {
+    private Future<Integer> startable(QueueCustody queue) {
         int free = queue.startableNow();
         if (free == 0 || !queue.config().remote()) {
             return Future.succeededFuture(free);
@@ -231,11 +232,6 @@ public final class Taskline {
                 .onPass(Cluster.CONTROLS, "reading the queue switches", pauses::runOnce)
                 .onPass(Cluster.AUTH, "reading the keys", keyService::refresh)
                 .onPass(Cluster.EVENTS, "catching streams up", hub::catchUp);
-        for (TaskQueue queue : queues.all()) {
-            queue.onHeld(cluster::tellDue);
-            queue.onKeyFreed(cluster::tellKeyFreed);
-            queue.onIdleSlot(wakeUps::idleSlot);
-        }
         // Announced task events reach this node only once its registry row says it follows some.
         hub.onFollowing(() -> cluster.following().onComplete(done -> hub.catchUp()));
     }
@@ -360,6 +356,11 @@ public final class Taskline {
                 waker,
                 cluster,
                 wakeUps);
+        RecoveryVerticle recoveryLoop =
+                new RecoveryVerticle(recovery, config.recovery().intervalMs());
+        // Before anything comes into a queue: the one place where the queues learn who hears them.
+        QueueSignalRoutes signals = new QueueSignalRoutes(promoter, recoveryLoop, remote, cluster, wakeUps);
+        queues.signals(signals);
         listen(keyService);
         return Migrator.migrate(vertx, pool)
                 // Before anything is taken: a node that disagrees with a live one on a queue stops here.
@@ -367,7 +368,7 @@ public final class Taskline {
                 // A queue paused before this node started must not start anything on it, even once.
                 .compose(v -> pauses.runOnce())
                 .compose(v -> schedules.declare(declared(config)))
-                .compose(v -> deployWorkers(handlers, config))
+                .compose(v -> deployWorkers(handlers, config, signals))
                 .compose(v -> track(vertx.deployVerticle(cluster.heartbeats())))
                 // A journal that does not answer leaves the switches as last read.
                 .compose(v -> track(vertx.deployVerticle(
@@ -391,8 +392,7 @@ public final class Taskline {
                         () -> recovery.cleanOnce().compose(n -> cluster.forgetOld())))))
                 .compose(v -> track(vertx.deployVerticle(
                         cluster.fallback("catching streams up with other nodes' writes", CATCH_UP_MS, hub::catchUp))))
-                .compose(v -> track(vertx.deployVerticle(
-                        new RecoveryVerticle(recovery, queues, config.recovery().intervalMs()))))
+                .compose(v -> track(vertx.deployVerticle(recoveryLoop)))
                 .compose(v -> track(vertx.deployVerticle(scheduler)))
                 .compose(v -> keyService.refresh())
                 // Keys issued or revoked through any node's API reach this one at once through the
@@ -441,7 +441,7 @@ public final class Taskline {
         return declared;
     }
 
-    private Future<Void> deployWorkers(HandlerRegistry handlers, TasklineConfig config) {
+    private Future<Void> deployWorkers(HandlerRegistry handlers, TasklineConfig config, QueueSignalRoutes signals) {
         Future<Void> chain = Future.succeededFuture();
         for (TaskQueue queue : queues.all()) {
             if (queue.config().remote()) {
@@ -455,6 +455,7 @@ public final class Taskline {
                     config.worker().progressIntervalMs(),
                     attemptParts);
             workers.add(worker);
+            signals.served(queue.name(), worker);
             chain = chain.compose(v -> track(vertx.deployVerticle(worker)));
         }
         return chain.compose(v -> track(vertx.deployVerticle(remote)));

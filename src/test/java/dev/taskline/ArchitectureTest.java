@@ -17,6 +17,9 @@ import dev.taskline.journal.Journal;
 import dev.taskline.journal.JournalFlows;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.JournalSteps;
+import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.QueueSignals;
+import dev.taskline.queue.TaskQueue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -164,6 +167,31 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage("dev.taskline.journal..", "dev.taskline.worker..", "dev.taskline.admission.."));
+    }
+
+    @Test
+    void the_queues_are_given_their_signals_in_one_place() {
+        holds(noClasses()
+                .that()
+                .doNotBelongToAnyOf(Taskline.class)
+                .should()
+                .callMethod(QueueRegistry.class, "signals", QueueSignals.class)
+                .because("where a lower part must call back up, it does so through one named port, given once"
+                        + " by the wiring"));
+    }
+
+    @Test
+    void each_part_sees_a_queue_through_its_face_and_only_the_wiring_holds_it_whole() {
+        holds(noClasses()
+                .that()
+                .resideOutsideOfPackage("dev.taskline.queue..")
+                .and()
+                .doNotBelongToAnyOf(Taskline.class)
+                .should()
+                .dependOnClassesThat()
+                .belongToAnyOf(TaskQueue.class, QueueRegistry.class)
+                .because("admission, workers, recovery and readers each hold the face of the queue they use"
+                        + " (QueueRoom, QueueSlots, QueueCustody, QueueSwitch, QueueReadings)"));
     }
 
     @Test

@@ -20,9 +20,9 @@ import dev.taskline.model.problem.JournalBusyException;
 import dev.taskline.model.problem.QueueFullException;
 import dev.taskline.model.problem.ShuttingDownException;
 import dev.taskline.model.problem.TenantLimitException;
-import dev.taskline.queue.QueueRegistry;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueRoom;
 import dev.taskline.queue.Reservation;
-import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import java.time.Clock;
@@ -57,7 +57,7 @@ public final class Admission {
     static final Pattern TENANT = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
 
     private final TasklineConfig config;
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueRoom> queues;
     private final HandlerRegistry handlers;
     private final Journal journal;
     private final TasklineMetrics metrics;
@@ -67,7 +67,7 @@ public final class Admission {
 
     public Admission(
             TasklineConfig config,
-            QueueRegistry queues,
+            NodeQueues<? extends QueueRoom> queues,
             HandlerRegistry handlers,
             Journal journal,
             TasklineMetrics metrics,
@@ -119,7 +119,7 @@ public final class Admission {
     private Future<Admitted> admit(
             List<Submission> submissions, boolean batch, Idempotency.Kind kind, String key, String tenant) {
         if (draining) {
-            TaskQueue queue = queues.get(
+            QueueRoom queue = queues.get(
                     submissions.get(0).queue() == null
                             ? TasklineConfig.DEFAULT_QUEUE
                             : submissions.get(0).queue());
@@ -343,12 +343,12 @@ public final class Admission {
                 (batch ? "batch:" : "task:") + (tenant == null ? "" : "tenant=" + tenant + ":") + canonical.encode());
     }
 
-    private TenantLimitException tenantLimitReached(TaskQueue queue, String tenant, int wanted, int total) {
+    private TenantLimitException tenantLimitReached(QueueRoom queue, String tenant, int wanted, int total) {
         QueueMeters meters = metrics.queue(queue.name());
         meters.rejectedTenantLimit(total);
         // The tenant's tasks wait in line with everyone else's, so one of them may end only when the
         // work ahead of it is done: the queue's whole backlog at its completion rate, as for a full queue.
-        TaskQueue.Counts counts = queue.counts();
+        QueueRoom.Counts counts = queue.counts();
         return new TenantLimitException(
                 queue.name(),
                 tenant,
@@ -368,7 +368,7 @@ public final class Admission {
             perQueue.merge(task.task().queue(), 1, Integer::sum);
         }
         perQueue.forEach((name, n) -> {
-            TaskQueue queue = queues.get(name);
+            QueueRoom queue = queues.get(name);
             int limit = queue.config().tenantLimit();
             if (limit > 0 && queue.tenantHeld(tenant) + n > limit) {
                 throw tenantLimitReached(queue, tenant, n, all.size());
@@ -377,7 +377,7 @@ public final class Admission {
     }
 
     private RuntimeException refused(Reservation reservation, int total) {
-        TaskQueue queue = reservation.queue();
+        QueueRoom queue = reservation.queue();
         int wanted = reservation.refused();
         QueueMeters meters = metrics.queue(queue.name());
         switch (reservation.refusal()) {
@@ -440,7 +440,7 @@ public final class Admission {
             Instant tick,
             FlowPlace flow) {
         String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
-        TaskQueue queue = queues.get(queueName);
+        QueueRoom queue = queues.get(queueName);
         if (queue == null) {
             throw new InvalidTaskException(where + "queue: unknown queue '" + queueName + "'");
         }

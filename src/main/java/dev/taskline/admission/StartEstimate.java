@@ -9,7 +9,7 @@ import java.time.temporal.ChronoUnit;
  * When a task due now would start on this node, from what the node knows of its queue: how many
  * tasks start before it, how many slots are free, and how fast slots free up. It is meant to refuse
  * only on evidence, so every part of it leans towards "sooner": the tasks counted before it are a
- * lower bound (see {@code TaskQueue.outlook}), and the pace is the faster of two readings. One is
+ * lower bound (see {@code QueueRoom.outlook}), and the pace is the faster of two readings. One is
  * the completions of the last seconds, which is low when the queue was idle for part of them; the
  * other is the slots over the handlers' mean run time, which is what the slots do when busy. With
  * neither (nothing has finished here yet) the wait is unknown and the task is taken.

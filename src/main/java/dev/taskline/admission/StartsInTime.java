@@ -5,8 +5,8 @@ import dev.taskline.metrics.QueueMeters;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Insert;
 import dev.taskline.model.problem.DeadlineUnmeetableException;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueRoom;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,10 +16,10 @@ import java.util.Map;
 /** Whether the tasks of a submission that are due now and have a deadline would start by it here. */
 final class StartsInTime {
 
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueRoom> queues;
     private final TasklineMetrics metrics;
 
-    StartsInTime(QueueRegistry queues, TasklineMetrics metrics) {
+    StartsInTime(NodeQueues<? extends QueueRoom> queues, TasklineMetrics metrics) {
         this.queues = queues;
         this.metrics = metrics;
     }
@@ -47,7 +47,7 @@ final class StartsInTime {
         boolean batch = tasks.get(0).task().batchId() != null;
         DeadlineUnmeetableException worst = null;
         for (Map.Entry<String, List<Integer>> due : dueByQueue.entrySet()) {
-            TaskQueue queue = queues.get(due.getKey());
+            QueueRoom queue = queues.get(due.getKey());
             QueueMeters meters = metrics.queue(queue.name());
             // One reading of the queue per priority: the tasks of one priority differ only in how many of
             // their own submission go before them.
@@ -64,7 +64,7 @@ final class StartsInTime {
                 for (int k = 0; k < peers.length; k++) {
                     peers[k] = peersBefore(tasks, due.getValue(), same.get(k));
                 }
-                TaskQueue.Outlook outlook = queue.outlook(tasks.get(same.get(0)).task(), peers);
+                QueueRoom.Outlook outlook = queue.outlook(tasks.get(same.get(0)).task(), peers);
                 for (int k = 0; k < peers.length; k++) {
                     int i = same.get(k);
                     Instant startBy = tasks.get(i).startBy();
@@ -137,7 +137,7 @@ final class StartsInTime {
      * queue's own budget, which every task of the queue spends. A per-key budget is left out: the
      * tasks ahead of other keys do not spend it, and the estimate does not count a key's own.
      */
-    private static QueueConfig.RateLimit sharedRateLimit(TaskQueue queue) {
+    private static QueueConfig.RateLimit sharedRateLimit(QueueRoom queue) {
         QueueConfig.RateLimit limit = queue.config().rateLimit();
         return limit == null || limit.perKey() ? null : limit;
     }

@@ -3,8 +3,8 @@ package dev.taskline.control;
 import dev.taskline.journal.Journal;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Expired;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueCustody;
 import io.vertx.core.Future;
 
 /**
@@ -21,11 +21,12 @@ import io.vertx.core.Future;
 public final class DeadlineSweep {
 
     private final Journal journal;
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueCustody> queues;
     private final TasklineMetrics metrics;
     private final int batchSize;
 
-    public DeadlineSweep(Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize) {
+    public DeadlineSweep(
+            Journal journal, NodeQueues<? extends QueueCustody> queues, TasklineMetrics metrics, int batchSize) {
         this.journal = journal;
         this.queues = queues;
         this.metrics = metrics;
@@ -40,7 +41,7 @@ public final class DeadlineSweep {
     private Future<Integer> sweep(int soFar) {
         return journal.expireOverdue(batchSize).compose(expired -> {
             for (Expired task : expired) {
-                TaskQueue queue = queues.get(task.queue());
+                QueueCustody queue = queues.get(task.queue());
                 if (queue == null) {
                     continue; // a queue this node does not serve has no meters here
                 }

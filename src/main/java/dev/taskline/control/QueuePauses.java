@@ -2,8 +2,8 @@ package dev.taskline.control;
 
 import dev.taskline.journal.JournalControls;
 import dev.taskline.model.QueueControl;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueSwitch;
 import io.vertx.core.Future;
 import java.util.HashMap;
 import java.util.List;
@@ -20,14 +20,14 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class QueuePauses {
 
     private final JournalControls journal;
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueSwitch> queues;
     private final Map<String, QueueControl> controls = new ConcurrentHashMap<>();
     // Reads may answer out of order (two connections); one issued later saw a later journal, so an
     // answer older than the last one applied is dropped rather than undo a pause just made.
     private final AtomicLong issued = new AtomicLong();
     private long applied;
 
-    public QueuePauses(JournalControls journal, QueueRegistry queues) {
+    public QueuePauses(JournalControls journal, NodeQueues<? extends QueueSwitch> queues) {
         this.journal = journal;
         this.queues = queues;
     }
@@ -48,7 +48,7 @@ public final class QueuePauses {
         applied = read;
         Map<String, QueueControl> byQueue = new HashMap<>();
         list.forEach(c -> byQueue.put(c.queue(), c));
-        for (TaskQueue queue : queues.all()) {
+        for (QueueSwitch queue : queues.all()) {
             QueueControl control = byQueue.getOrDefault(queue.name(), QueueControl.none(queue.name()));
             controls.put(queue.name(), control);
             queue.paused(control.paused());

@@ -8,8 +8,8 @@ import dev.taskline.model.Cancelled;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueCustody;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.json.JsonArray;
@@ -27,12 +27,16 @@ public final class TaskControl {
 
     private final Journal journal;
     private final JournalReads reads;
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueCustody> queues;
     private final EventBus eventBus;
     private final TasklineMetrics metrics;
 
     public TaskControl(
-            Journal journal, JournalReads reads, QueueRegistry queues, EventBus eventBus, TasklineMetrics metrics) {
+            Journal journal,
+            JournalReads reads,
+            NodeQueues<? extends QueueCustody> queues,
+            EventBus eventBus,
+            TasklineMetrics metrics) {
         this.journal = journal;
         this.reads = reads;
         this.queues = queues;
@@ -61,7 +65,7 @@ public final class TaskControl {
             for (Cancelled task : found) {
                 if (task.before() == TaskState.PENDING) {
                     // The journal already refuses its claim (version bumped); this frees its place now.
-                    for (TaskQueue queue : queues.all()) {
+                    for (QueueCustody queue : queues.all()) {
                         if (queue.remove(task.id())) {
                             metrics.queue(queue.name()).cancelledWaiting();
                             break;
@@ -85,7 +89,7 @@ public final class TaskControl {
             List<UUID> movedIds = new ArrayList<>(moved.size());
             for (Task task : moved) {
                 movedIds.add(task.id());
-                TaskQueue queue = queues.get(task.queue());
+                QueueCustody queue = queues.get(task.queue());
                 if (queue != null) {
                     // No room now: the task waits in the journal and is paged in as room frees.
                     queue.offer(List.of(task));

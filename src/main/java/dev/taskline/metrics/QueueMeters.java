@@ -1,6 +1,6 @@
 package dev.taskline.metrics;
 
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.QueueReadings;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -43,7 +43,7 @@ public final class QueueMeters {
     /** The handlers' recent mean run time on the node's clock (ms), moving; NaN until one returned. */
     private double meanRunMillis = Double.NaN;
 
-    QueueMeters(MeterRegistry registry, TaskQueue queue, Clock clock) {
+    QueueMeters(MeterRegistry registry, QueueReadings queue, Clock clock) {
         String name = queue.name();
         accepted = counter(registry, "taskline.tasks.accepted", name, "Tasks journaled and answered 202");
         rejectedFull = rejected(registry, name, "queue_full");
@@ -107,7 +107,7 @@ public final class QueueMeters {
                 .tag("queue", name)
                 .description("1 while an operator has the queue paused: it takes tasks but starts none")
                 .register(registry);
-        Gauge.builder("taskline.queue.held.by.rate", queue, TaskQueue::heldByRate)
+        Gauge.builder("taskline.queue.held.by.rate", queue, QueueReadings::heldByRate)
                 .tag("queue", name)
                 .description("Tasks waiting because the queue's rate limit has no start left in its window")
                 .register(registry);

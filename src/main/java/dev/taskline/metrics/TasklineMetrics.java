@@ -1,6 +1,6 @@
 package dev.taskline.metrics;
 
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.QueueReadings;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -96,7 +96,7 @@ public final class TasklineMetrics {
         return registry;
     }
 
-    public QueueMeters register(TaskQueue queue) {
+    public QueueMeters register(QueueReadings queue) {
         return queues.computeIfAbsent(queue.name(), name -> new QueueMeters(registry, queue, clock));
     }
 

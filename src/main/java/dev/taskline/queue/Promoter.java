@@ -20,6 +20,8 @@ public final class Promoter extends VerticleBase {
     private long timer = -1;
     private long safety = -1;
     private long armedFor = Long.MAX_VALUE;
+    /** Set while deployed: a queue's signal that comes before or after is ignored. */
+    private volatile boolean listening;
 
     public Promoter(QueueRegistry queues, Clock clock) {
         this.queues = queues;
@@ -28,9 +30,7 @@ public final class Promoter extends VerticleBase {
 
     @Override
     public Future<?> start() {
-        for (TaskQueue queue : queues.all()) {
-            queue.onScheduled(() -> context.runOnContext(v -> arm()));
-        }
+        listening = true;
         safety = vertx.setPeriodic(SAFETY_TICK_MS, id -> promote());
         promote();
         return Future.succeededFuture();
@@ -38,12 +38,20 @@ public final class Promoter extends VerticleBase {
 
     @Override
     public Future<?> stop() {
-        for (TaskQueue queue : queues.all()) {
-            queue.onScheduled(() -> {});
-        }
+        listening = false;
         vertx.cancelTimer(safety);
         vertx.cancelTimer(timer);
         return Future.succeededFuture();
+    }
+
+    /**
+     * A queue scheduled a task ({@link QueueSignals#scheduled}), on whatever thread: the timer is set
+     * sooner, on the promoter's own event loop, if that task is due first.
+     */
+    public void scheduled() {
+        if (listening) {
+            context.runOnContext(v -> arm());
+        }
     }
 
     /**

@@ -7,8 +7,11 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** The named queues of this node. */
-public final class QueueRegistry {
+/**
+ * The named queues of this node. The wiring holds it whole; each other part is handed it as the
+ * {@link NodeQueues} of the one face it uses.
+ */
+public final class QueueRegistry implements NodeQueues<TaskQueue> {
 
     private final Map<String, TaskQueue> queues;
 
@@ -25,11 +28,22 @@ public final class QueueRegistry {
         this.queues = Collections.unmodifiableMap(byName);
     }
 
-    /** The queue, or null when there is none by that name. */
+    /**
+     * Gives every queue the port it signals through, once, before anything is admitted: the one place
+     * where the queues learn who listens (an architecture test holds the wiring to it).
+     */
+    public void signals(QueueSignals signals) {
+        for (TaskQueue queue : queues.values()) {
+            queue.signals(signals);
+        }
+    }
+
+    @Override
     public TaskQueue get(String name) {
         return queues.get(name);
     }
 
+    @Override
     public Collection<TaskQueue> all() {
         return queues.values();
     }

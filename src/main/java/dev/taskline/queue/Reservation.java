@@ -71,7 +71,8 @@ public final class Reservation {
         return refused;
     }
 
-    public TaskQueue queue() {
+    /** The queue the room was asked of. */
+    public QueueRoom queue() {
         return queue;
     }
 

@@ -3,7 +3,7 @@ package dev.taskline.queue;
 import dev.taskline.config.QueueConfig;
 import dev.taskline.model.Insert;
 import dev.taskline.model.Task;
-import dev.taskline.queue.TaskQueue.Dispatched;
+import dev.taskline.queue.QueueSlots.Dispatched;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package dev.taskline.queue;
 
-import dev.taskline.queue.TaskQueue.Dispatched;
-import dev.taskline.queue.TaskQueue.Stage;
+import dev.taskline.queue.QueueSlots.Dispatched;
+import dev.taskline.queue.QueueSlots.Stage;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;

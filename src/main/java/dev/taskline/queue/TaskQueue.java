@@ -4,7 +4,6 @@ import dev.taskline.config.QueueConfig;
 import dev.taskline.model.BlockedTasks;
 import dev.taskline.model.ClaimGate;
 import dev.taskline.model.Insert;
-import dev.taskline.model.Lease;
 import dev.taskline.model.Task;
 import java.time.Duration;
 import java.time.Instant;
@@ -12,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -23,10 +21,15 @@ import java.util.function.Predicate;
  * reserve, the {@link Custody} of every task held here, the {@link Gates} (keys and rate budgets)
  * that hold tasks aside, and the {@link Slots} with the tasks claimed ahead of them and the pause.
  *
+ * <p>Each part of the node sees it through one face: admission its {@link QueueRoom}, workers its
+ * {@link QueueSlots} (which says the order they keep), recovery and the parts that hand it tasks
+ * from the journal its {@link QueueCustody}, the operator's switch its {@link QueueSwitch}, and
+ * readers its {@link QueueReadings}. It calls back up through one port, its {@link QueueSignals}.
+ *
  * <p>Thread-safe: HTTP and worker verticles run on different event loops. The lock is held only for
- * a few heap operations; listeners run outside it.
+ * a few heap operations; signals are given outside it.
  */
-public final class TaskQueue {
+public final class TaskQueue implements QueueRoom, QueueSlots, QueueCustody, QueueSwitch {
 
     private final QueueConfig config;
     private final WaitingLine waiting;
@@ -35,13 +38,8 @@ public final class TaskQueue {
     private final Gates gates;
     private final Slots slots;
     private final Room room;
-    private Runnable onAvailable = () -> {};
-    private Runnable onRoom = () -> {};
-    private Runnable onScheduled = () -> {};
-    private Consumer<String> onHeld = queue -> {};
-    private Consumer<String> onKeyFreed = queue -> {};
-    /** Called (outside the lock, with the queue's name) when a slot freed and nothing waits here for it. */
-    private Consumer<String> onIdleSlot = queue -> {};
+    /** Given once by the wiring; read outside the lock, so volatile. */
+    private volatile QueueSignals signals = QueueSignals.NONE;
 
     private boolean journalHasMore;
     private long keysFreed;
@@ -61,108 +59,60 @@ public final class TaskQueue {
         this.room = new Room(config, waitingOrder, waiting, scheduled, custody, gates, slots);
     }
 
+    @Override
     public String name() {
         return config.name();
     }
 
+    @Override
     public QueueConfig config() {
         return config;
     }
 
-    /**
-     * The worker that runs this queue's tasks on this node: a submission that finds it with a free
-     * slot and nothing waiting is journaled as already claimed by it, under a lease of {@code
-     * leaseFor}. Until a worker is attached, every task waits in line.
-     */
+    /** The port this queue signals through: given once (see {@link QueueRegistry#signals}). */
+    synchronized void signals(QueueSignals signals) {
+        if (this.signals != QueueSignals.NONE) {
+            throw new IllegalStateException("queue " + name() + " was given its signals already");
+        }
+        this.signals = signals;
+    }
+
+    @Override
     public synchronized void servedBy(String workerId, Duration leaseFor) {
         slots.servedBy(workerId, leaseFor);
     }
 
-    /** Called (outside the lock) whenever tasks became waiting; the worker uses it to wake up. */
-    public synchronized void onAvailable(Runnable listener) {
-        this.onAvailable = listener;
+    /** Whether tasks that just came into line should be told to other nodes: more wait than free slots take. */
+    private boolean heldNow() {
+        return !startsHeld() && waiting.size() > Math.max(0, slots.free());
     }
 
-    /**
-     * Called (outside the lock) when the queue falls to half its capacity while the journal is known
-     * to hold more waiting work than fitted: recovery uses it to page in at once instead of waiting
-     * for its next timed pass.
-     */
-    public synchronized void onRoom(Runnable listener) {
-        this.onRoom = listener;
+    /** Whether {@code id} held room under a bounded key here, which its leaving frees. */
+    private boolean freesKey(UUID id) {
+        return config.keyLimits().any() && gates.keyedOut(id);
     }
 
-    /**
-     * Called (outside the lock, with the queue's name) when due tasks came into line here that this
-     * node cannot start now, its slots all taken: another node may, and is told (see cluster).
-     */
-    public synchronized void onHeld(Consumer<String> listener) {
-        this.onHeld = listener;
-    }
-
-    /**
-     * Called (outside the lock, with the queue's name) when a task of a bounded key left a worker here
-     * after its end or its return to pending was journaled: room under its key, which other nodes'
-     * tasks of that key may wait for.
-     */
-    public synchronized void onKeyFreed(Consumer<String> listener) {
-        this.onKeyFreed = listener;
-    }
-
-    /** Called when a slot freed with nothing waiting here for it: another node may hold work for it. */
-    public synchronized void onIdleSlot(Consumer<String> listener) {
-        this.onIdleSlot = listener;
-    }
-
-    /** What to call when tasks just came into line: the held listener if more wait than free slots take. */
-    private Consumer<String> heldSignal() {
-        return !startsHeld() && waiting.size() > Math.max(0, slots.free()) ? onHeld : null;
-    }
-
-    /** The key-freed listener when {@code id} held room under a bounded key here, else null. */
-    private Consumer<String> keyFreed(UUID id) {
-        return config.keyLimits().any() && gates.keyedOut(id) ? onKeyFreed : null;
-    }
-
-    private void tell(Consumer<String> listener) {
-        if (listener != null) {
-            listener.accept(config.name());
-        }
-    }
-
-    /** Called (outside the lock) when a task was scheduled, so the promoter can set its timer. */
-    public synchronized void onScheduled(Runnable listener) {
-        this.onScheduled = listener;
-    }
-
-    /**
-     * Pauses or resumes the queue. Either way its worker is told: on a pause, to hand back the tasks
-     * it holds leased and has not started; on a resume, to start again.
-     */
+    @Override
     public void paused(boolean pause) {
-        Runnable listener;
         synchronized (this) {
             if (!slots.pause(pause)) {
                 return;
             }
-            listener = onAvailable;
         }
-        listener.run();
+        signals.available(name());
     }
 
+    @Override
     public synchronized boolean paused() {
         return slots.paused();
     }
 
-    /** Recovery found more waiting tasks in the journal than this queue had room for. */
+    @Override
     public synchronized void journalHasMore(boolean more) {
         this.journalHasMore = more;
     }
 
-    /**
-     * Takes room for tasks of {@code tenant} (null: none) about to be journaled, all or none (see
-     * {@link Room#take}). The caller journals {@link Reservation#inserts()}, then commits or aborts.
-     */
+    @Override
     public Reservation reserve(List<Insert> tasks, String tenant, Instant now) {
         Room.Ask ask = Room.Ask.of(tasks, now, gates);
         Room.Taken taken;
@@ -191,29 +141,24 @@ public final class TaskQueue {
                 leased.add(new Dispatched(insert.journaledTask(), insert.lease()));
             }
         }
-        Runnable available = null;
-        Runnable onSched = null;
-        Consumer<String> held = null;
+        boolean available;
+        boolean held;
         synchronized (this) {
             reservation.settle();
             room.commit(reservation, leased);
-            if (reservation.waitingCount() + reservation.dispatchedCount() > 0) {
-                available = onAvailable;
-            }
-            if (reservation.waitingCount() > 0) {
-                held = heldSignal();
-            }
-            if (reservation.scheduledCount() > 0) {
-                onSched = onScheduled;
-            }
+            available = reservation.waitingCount() + reservation.dispatchedCount() > 0;
+            held = reservation.waitingCount() > 0 && heldNow();
         }
-        if (available != null) {
-            available.run();
+        QueueSignals to = signals;
+        if (available) {
+            to.available(name());
         }
-        if (onSched != null) {
-            onSched.run();
+        if (reservation.scheduledCount() > 0) {
+            to.scheduled(name());
         }
-        tell(held);
+        if (held) {
+            to.held(name());
+        }
     }
 
     /** See {@link Reservation#abort}. */
@@ -222,36 +167,25 @@ public final class TaskQueue {
         room.abort(reservation);
     }
 
-    /** The next task admitted straight to a slot, already running and leased, or null. */
+    @Override
     public synchronized Dispatched pollDispatched() {
         return slots.pollDispatched();
     }
 
-    /**
-     * A task leased to a worker and not started, with the lease it was journaled under: admitted
-     * straight to it, or claimed ahead.
-     */
-    public record Dispatched(Task task, Lease lease) {}
-
-    /**
-     * A task this node ran went back to pending with a future due time (a retry's backoff, a
-     * snooze): hold it until then. When the scheduled set is full it is handed back instead, stays in
-     * the journal alone and is paged in when due. True when it is held.
-     */
+    @Override
     public boolean reschedule(Task task) {
         return reschedule(task, Stage.RUNNING);
     }
 
-    /** As {@link #reschedule(Task)}, for a task that left a local worker at {@code stage}. */
+    @Override
     public boolean reschedule(Task task, Stage stage) {
-        Runnable listener;
-        Runnable available;
+        boolean available;
         boolean kept;
-        Consumer<String> freed;
+        boolean freed;
         synchronized (this) {
             slots.leave(stage);
-            freed = keyFreed(task.id());
-            available = gates.back(task.id()) ? onAvailable : null;
+            freed = freesKey(task.id());
+            available = gates.back(task.id());
             kept = room.hasScheduledRoom();
             if (kept) {
                 scheduled.add(task);
@@ -259,88 +193,101 @@ public final class TaskQueue {
                 custody.left();
                 custody.release(task.id());
             }
-            listener = kept ? onScheduled : null;
         }
-        run(available);
-        run(listener);
-        tell(freed);
+        QueueSignals to = signals;
+        if (available) {
+            to.available(name());
+        }
+        if (kept) {
+            to.scheduled(name());
+        }
+        if (freed) {
+            to.keyFreed(name());
+        }
         return kept;
     }
 
-    /** A task this node ran left its custody: it ended, or the journal says it is someone else's. */
+    @Override
     public void done(UUID id) {
         done(id, Stage.RUNNING);
     }
 
-    /** As {@link #done(UUID)}, for a task that left a local worker at {@code stage}. */
+    @Override
     public void done(UUID id, Stage stage) {
-        Runnable available;
-        Runnable listener;
-        Consumer<String> freed;
+        boolean available;
+        boolean roomFreed;
+        boolean freed;
         synchronized (this) {
             slots.leave(stage);
             custody.left();
             custody.release(id);
-            freed = stage == Stage.CLAIMED ? null : keyFreed(id);
-            available = gates.back(id) ? onAvailable : null;
-            listener = stage == Stage.CLAIMED ? roomSignal() : null;
+            freed = stage != Stage.CLAIMED && freesKey(id);
+            available = gates.back(id);
+            roomFreed = stage == Stage.CLAIMED && roomNow();
         }
-        run(available);
-        run(listener);
-        tell(freed);
+        QueueSignals to = signals;
+        if (available) {
+            to.available(name());
+        }
+        if (roomFreed) {
+            to.room(name());
+        }
+        if (freed) {
+            to.keyFreed(name());
+        }
     }
 
-    /** Where a task handed to a worker stands; see {@link Slots}. */
-    public enum Stage {
-        CLAIMED,
-        RUNNING,
-        FINISHING
-    }
-
-    /** A local worker started the handler of a task it held claimed. */
-    public synchronized void started() {
+    @Override
+    public synchronized Stage started() {
         slots.started();
+        return Stage.RUNNING;
     }
 
-    /** A local worker's handler returned; the task's end is being journaled and its slot is free. */
-    public void returned() {
-        Runnable listener;
-        Consumer<String> idle;
+    @Override
+    public Stage returned() {
+        boolean roomFreed;
+        boolean idle;
         synchronized (this) {
             slots.returned();
             // A task claimed ahead took this slot's place in the count: that room is free now.
-            listener = roomSignal();
-            idle = waiting.isEmpty() && !startsHeld() ? onIdleSlot : null;
+            roomFreed = roomNow();
+            idle = waiting.isEmpty() && !startsHeld();
         }
-        listener.run();
-        tell(idle);
-    }
-
-    /** What to tell recovery when the queue has fallen to half while the journal holds more: nothing else. */
-    private Runnable roomSignal() {
-        if (journalHasMore && room.occupied() <= config.capacity() / 2) {
-            journalHasMore = false;
-            return onRoom;
+        QueueSignals to = signals;
+        if (roomFreed) {
+            to.room(name());
         }
-        return () -> {};
+        if (idle) {
+            to.idleSlot(name());
+        }
+        return Stage.FINISHING;
     }
 
     /**
-     * How many tasks a local worker may hold claimed beyond its free slots, so that a slot that frees
-     * finds its next task leased already instead of waiting for a claim's round trip.
+     * Whether to tell recovery that the queue has fallen to half while the journal holds more; told
+     * once, until recovery says again that it does.
      */
+    private boolean roomNow() {
+        if (journalHasMore && room.occupied() <= config.capacity() / 2) {
+            journalHasMore = false;
+            return true;
+        }
+        return false;
+    }
+
+    @Override
     public synchronized void claimAhead(int tasks) {
         slots.claimAhead(tasks);
     }
 
     /**
-     * For a local worker: up to {@code max} waiting tasks, best first, as far as its slots and the
-     * tasks it may claim ahead allow. Each counts as claimed until {@link #started}, {@link #done} or
-     * {@link #reschedule}; the worker claims it in the journal.
+     * {@inheritDoc} Each counts as claimed until {@link #started}, {@link #done} or {@link
+     * #reschedule}; the worker claims it in the journal.
      */
+    @Override
     public List<Task> pollAhead(int max) {
         List<Task> taken = new ArrayList<>();
-        Runnable listener = null;
+        boolean roomFreed;
         synchronized (this) {
             int want = startsHeld() ? 0 : Math.min(max, slots.claimRoom());
             // A gated task (a bounded key, a rate limit) is claimed only into a free slot, never ahead: its
@@ -358,9 +305,11 @@ public final class TaskQueue {
                 taken.add(gates.out(waiting.poll()));
             }
             slots.handedOut(taken.size(), Stage.CLAIMED);
-            listener = taken.isEmpty() ? null : roomSignal();
+            roomFreed = !taken.isEmpty() && roomNow();
         }
-        run(listener);
+        if (roomFreed) {
+            signals.room(name());
+        }
         return taken;
     }
 
@@ -368,38 +317,29 @@ public final class TaskQueue {
      * Moves scheduled tasks that are due at {@code nowMillis} to waiting, as far as waiting has room.
      * Returns how many moved.
      */
-    public int promoteDue(long nowMillis) {
+    int promoteDue(long nowMillis) {
         int moved = 0;
-        Runnable listener;
-        Consumer<String> held;
+        boolean held;
         synchronized (this) {
             while (scheduled.anyDue(nowMillis) && room.hasWaitingRoom()) {
                 gates.line(scheduled.pollDue(nowMillis));
                 moved++;
             }
-            listener = onAvailable;
-            held = moved > 0 ? heldSignal() : null;
+            held = moved > 0 && heldNow();
         }
-        if (moved > 0) {
-            listener.run();
-        }
-        tell(held);
+        cameIntoLine(moved, held);
         return moved;
     }
 
     /** When the earliest scheduled task is due, or {@link Long#MAX_VALUE} when none is scheduled. */
-    public synchronized long nextDueMillis() {
+    synchronized long nextDueMillis() {
         return scheduled.nextDueMillis();
     }
 
-    /**
-     * Adds tasks read back from the journal (start-up, page-in), skipping any this node already
-     * holds and any beyond capacity. Returns how many were added.
-     */
+    @Override
     public int offer(List<Task> tasks) {
         int added = 0;
-        Runnable listener;
-        Consumer<String> held;
+        boolean held;
         synchronized (this) {
             for (Task task : tasks) {
                 if (!room.hasWaitingRoom()) {
@@ -411,13 +351,29 @@ public final class TaskQueue {
                 }
             }
             custody.accepted(added);
-            listener = onAvailable;
-            held = added > 0 ? heldSignal() : null;
+            held = added > 0 && heldNow();
         }
-        if (added > 0) {
-            listener.run();
+        cameIntoLine(added, held);
+        return added;
+    }
+
+    /** Tells of {@code n} tasks that came into line: to the worker, and to other nodes when {@code held}. */
+    private void cameIntoLine(int n, boolean held) {
+        QueueSignals to = signals;
+        if (n > 0) {
+            to.available(name());
         }
-        tell(held);
+        if (held) {
+            to.held(name());
+        }
+    }
+
+    @Override
+    public int offerOrLeave(List<Task> due, int made) {
+        int added = offer(due);
+        if (added < made) {
+            journalHasMore(true);
+        }
         return added;
     }
 
@@ -425,29 +381,30 @@ public final class TaskQueue {
      * The next task to run, or null when none waits or every slot is taken. It counts as running
      * until {@link #done} or {@link #reschedule}.
      */
-    public Task poll() {
+    Task poll() {
         Task task;
-        Runnable listener = null;
+        boolean roomFreed = false;
         synchronized (this) {
             task = !startsHeld() && slots.free() > 0 ? gates.out(waiting.poll()) : null;
             if (task != null) {
                 slots.handedOut(1, Stage.RUNNING);
-                listener = roomSignal();
+                roomFreed = roomNow();
             }
         }
-        run(listener);
+        if (roomFreed) {
+            signals.room(name());
+        }
         return task;
     }
 
     /**
-     * Up to {@code max} waiting tasks that {@code takes} accepts, best first, as far as slots are
-     * free: {@link #poll} for a worker that runs only some of the queue's tasks (some types, one
-     * tenant's). Each counts as running until {@link #done} or {@link #reschedule}. The others keep
-     * their places.
+     * {@inheritDoc} {@link #poll()} for a worker that runs only some of the queue's tasks (some
+     * types, one tenant's). Each counts as running until {@link #done} or {@link #reschedule}.
      */
+    @Override
     public List<Task> poll(int max, Predicate<Task> takes) {
         List<Task> taken;
-        Runnable listener;
+        boolean roomFreed;
         synchronized (this) {
             int want = Math.min(max, slots.free());
             if (startsHeld() || want <= 0 || waiting.isEmpty()) {
@@ -459,24 +416,23 @@ public final class TaskQueue {
             }
             taken.forEach(gates::out);
             slots.handedOut(taken.size(), Stage.RUNNING);
-            listener = roomSignal();
+            roomFreed = roomNow();
         }
-        listener.run();
+        if (roomFreed) {
+            signals.room(name());
+        }
         return taken;
     }
 
-    /** Whether {@link #poll} could hand out a task now: one waits and a slot is free. */
+    @Override
     public synchronized boolean canPoll() {
         return !startsHeld() && !waiting.isEmpty() && slots.free() > 0;
     }
 
-    /**
-     * Drops a task from waiting or scheduled (it was cancelled). True when it was there; a task
-     * already running is not affected.
-     */
+    @Override
     public boolean remove(UUID id) {
         boolean removed;
-        Runnable available = null;
+        boolean available = false;
         synchronized (this) {
             if (!custody.holds(id)) {
                 return false; // not in this node's custody (the deadline sweep asks of every node's tasks)
@@ -485,7 +441,7 @@ public final class TaskQueue {
             removed = found != null;
             // Its key's next task takes its place in line: the worker is told, to claim it.
             if (removed && gates.leftLine(found)) {
-                available = onAvailable;
+                available = true;
             }
             removed = removed || scheduled.remove(id) || gates.removeAside(id);
             if (removed) {
@@ -493,18 +449,13 @@ public final class TaskQueue {
                 custody.left();
             }
         }
-        run(available);
+        if (available) {
+            signals.available(name());
+        }
         return removed;
     }
 
-    /**
-     * What a task about to be admitted due now would find, for an estimate of when it starts: whether
-     * the queue is paused, the slots free now, and, for each entry of {@code peers} (tasks of its own
-     * submission ahead of it), how many tasks start before it: those in line that {@link #poll} would
-     * hand out first, and those claimed ahead of a free slot. Tasks reserved by submissions not
-     * journaled yet, or held aside for their key, are not counted: the count errs low, never high.
-     * One pass over the line (the probe's tenant's, when tenants take turns), under the lock.
-     */
+    @Override
     public synchronized Outlook outlook(Task probe, int[] peers) {
         int free = slots.free();
         int[] before = waiting.startsBefore(probe, peers);
@@ -514,10 +465,7 @@ public final class TaskQueue {
         return new Outlook(slots.paused(), Math.max(0, free), before);
     }
 
-    /** See {@link #outlook}; {@code startsBefore} has one entry per peer count asked. */
-    public record Outlook(boolean paused, int freeSlots, int[] startsBefore) {}
-
-    /** One consistent reading of the custody counts. */
+    @Override
     public synchronized Counts counts() {
         return new Counts(
                 custody.accepted(),
@@ -529,50 +477,32 @@ public final class TaskQueue {
                 slots.finishing());
     }
 
-    /**
-     * Custody counts; {@code accepted - finished == waiting + scheduled + running} always. Waiting
-     * includes the tasks claimed ahead of a free slot ({@code claimedAhead}: their handlers have not
-     * started); running includes those whose handler returned and whose end is being journaled
-     * ({@code finishing}: the journal has them running until it commits), so running may exceed the
-     * slots by that many while no more than the slots' handlers run.
-     */
-    public record Counts(
-            long accepted, long finished, int waiting, int scheduled, int running, int claimedAhead, int finishing) {
-        public long unfinished() {
-            return (long) waiting + scheduled + running;
-        }
-    }
-
+    @Override
     public synchronized int waiting() {
         return waiting.size() + gates.aside();
     }
 
-    /** Tasks waiting aside because their concurrency key is at its bound (here, or on other nodes). */
+    @Override
     public synchronized int heldByKeys() {
         return gates.heldByKeys();
     }
 
-    /** Tasks waiting because a rate budget is spent: all in line, when it is the queue's own; else its key's. */
+    @Override
     public synchronized int heldByRate() {
         return gates.heldByRate();
     }
 
+    @Override
     public synchronized int scheduled() {
         return scheduled.size();
     }
 
-    /** Room left for new tasks: capacity less waiting, claimed ahead and reserved. */
+    @Override
     public synchronized int room() {
         return config.capacity() - room.occupied();
     }
 
-    /**
-     * The worker's claim of {@code task} found its key full in the journal (other nodes run as many of
-     * its tasks as the bound allows): the task is pending still and waits aside, and its key takes no
-     * more claims until {@link #retryKey}. False, and nothing changed, when the queue did not hand
-     * it out as a task of a bounded key (its bound was taken off meanwhile): the caller gives it back
-     * as a lost claim.
-     */
+    @Override
     public synchronized boolean keyFull(Task task, Stage stage) {
         if (!gates.keyFull(task)) {
             return false;
@@ -581,38 +511,35 @@ public final class TaskQueue {
         return true;
     }
 
-    /** A key found full in the journal may be tried again: its best tasks go back in line. */
+    @Override
     public void retryKey(String key) {
-        Runnable listener;
+        boolean available;
         synchronized (this) {
-            listener = gates.retryKey(key) ? onAvailable : null;
+            available = gates.retryKey(key);
         }
-        run(listener);
+        if (available) {
+            signals.available(name());
+        }
     }
 
-    /** Another node freed room under some key of this queue: every key found full is tried again. */
+    @Override
     public void retryKeys() {
-        Runnable listener;
+        boolean available;
         synchronized (this) {
             keysFreed++;
-            listener = gates.retryKeys() ? onAvailable : null;
+            available = gates.retryKeys();
         }
-        run(listener);
+        if (available) {
+            signals.available(name());
+        }
     }
 
-    /**
-     * How many times other nodes said room freed under this queue's keys: a claim refused for a full
-     * key while this moved was refused on a reading older than the news, and is tried again at once.
-     */
+    @Override
     public synchronized long keysFreed() {
         return keysFreed;
     }
 
-    /**
-     * How many more tasks this node could start now: free slots that no task here waits for. What a
-     * wake-up from another node pages in, and no more: a node holds in its line only what it can start,
-     * so that work another node could start now is not hoarded here.
-     */
+    @Override
     public synchronized int startableNow() {
         if (startsHeld()) {
             return 0;
@@ -620,13 +547,7 @@ public final class TaskQueue {
         return Math.max(0, slots.free() - waiting.size() - room.reserved());
     }
 
-    /**
-     * The worker's claim of {@code task} found a rate budget spent (on this node or others): the task
-     * is pending still and waits, for the queue's own budget with everything else in line (nothing is
-     * handed out until {@link #liftRate}), for a key's own aside with its key's tasks. False, and
-     * nothing changed, when the queue did not hand it out under a rate limit: the caller gives it back
-     * as a lost claim.
-     */
+    @Override
     public boolean rateFull(Task task, Stage stage) {
         if (config.rateLimit() == null) {
             return false;
@@ -641,47 +562,43 @@ public final class TaskQueue {
         return true;
     }
 
-    /** The rate budget {@code bucket} ({@link ClaimGate#bucket}) may have a start again: its tasks may be claimed. */
+    @Override
     public void liftRate(String bucket) {
-        Runnable listener;
+        boolean available;
         synchronized (this) {
-            listener = gates.liftRate(bucket) ? onAvailable : null;
+            available = gates.liftRate(bucket);
         }
-        run(listener);
+        if (available) {
+            signals.available(name());
+        }
     }
 
-    /**
-     * What the journal must check before it starts {@code task} (its key's bound, its rate budget),
-     * or null when its queue gates nothing and a plain claim will do.
-     */
+    @Override
     public ClaimGate gate(Task task) {
         return gates.gate(task);
     }
 
-    /** Every id this node holds, for page-in to skip. */
+    @Override
     public synchronized List<UUID> heldIds() {
         return custody.ids();
     }
 
-    /** Unfinished and reserved tasks of {@code tenant} in this queue, its blocked flow tasks with them. */
+    @Override
     public synchronized int tenantHeld(String tenant) {
         return custody.tenantHeld(tenant);
     }
 
-    /** The worker's claim of a polled task returned (taken or lost): it is no longer pending here. */
+    @Override
     public synchronized void claimReturned() {
         slots.claimReturned();
     }
 
-    /**
-     * How many of the tasks this node holds the journal shows as pending and due now: waiting,
-     * scheduled and due, being claimed, or being inserted.
-     */
+    @Override
     public synchronized int heldPending(long nowMillis) {
         return waiting.size() + gates.aside() + slots.claiming() + room.reserved() + scheduled.dueAt(nowMillis);
     }
 
-    /** How long the task first in line has waited, in ms at {@code nowMillis}; 0 when none wait. */
+    @Override
     public synchronized long oldestWaitingAgeMs(long nowMillis) {
         long oldest = Math.min(waiting.firstDue(), gates.firstDueAside());
         return oldest == Long.MAX_VALUE ? 0 : Math.max(0, nowMillis - oldest);
@@ -690,11 +607,5 @@ public final class TaskQueue {
     /** Whether nothing may be handed out now: paused by an operator, or the queue's rate budget spent. */
     private boolean startsHeld() {
         return slots.paused() || gates.rateHeld();
-    }
-
-    private static void run(Runnable listener) {
-        if (listener != null) {
-            listener.run();
-        }
     }
 }

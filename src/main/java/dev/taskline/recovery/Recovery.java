@@ -4,8 +4,8 @@ import dev.taskline.journal.Journal;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.model.Released;
 import dev.taskline.model.Task;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueCustody;
 import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,13 +21,17 @@ import java.util.Map;
 public final class Recovery {
 
     private final Journal journal;
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueCustody> queues;
     private final TasklineMetrics metrics;
     private final int batchSize;
     private final Duration finishedTtl;
 
     public Recovery(
-            Journal journal, QueueRegistry queues, TasklineMetrics metrics, int batchSize, Duration finishedTtl) {
+            Journal journal,
+            NodeQueues<? extends QueueCustody> queues,
+            TasklineMetrics metrics,
+            int batchSize,
+            Duration finishedTtl) {
         this.journal = journal;
         this.queues = queues;
         this.metrics = metrics;
@@ -58,7 +62,7 @@ public final class Recovery {
         return journal.releaseExpired(batchSize).compose(released -> {
             Map<String, Integer> byQueue = new HashMap<>();
             for (Released task : released) {
-                TaskQueue queue = queues.get(task.queue());
+                QueueCustody queue = queues.get(task.queue());
                 if (task.failed()) {
                     if (queue != null) {
                         queue.remove(task.id()); // a copy this node still held is done with
@@ -73,8 +77,8 @@ public final class Recovery {
                     metrics.queue(name).takeovers(n);
                 }
             });
-            List<TaskQueue> look = new ArrayList<>();
-            for (TaskQueue queue : queues.all()) {
+            List<QueueCustody> look = new ArrayList<>();
+            for (QueueCustody queue : queues.all()) {
                 if (checkJournal || byQueue.containsKey(queue.name())) {
                     look.add(queue);
                 }
@@ -83,11 +87,11 @@ public final class Recovery {
         });
     }
 
-    private Future<Integer> pageIn(List<TaskQueue> remaining, int index, int pagedSoFar) {
+    private Future<Integer> pageIn(List<QueueCustody> remaining, int index, int pagedSoFar) {
         if (index == remaining.size()) {
             return Future.succeededFuture(pagedSoFar);
         }
-        TaskQueue queue = remaining.get(index);
+        QueueCustody queue = remaining.get(index);
         int room = Math.min(queue.room(), batchSize);
         if (room <= 0) {
             return pageIn(remaining, index + 1, pagedSoFar);
@@ -108,7 +112,7 @@ public final class Recovery {
     }
 
     /** Up to {@code most} of the queue's due waiting tasks that this node does not hold, in its order. */
-    static Future<List<Task>> due(Journal journal, TaskQueue queue, int most) {
+    static Future<List<Task>> due(Journal journal, QueueCustody queue, int most) {
         return journal.pageIn(
                 queue.name(),
                 queue.heldIds(),
@@ -117,7 +121,7 @@ public final class Recovery {
                 queue.config().fairness().tenants());
     }
 
-    private Future<Integer> pageInQueue(TaskQueue queue, int room) {
+    private Future<Integer> pageInQueue(QueueCustody queue, int room) {
         return due(journal, queue, room).compose(found -> {
             // A full page means the journal may hold more than fitted; the queue calls back for more
             // once it has drained to half, so waiting work follows freed room without a timer.

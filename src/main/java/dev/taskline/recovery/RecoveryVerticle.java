@@ -1,7 +1,5 @@
 package dev.taskline.recovery;
 
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.util.logging.Level;
@@ -20,7 +18,6 @@ public final class RecoveryVerticle extends VerticleBase {
     private static final Logger LOG = Logger.getLogger(RecoveryVerticle.class.getName());
 
     private final Recovery recovery;
-    private final QueueRegistry queues;
     private final long intervalMs;
     static final int CHECK_EVERY_TICKS = 5;
     static final long ROOM_GAP_MS = 1_000;
@@ -32,18 +29,17 @@ public final class RecoveryVerticle extends VerticleBase {
     private boolean roomAsked;
     private long lastRoomPassNanos = System.nanoTime() - ROOM_GAP_MS * 1_000_000;
     private long roomTimer = -1;
+    /** Set while deployed: a queue's signal that comes before or after is ignored. */
+    private volatile boolean listening;
 
-    public RecoveryVerticle(Recovery recovery, QueueRegistry queues, long intervalMs) {
+    public RecoveryVerticle(Recovery recovery, long intervalMs) {
         this.recovery = recovery;
-        this.queues = queues;
         this.intervalMs = intervalMs;
     }
 
     @Override
     public Future<?> start() {
-        for (TaskQueue queue : queues.all()) {
-            queue.onRoom(() -> context.runOnContext(v -> roomAsked()));
-        }
+        listening = true;
         // The first pass reloads what an earlier run left; the node takes no new work before it ends.
         passRunning = true;
         return recovery.runOnce()
@@ -66,10 +62,18 @@ public final class RecoveryVerticle extends VerticleBase {
         if (roomTimer >= 0) {
             vertx.cancelTimer(roomTimer);
         }
-        for (TaskQueue queue : queues.all()) {
-            queue.onRoom(() -> {});
-        }
+        listening = false;
         return Future.succeededFuture();
+    }
+
+    /**
+     * A queue fell to half while the journal holds more for it (the queue's room signal), on
+     * whatever thread: a pass pages in, on this verticle's event loop, as soon as the gap allows.
+     */
+    public void room() {
+        if (listening) {
+            context.runOnContext(v -> roomAsked());
+        }
     }
 
     private void roomAsked() {

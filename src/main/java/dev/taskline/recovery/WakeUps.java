@@ -1,8 +1,8 @@
 package dev.taskline.recovery;
 
 import dev.taskline.journal.Journal;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueCustody;
 import dev.taskline.support.Coalesced;
 import io.vertx.core.Future;
 import java.util.Map;
@@ -22,8 +22,8 @@ import java.util.function.Function;
 public final class WakeUps {
 
     private final Journal journal;
-    private final QueueRegistry queues;
-    private final Function<TaskQueue, Future<Integer>> demand;
+    private final NodeQueues<? extends QueueCustody> queues;
+    private final Function<QueueCustody, Future<Integer>> demand;
     private final int batchSize;
     /** Per queue: its page-in, one at a time. */
     private final Map<String, Coalesced> passes = new ConcurrentHashMap<>();
@@ -39,7 +39,11 @@ public final class WakeUps {
      * @param demand for a queue, how many tasks this node could start now (a local queue's free
      *               slots; a remote queue's, as far as the claims waiting on it would take)
      */
-    public WakeUps(Journal journal, QueueRegistry queues, Function<TaskQueue, Future<Integer>> demand, int batchSize) {
+    public WakeUps(
+            Journal journal,
+            NodeQueues<? extends QueueCustody> queues,
+            Function<QueueCustody, Future<Integer>> demand,
+            int batchSize) {
         this.journal = journal;
         this.queues = queues;
         this.demand = demand;
@@ -48,7 +52,7 @@ public final class WakeUps {
 
     /** Due work of {@code queueName} may wait in the journal; a queue this node does not serve is ignored. */
     public void due(String queueName) {
-        TaskQueue queue = queues.get(queueName);
+        QueueCustody queue = queues.get(queueName);
         if (queue == null) {
             return;
         }
@@ -65,7 +69,7 @@ public final class WakeUps {
 
     /** Every queue this node serves, as after a reconnection: what was said meanwhile was not heard. */
     public void dueEverywhere() {
-        for (TaskQueue queue : queues.all()) {
+        for (QueueCustody queue : queues.all()) {
             due(queue.name());
         }
     }
@@ -75,7 +79,7 @@ public final class WakeUps {
         return paged.get();
     }
 
-    private Future<Integer> pageIn(TaskQueue queue) {
+    private Future<Integer> pageIn(QueueCustody queue) {
         return demand.apply(queue).compose(want -> {
             int most = Math.min(Math.min(want, queue.room()), batchSize);
             if (most <= 0) {

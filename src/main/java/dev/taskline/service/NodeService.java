@@ -11,8 +11,8 @@ import dev.taskline.model.NodeRecord;
 import dev.taskline.model.QueueControl;
 import dev.taskline.model.TenantCounts;
 import dev.taskline.model.problem.NotFoundException;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueReadings;
 import dev.taskline.service.Views.QueueView;
 import dev.taskline.service.Views.Readiness;
 import dev.taskline.service.Views.Stats;
@@ -33,7 +33,7 @@ public final class NodeService {
 
     private final Admission admission;
     private final JournalReads reads;
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueReadings> queues;
     private final TasklineMetrics metrics;
     private final QueuePauses pauses;
     private final Clock clock;
@@ -47,7 +47,7 @@ public final class NodeService {
     public NodeService(
             Admission admission,
             JournalReads reads,
-            QueueRegistry queues,
+            NodeQueues<? extends QueueReadings> queues,
             TasklineMetrics metrics,
             QueuePauses pauses,
             Clock clock,
@@ -110,7 +110,7 @@ public final class NodeService {
         java.util.Map<String, TenantCounts> byQueue = new java.util.HashMap<>();
         counts.forEach(c -> byQueue.put(c.queue(), c));
         List<QueueView> list = new ArrayList<>();
-        for (TaskQueue queue : queues.all()) {
+        for (QueueReadings queue : queues.all()) {
             TenantCounts c = byQueue.getOrDefault(queue.name(), new TenantCounts(queue.name(), 0, 0, 0, 0, 0, 0));
             list.add(new QueueView(
                     queue.name(),
@@ -144,8 +144,8 @@ public final class NodeService {
     private List<QueueView> nodeQueues(Caller caller) {
         long now = clock.millis();
         List<QueueView> list = new ArrayList<>();
-        for (TaskQueue queue : queues.all()) {
-            TaskQueue.Counts counts = queue.counts();
+        for (QueueReadings queue : queues.all()) {
+            QueueReadings.Counts counts = queue.counts();
             QueueMeters meters = metrics.queue(queue.name());
             list.add(new QueueView(
                     queue.name(),
@@ -214,9 +214,9 @@ public final class NodeService {
         int scheduled = 0;
         int running = 0;
         double[] rates = new double[4];
-        for (TaskQueue queue : queues.all()) {
+        for (QueueReadings queue : queues.all()) {
             // Each queue's counts are one consistent reading; sums of consistent readings balance too.
-            TaskQueue.Counts counts = queue.counts();
+            QueueReadings.Counts counts = queue.counts();
             QueueMeters meters = metrics.queue(queue.name());
             accepted += counts.accepted();
             finished += counts.finished();

@@ -7,8 +7,8 @@ import dev.taskline.config.QueueConfig;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.NotFoundException;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueReadings;
 import dev.taskline.worker.Ended;
 import dev.taskline.worker.LeaseTokens;
 import dev.taskline.worker.RemoteWorkers;
@@ -32,11 +32,11 @@ public final class WorkService {
 
     public static final int MAX_ERROR = 10_000;
 
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueReadings> queues;
     private final RemoteWorkers remote;
     private final java.time.Clock clock;
 
-    public WorkService(QueueRegistry queues, RemoteWorkers remote, java.time.Clock clock) {
+    public WorkService(NodeQueues<? extends QueueReadings> queues, RemoteWorkers remote, java.time.Clock clock) {
         this.queues = queues;
         this.remote = remote;
         this.clock = clock;
@@ -298,7 +298,7 @@ public final class WorkService {
 
     /** Succeeds when {@code queue} is one of this node's remote queues. */
     private Future<Void> remoteQueue(String queue) {
-        TaskQueue found = queues.get(queue);
+        QueueReadings found = queues.get(queue);
         if (found == null) {
             return Future.failedFuture(NotFoundException.queue(queue));
         }

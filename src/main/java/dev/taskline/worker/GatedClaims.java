@@ -6,7 +6,7 @@ import dev.taskline.model.ClaimGate;
 import dev.taskline.model.GatedClaim;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Task;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.QueueSlots;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Clock;
@@ -62,7 +62,7 @@ final class GatedClaims {
 
     /** Claims {@code task}, handed out by {@code queue} at {@code stage}; tells the queue when the claim returned. */
     Future<Claim> claim(
-            TaskQueue queue, Task task, String worker, Duration leaseFor, TaskQueue.Stage stage, QueueMeters meters) {
+            QueueSlots queue, Task task, String worker, Duration leaseFor, QueueSlots.Stage stage, QueueMeters meters) {
         ClaimGate gate = queue.gate(task);
         if (gate == null) {
             return journal.claim(task.id(), task.leaseVersion(), worker, leaseFor)
@@ -102,7 +102,7 @@ final class GatedClaims {
     }
 
     /** The key was full: its tasks get back in line after the next delay (one timer per key at a time). */
-    private void keyFull(TaskQueue queue, String key) {
+    private void keyFull(QueueSlots queue, String key) {
         String id = queue.name() + "/" + key;
         if (keyWaiting.containsKey(id)) {
             return;
@@ -117,7 +117,7 @@ final class GatedClaims {
     }
 
     /** The budget was spent: its tasks may be claimed again at {@code retryAt} by the node's clock (one timer per budget at a time). */
-    private void rateFull(TaskQueue queue, String bucket, Instant retryAt) {
+    private void rateFull(QueueSlots queue, String bucket, Instant retryAt) {
         String id = queue.name() + "/" + bucket;
         if (rateWaiting.add(id)) {
             long at = retryAt == null ? clock.millis() + KEY_FIRST_MS : retryAt.toEpochMilli();
@@ -125,7 +125,7 @@ final class GatedClaims {
         }
     }
 
-    private void liftAt(TaskQueue queue, String bucket, String id, long atMillis) {
+    private void liftAt(QueueSlots queue, String bucket, String id, long atMillis) {
         vertx.setTimer(Math.max(1, Math.min(LIFT_CHECK_MS, atMillis - clock.millis())), t -> {
             if (clock.millis() < atMillis) {
                 liftAt(queue, bucket, id, atMillis);

@@ -9,7 +9,7 @@ import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
 import dev.taskline.model.problem.ForbiddenException;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.QueueSlots;
 import dev.taskline.worker.RemoteWorkers.Beat;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -35,7 +35,7 @@ final class LeaseWrites {
     /** Longest progress message kept; the rest is cut. */
     private static final int MAX_MESSAGE = 500;
 
-    private final Map<String, TaskQueue> queues;
+    private final Map<String, QueueSlots> queues;
     private final Journal journal;
     private final RemoteCustody custody;
     private final WorkerRegistry registry;
@@ -44,7 +44,7 @@ final class LeaseWrites {
     private final Clock clock;
 
     LeaseWrites(
-            Map<String, TaskQueue> queues,
+            Map<String, QueueSlots> queues,
             RemoteCustody custody,
             WorkerRegistry registry,
             Supplier<LeaseTokens> tokens,

@@ -9,7 +9,7 @@ import dev.taskline.model.Parents;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.LeaseLostException;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.QueueSlots;
 import dev.taskline.worker.RemoteWorkers.Claimed;
 import io.vertx.core.Future;
 import java.time.Clock;
@@ -36,7 +36,7 @@ final class RemoteCustody {
     private final Clock clock;
     private final Supplier<LeaseTokens> tokens;
     /** Told of a queue one of whose slots was freed: a waiting claim may take it. */
-    private final Consumer<TaskQueue> freed;
+    private final Consumer<QueueSlots> freed;
 
     private final Map<UUID, Held> held = new HashMap<>();
 
@@ -46,7 +46,7 @@ final class RemoteCustody {
             TasklineMetrics metrics,
             Clock clock,
             Supplier<LeaseTokens> tokens,
-            Consumer<TaskQueue> freed) {
+            Consumer<QueueSlots> freed) {
         this.ends = ends;
         this.reads = reads;
         this.metrics = metrics;
@@ -57,7 +57,7 @@ final class RemoteCustody {
 
     /** A task leased to a remote worker, as this node keeps it. */
     static final class Held {
-        final TaskQueue queue;
+        final QueueSlots queue;
         final Task task;
         final Lease lease;
         /** When the attempt must be over, heartbeats or not: its timeoutMs from the claim. */
@@ -66,7 +66,7 @@ final class RemoteCustody {
         long deadlineMillis;
         boolean timingOut;
 
-        Held(TaskQueue queue, Task task, Lease lease, long deadlineMillis, long timeoutAtMillis) {
+        Held(QueueSlots queue, Task task, Lease lease, long deadlineMillis, long timeoutAtMillis) {
             this.queue = queue;
             this.task = task;
             this.lease = lease;
@@ -81,7 +81,7 @@ final class RemoteCustody {
     }
 
     /** Takes a task this node leased to a remote worker into custody; the claim that names it. */
-    Claimed hold(TaskQueue queue, Task task, Lease lease) {
+    Claimed hold(QueueSlots queue, Task task, Lease lease) {
         long now = clock.millis();
         long leaseMs = queue.config().leaseMs();
         metrics.queue(queue.name()).started(now - task.dueAtMillis());
@@ -99,7 +99,7 @@ final class RemoteCustody {
         return claimed;
     }
 
-    static long timeoutMs(TaskQueue queue, Task task) {
+    static long timeoutMs(QueueSlots queue, Task task) {
         return task.timeoutMs() == null ? queue.config().timeoutMs() : task.timeoutMs();
     }
 
@@ -119,7 +119,7 @@ final class RemoteCustody {
      * The one way out of this node's custody for a remote task: done, or held for its retry. A slot
      * freed may be what a waiting claim waits for.
      */
-    void release(TaskQueue queue, UUID id, Task again) {
+    void release(QueueSlots queue, UUID id, Task again) {
         if (again != null) {
             queue.reschedule(again);
         } else {

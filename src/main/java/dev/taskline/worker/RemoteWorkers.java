@@ -12,7 +12,7 @@ import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
 import dev.taskline.model.problem.InvalidLeaseTokenException;
 import dev.taskline.model.problem.ShuttingDownException;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.QueueSlots;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -44,7 +44,7 @@ public final class RemoteWorkers extends VerticleBase {
 
     public static final String SECRET = "lease-token";
 
-    private final Map<String, TaskQueue> queues;
+    private final Map<String, QueueSlots> queues;
     private final AttemptParts parts;
     private final Journal journal;
     private final JournalReads reads;
@@ -62,13 +62,15 @@ public final class RemoteWorkers extends VerticleBase {
     private long reconcileTimer = -1;
     private boolean reconciling;
     private boolean stopping;
+    /** Set once started: a queue's available signal that comes before is ignored. */
+    private volatile boolean listening;
 
     /**
      * @param maxWaiting claims that may wait at once on one queue of this node
      * @param tenantMost of those, one tenant's
      */
     public RemoteWorkers(
-            Collection<TaskQueue> remoteQueues,
+            Collection<? extends QueueSlots> remoteQueues,
             AttemptParts parts,
             JournalReads reads,
             TasklineMetrics metrics,
@@ -173,9 +175,7 @@ public final class RemoteWorkers extends VerticleBase {
         custody = new RemoteCustody(parts.ends, reads, metrics, clock, () -> tokens, queue -> claims.serve(queue));
         claims = new WaitingClaims(context, queues, custody, gatedClaims, metrics, new ClaimsOwner(), claimBounds);
         writes = new LeaseWrites(queues, custody, registry, () -> tokens, parts);
-        for (TaskQueue queue : queues.values()) {
-            queue.onAvailable(() -> claims.wake(queue));
-        }
+        listening = true;
         return journal.sharedSecret(SECRET).map(secret -> {
             tokens = new LeaseTokens(secret);
             reconcileTimer = vertx.setPeriodic(reconcileMs, id -> {
@@ -193,6 +193,17 @@ public final class RemoteWorkers extends VerticleBase {
         vertx.cancelTimer(reconcileTimer);
         claims.answerAll();
         return Future.succeededFuture();
+    }
+
+    /**
+     * The queue's signal that tasks came into line, or that it was paused or resumed, from any thread:
+     * the claims waiting on it look again. A queue that is not remote here is none of theirs.
+     */
+    public void available(String queue) {
+        QueueSlots remote = queues.get(queue);
+        if (listening && remote != null) {
+            claims.wake(remote);
+        }
     }
 
     /** Waiting claims are answered with nothing, and no new claim waits. */

@@ -6,7 +6,7 @@ import dev.taskline.model.Lease;
 import dev.taskline.model.Task;
 import dev.taskline.model.problem.ShareExceededException;
 import dev.taskline.model.problem.TooManyClaimsException;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.QueueSlots;
 import dev.taskline.worker.RemoteWorkers.Claimed;
 import dev.taskline.worker.RemoteWorkers.Want;
 import io.vertx.core.Context;
@@ -36,7 +36,7 @@ final class WaitingClaims {
 
     private final Vertx vertx;
     private final Context context;
-    private final Map<String, TaskQueue> queues;
+    private final Map<String, QueueSlots> queues;
     private final RemoteCustody custody;
     private final GatedClaims gatedClaims;
     private final TasklineMetrics metrics;
@@ -81,7 +81,7 @@ final class WaitingClaims {
 
     WaitingClaims(
             Context context,
-            Map<String, TaskQueue> queues,
+            Map<String, QueueSlots> queues,
             RemoteCustody custody,
             GatedClaims gatedClaims,
             TasklineMetrics metrics,
@@ -95,7 +95,7 @@ final class WaitingClaims {
         this.metrics = metrics;
         this.owner = owner;
         this.bounds = bounds;
-        for (TaskQueue queue : queues.values()) {
+        for (QueueSlots queue : queues.values()) {
             byTenant.put(queue.name(), new HashMap<>());
             waiters.put(queue.name(), new ArrayDeque<>());
             picky.put(queue.name(), new ArrayDeque<>());
@@ -109,7 +109,7 @@ final class WaitingClaims {
      * takes; when none is there, waits up to {@code waitMs} for one and answers with it at once,
      * else with none. {@code gone} completes when the client went away.
      */
-    Future<List<Claimed>> claim(TaskQueue queue, String worker, int max, Want want, long waitMs, Future<Void> gone) {
+    Future<List<Claimed>> claim(QueueSlots queue, String worker, int max, Want want, long waitMs, Future<Void> gone) {
         String queueName = queue.name();
         absorbDispatched(queue);
         // A paused queue hands out nothing, not even what admissions journaled claimed just before.
@@ -180,7 +180,7 @@ final class WaitingClaims {
     }
 
     /** Safe from any thread; many wake-ups before the pass runs cost one hop. */
-    void wake(TaskQueue queue) {
+    void wake(QueueSlots queue) {
         AtomicBoolean scheduled = wakeScheduled.get(queue.name());
         if (scheduled.compareAndSet(false, true)) {
             context.runOnContext(v -> {
@@ -194,7 +194,7 @@ final class WaitingClaims {
      * Hands newly available tasks to the claims that wait for them, oldest claim first; those that
      * take only some tasks first, as the others can take whatever is left.
      */
-    void serve(TaskQueue queue) {
+    void serve(QueueSlots queue) {
         // A journal that refuses at once (busy) ends claims inside a pass, and their release serves
         // again: that pass runs after this one, not inside its walk of the line.
         if (!serving.add(queue.name())) {
@@ -226,7 +226,7 @@ final class WaitingClaims {
 
     /** No more dispatch at admission; the tasks journaled claimed for claims that did not take them go back. */
     void handBackPrepared() {
-        for (TaskQueue queue : queues.values()) {
+        for (QueueSlots queue : queues.values()) {
             queue.servedBy(null, null);
             absorbDispatched(queue);
             List<Claimed> left = takePrepared(queue, Integer.MAX_VALUE, Want.ANY);
@@ -241,7 +241,7 @@ final class WaitingClaims {
      * since: given back while half their lease is left, so that no attempt lapses unrun.
      */
     void handBackStale(long nowMillis) {
-        for (TaskQueue queue : queues.values()) {
+        for (QueueSlots queue : queues.values()) {
             absorbDispatched(queue);
             List<Claimed> stale = new ArrayList<>();
             prepared.get(queue.name()).removeIf(c -> {
@@ -258,7 +258,7 @@ final class WaitingClaims {
         }
     }
 
-    private void servePass(TaskQueue queue) {
+    private void servePass(QueueSlots queue) {
         absorbDispatched(queue);
         if (queue.paused()) {
             // Claims wait out a pause (the queue hands out nothing). Tasks journaled claimed for a waiting
@@ -293,7 +293,7 @@ final class WaitingClaims {
     }
 
     /** Answers a waiting claim with what it can take now; false when there is nothing for it. */
-    private boolean answer(TaskQueue queue, Waiter waiter) {
+    private boolean answer(QueueSlots queue, Waiter waiter) {
         List<Claimed> ready = takePrepared(queue, waiter.max, waiter.want);
         if (!ready.isEmpty()) {
             vertx.cancelTimer(waiter.timer);
@@ -312,7 +312,7 @@ final class WaitingClaims {
     }
 
     /** Claims {@code tasks} for a claim that may wait; it answers with those that landed. */
-    private void handOver(TaskQueue queue, Waiter waiter, List<Task> tasks) {
+    private void handOver(QueueSlots queue, Waiter waiter, List<Task> tasks) {
         claimAll(queue, tasks, waiter.worker)
                 .map(claimed -> {
                     if (!claimed.isEmpty() && queue.paused()) {
@@ -341,7 +341,7 @@ final class WaitingClaims {
     }
 
     /** Lets a claim in line wait until its time is up; the queue serves it when there is work. */
-    private void wait(TaskQueue queue, Waiter waiter) {
+    private void wait(QueueSlots queue, Waiter waiter) {
         long left = Math.max(1, (waiter.deadlineNanos - System.nanoTime()) / 1_000_000);
         waiter.timer = vertx.setTimer(left, id -> {
             waiter.line.remove(waiter);
@@ -357,7 +357,7 @@ final class WaitingClaims {
      * checks that nothing waits and that slots are free. Only a claim that takes any type is served
      * so: one that takes only some tasks is answered from the queue when they come.
      */
-    private void dispatchTo(TaskQueue queue) {
+    private void dispatchTo(QueueSlots queue) {
         Waiter head = waiters.get(queue.name()).peek();
         queue.servedBy(
                 head == null ? null : head.worker,
@@ -365,14 +365,14 @@ final class WaitingClaims {
     }
 
     /** Takes into custody the tasks admissions journaled claimed for this queue's waiting claims. */
-    private void absorbDispatched(TaskQueue queue) {
-        TaskQueue.Dispatched d;
+    private void absorbDispatched(QueueSlots queue) {
+        QueueSlots.Dispatched d;
         while ((d = queue.pollDispatched()) != null) {
             prepared.get(queue.name()).add(custody.hold(queue, d.task(), d.lease()));
         }
     }
 
-    private List<Claimed> takePrepared(TaskQueue queue, int max, Want want) {
+    private List<Claimed> takePrepared(QueueSlots queue, int max, Want want) {
         Deque<Claimed> ready = prepared.get(queue.name());
         List<Claimed> taken = new ArrayList<>();
         for (Iterator<Claimed> it = ready.iterator(); taken.size() < max && it.hasNext(); ) {
@@ -385,7 +385,7 @@ final class WaitingClaims {
         return taken;
     }
 
-    private List<Task> take(TaskQueue queue, int max, Want want) {
+    private List<Task> take(QueueSlots queue, int max, Want want) {
         if (!want.any()) {
             return max <= 0 ? List.of() : queue.poll(max, want::takes);
         }
@@ -408,7 +408,7 @@ final class WaitingClaims {
         return tasks;
     }
 
-    private Future<List<Claimed>> claimAll(TaskQueue queue, List<Task> tasks, String worker) {
+    private Future<List<Claimed>> claimAll(QueueSlots queue, List<Task> tasks, String worker) {
         if (tasks.isEmpty()) {
             return Future.succeededFuture(List.of());
         }
@@ -417,7 +417,7 @@ final class WaitingClaims {
         List<Future<Claimed>> claims = new ArrayList<>(tasks.size());
         for (Task task : tasks) {
             claims.add(gatedClaims
-                    .claim(queue, task, worker, leaseFor, TaskQueue.Stage.RUNNING, meters)
+                    .claim(queue, task, worker, leaseFor, QueueSlots.Stage.RUNNING, meters)
                     .map(answer -> {
                         if (answer.held()) {
                             // A gate (its key's bound, its rate budget) refused it: the task waits in the queue for its

@@ -14,9 +14,9 @@ import dev.taskline.model.ParentsPage;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
-import dev.taskline.queue.TaskQueue;
-import dev.taskline.queue.TaskQueue.Dispatched;
-import dev.taskline.queue.TaskQueue.Stage;
+import dev.taskline.queue.QueueSlots;
+import dev.taskline.queue.QueueSlots.Dispatched;
+import dev.taskline.queue.QueueSlots.Stage;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -60,7 +60,7 @@ public final class WorkerVerticle extends VerticleBase {
     /** Tasks claimed ahead are those the slots would start within this time, at the handlers' pace. */
     static final long AHEAD_HORIZON_NANOS = 50_000_000;
 
-    private final TaskQueue queue;
+    private final QueueSlots queue;
     private final AttemptParts parts;
     private final Journal journal;
     private final Endings.Policy policy;
@@ -95,9 +95,11 @@ public final class WorkerVerticle extends VerticleBase {
 
     private boolean stopping;
     private Promise<Void> idle;
+    /** Between start and stop: the queue's signals are heard. */
+    private volatile boolean listening;
 
     public WorkerVerticle(
-            TaskQueue queue,
+            QueueSlots queue,
             HandlerRegistry handlers,
             QueueMeters meters,
             String nodeId,
@@ -143,7 +145,7 @@ public final class WorkerVerticle extends VerticleBase {
         }
         heartbeatTimer = vertx.setPeriodic(queue.config().heartbeatMs(), id -> heartbeat());
         queue.claimAhead(0);
-        queue.onAvailable(this::wake);
+        listening = true;
         queue.servedBy(workerId, leaseFor);
         wake();
         return cancels.completion();
@@ -153,7 +155,7 @@ public final class WorkerVerticle extends VerticleBase {
     public Future<?> stop() {
         stopping = true;
         queue.servedBy(null, null);
-        queue.onAvailable(() -> {});
+        listening = false;
         vertx.cancelTimer(heartbeatTimer);
         if (push != null) {
             push.close();
@@ -211,6 +213,13 @@ public final class WorkerVerticle extends VerticleBase {
         while ((dispatched = queue.pollDispatched()) != null) {
             inCustody++;
             ready.put(dispatched.task().id(), dispatched);
+        }
+    }
+
+    /** The queue's signal, from any thread: tasks came into line, or it was paused or resumed. */
+    public void available() {
+        if (listening) {
+            wake();
         }
     }
 
@@ -597,11 +606,6 @@ public final class WorkerVerticle extends VerticleBase {
         } catch (Throwable e) {
             return Future.failedFuture(e);
         }
-    }
-
-    /** Running attempts, for tests and the API. */
-    public int running() {
-        return handlersRunning;
     }
 
     /** A task whose end is being journaled, and since when (monotonic nanoseconds). */

@@ -3,8 +3,8 @@ package dev.taskline.workflow;
 import dev.taskline.metrics.FlowMeters;
 import dev.taskline.model.Settled;
 import dev.taskline.model.Task;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueCustody;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,11 +21,11 @@ import java.util.function.Consumer;
  */
 public final class FlowSettlements implements Consumer<Settled> {
 
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueCustody> queues;
     private final FlowMeters meters;
     private final Clock clock;
 
-    public FlowSettlements(QueueRegistry queues, FlowMeters meters, Clock clock) {
+    public FlowSettlements(NodeQueues<? extends QueueCustody> queues, FlowMeters meters, Clock clock) {
         this.queues = queues;
         this.meters = meters;
         this.clock = clock;
@@ -44,7 +44,7 @@ public final class FlowSettlements implements Consumer<Settled> {
             byQueue.computeIfAbsent(task.queue(), q -> new ArrayList<>()).add(task);
         }
         byQueue.forEach((name, tasks) -> {
-            TaskQueue queue = queues.get(name);
+            QueueCustody queue = queues.get(name);
             if (queue == null) {
                 return;
             }
@@ -54,9 +54,7 @@ public final class FlowSettlements implements Consumer<Settled> {
                     due.add(task);
                 }
             }
-            if (queue.offer(due) < tasks.size()) {
-                queue.journalHasMore(true);
-            }
+            queue.offerOrLeave(due, tasks.size());
         });
     }
 }

@@ -3,8 +3,8 @@ package dev.taskline.workflow;
 import dev.taskline.journal.JournalSteps;
 import dev.taskline.metrics.StepMeters;
 import dev.taskline.model.Task;
-import dev.taskline.queue.QueueRegistry;
-import dev.taskline.queue.TaskQueue;
+import dev.taskline.queue.NodeQueues;
+import dev.taskline.queue.QueueCustody;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -31,7 +31,7 @@ public final class Waker extends VerticleBase {
     private static final long POLL_MS = 1_000;
 
     private final JournalSteps steps;
-    private final QueueRegistry queues;
+    private final NodeQueues<? extends QueueCustody> queues;
     private final Clock clock;
     private final int batch;
     private final StepMeters meters;
@@ -42,7 +42,8 @@ public final class Waker extends VerticleBase {
     private boolean passAgain;
     private volatile Context loop;
 
-    public Waker(JournalSteps steps, QueueRegistry queues, Clock clock, int batch, StepMeters meters) {
+    public Waker(
+            JournalSteps steps, NodeQueues<? extends QueueCustody> queues, Clock clock, int batch, StepMeters meters) {
         this.meters = meters;
         this.steps = steps;
         this.queues = queues;
@@ -80,10 +81,10 @@ public final class Waker extends VerticleBase {
             byQueue.computeIfAbsent(task.queue(), q -> new ArrayList<>()).add(task);
         }
         byQueue.forEach((name, woken) -> {
-            TaskQueue queue = queues.get(name);
+            QueueCustody queue = queues.get(name);
             // A queue with no room leaves them in the journal, due: page-in takes them when it has.
-            if (queue != null && queue.offer(woken) < woken.size()) {
-                queue.journalHasMore(true);
+            if (queue != null) {
+                queue.offerOrLeave(woken, woken.size());
             }
         });
     }

@@ -63,8 +63,7 @@ class CustodyTest {
     @Test
     void offer_wakes_the_worker_only_when_it_added_something() {
         TaskQueue queue = queue(1);
-        AtomicInteger wakeUps = new AtomicInteger();
-        queue.onAvailable(wakeUps::incrementAndGet);
+        AtomicInteger wakeUps = listen(queue).available;
         queue.offer(List.of(task(0, 1)));
         assertEquals(1, wakeUps.get());
         queue.offer(List.of(task(0, 2)));

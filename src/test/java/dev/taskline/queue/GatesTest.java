@@ -35,8 +35,7 @@ class GatesTest {
     @Test
     void a_spent_queue_budget_holds_everything_in_line_until_it_is_lifted() {
         TaskQueue queue = rated(10, 10, false);
-        AtomicInteger told = new AtomicInteger();
-        queue.onAvailable(told::incrementAndGet);
+        AtomicInteger told = listen(queue).available;
         Task first = task(5, 1);
         Task second = task(0, 2);
         Task third = task(0, 3);
@@ -126,8 +125,7 @@ class GatesTest {
     @Test
     void a_key_found_full_in_the_journal_takes_no_claims_until_it_is_tried_again() {
         TaskQueue queue = keyed(10, 2, java.util.Map.of());
-        AtomicInteger told = new AtomicInteger();
-        queue.onAvailable(told::incrementAndGet);
+        AtomicInteger told = listen(queue).available;
         Task first = keyedTask("a", 0, 1);
         Task second = keyedTask("a", 0, 2);
         queue.offer(List.of(first, second));

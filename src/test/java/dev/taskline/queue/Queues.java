@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** What the queue's tests make: queues, tasks, reservations, and the checks they share. */
 final class Queues {
@@ -80,6 +81,53 @@ final class Queues {
             polled.add(t.id());
         }
         return polled;
+    }
+
+    /** What a queue signalled, signal by signal, for a test to count; see {@link #listen}. */
+    static final class Told implements QueueSignals {
+        final AtomicInteger available = new AtomicInteger();
+        final AtomicInteger room = new AtomicInteger();
+        final AtomicInteger scheduled = new AtomicInteger();
+        final List<String> held = new ArrayList<>();
+        final List<String> keyFreed = new ArrayList<>();
+        final List<String> idleSlot = new ArrayList<>();
+
+        @Override
+        public void available(String queue) {
+            available.incrementAndGet();
+        }
+
+        @Override
+        public void room(String queue) {
+            room.incrementAndGet();
+        }
+
+        @Override
+        public void scheduled(String queue) {
+            scheduled.incrementAndGet();
+        }
+
+        @Override
+        public void held(String queue) {
+            held.add(queue);
+        }
+
+        @Override
+        public void keyFreed(String queue) {
+            keyFreed.add(queue);
+        }
+
+        @Override
+        public void idleSlot(String queue) {
+            idleSlot.add(queue);
+        }
+    }
+
+    /** Gives {@code queue} signals that a test can count, as the wiring gives a node's queues theirs. */
+    static Told listen(TaskQueue queue) {
+        Told told = new Told();
+        queue.signals(told);
+        return told;
     }
 
     static void assertBalanced(TaskQueue queue) {

@@ -40,8 +40,7 @@ class RoomTest {
     @Test
     void one_reservation_takes_waiting_room_for_due_tasks_and_scheduled_room_for_later_ones() {
         TaskQueue queue = new TaskQueue(new QueueConfig("q", 1, 3, 30_000, 10_000, 3, 1_000, 300_000, 60_000, 0, 2, 0));
-        AtomicInteger scheduledCalls = new AtomicInteger();
-        queue.onScheduled(scheduledCalls::incrementAndGet);
+        AtomicInteger scheduledCalls = listen(queue).scheduled;
         List<UUID> due = List.of(UUID.randomUUID(), UUID.randomUUID());
         List<UUID> later = List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID());
         List<Task> tasks = new ArrayList<>();
@@ -84,8 +83,7 @@ class RoomTest {
     @Test
     void filling_a_reservation_makes_the_tasks_pollable_and_wakes_the_worker() {
         TaskQueue queue = queue(3);
-        AtomicInteger wakeUps = new AtomicInteger();
-        queue.onAvailable(wakeUps::incrementAndGet);
+        AtomicInteger wakeUps = listen(queue).available;
         Task a = task(0, 1);
         Task b = task(1, 2);
         Reservation reservation = reserveTasks(queue, List.of(a, b), null);

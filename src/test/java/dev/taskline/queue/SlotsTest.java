@@ -129,8 +129,7 @@ class SlotsTest {
     @Test
     void a_paused_queue_takes_tasks_but_hands_none_out_until_it_resumes() {
         TaskQueue queue = queue(10);
-        AtomicInteger told = new AtomicInteger();
-        queue.onAvailable(told::incrementAndGet);
+        AtomicInteger told = listen(queue).available;
         queue.servedBy("node/q", Duration.ofSeconds(30));
         queue.claimAhead(5);
         queue.paused(true);

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.config.QueueConfig;
 import dev.taskline.model.Task;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -99,8 +98,7 @@ class TaskQueueTest {
     @Test
     void work_that_comes_into_line_beyond_the_free_slots_is_told_and_a_wake_up_asks_only_for_free_slots() {
         TaskQueue queue = new TaskQueue(new QueueConfig("q", 2, 100, 30_000, 10_000));
-        List<String> told = new ArrayList<>();
-        queue.onHeld(told::add);
+        List<String> told = listen(queue).held;
         assertEquals(2, queue.startableNow());
         queue.offer(List.of(task(0, 1)));
         assertEquals(List.of(), told, "one task, two free slots: this node starts it");
