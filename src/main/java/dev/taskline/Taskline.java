@@ -274,8 +274,7 @@ public final class Taskline {
         flows = new JournalFlows(journal);
         steps = new JournalSteps(pool, clock, config.durable());
         waker = new Waker(steps, queues, clock, config.recovery().batchSize(), metrics.steps());
-        suspensions =
-                new Suspensions(journal, steps, waker::wakeAt, task -> waker.hold(List.of(task)), metrics.steps());
+        suspensions = new Suspensions(journal, steps, waker, metrics.steps());
         admission = new Admission(config, queues, handlers, journal, metrics, clock);
         blocked = new BlockedCount(
                 flows,
@@ -342,7 +341,7 @@ public final class Taskline {
                 new ScheduleService(schedules),
                 keyService,
                 new WorkService(queues, remote, clock),
-                new DurableService(steps, admission, config.triggers(), waker::hold, metrics.steps()));
+                new DurableService(steps, admission, config.triggers(), waker, metrics.steps()));
         passes = new Passes(
                 recovery,
                 promoter,

@@ -13,8 +13,8 @@ import dev.taskline.model.Page;
 import dev.taskline.model.SignalSent;
 import dev.taskline.model.SignalView;
 import dev.taskline.model.StepView;
-import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.Waking;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.NotFoundException;
 import dev.taskline.model.problem.TaskStateConflictException;
@@ -24,7 +24,6 @@ import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.Consumer;
 
 /**
  * What callers do to durable tasks from outside: signal one, send events (which wake the tasks
@@ -39,21 +38,17 @@ public final class DurableService {
     private final JournalSteps steps;
     private final Admission admission;
     private final List<Trigger> triggers;
-    private final Consumer<List<Task>> hold;
+    private final Waking waking;
     private final StepMeters meters;
 
-    /** @param hold given the tasks a signal, event or cancel woke, for this node's queues to hold */
+    /** @param waking given the tasks a signal, event or cancel woke, for this node's queues to hold */
     public DurableService(
-            JournalSteps steps,
-            Admission admission,
-            List<Trigger> triggers,
-            Consumer<List<Task>> hold,
-            StepMeters meters) {
+            JournalSteps steps, Admission admission, List<Trigger> triggers, Waking waking, StepMeters meters) {
         this.meters = meters;
         this.steps = steps;
         this.admission = admission;
         this.triggers = List.copyOf(triggers);
-        this.hold = hold;
+        this.waking = waking;
     }
 
     /** What a signal did: its id, and whether the task was waiting for it (and woke). */
@@ -84,7 +79,7 @@ public final class DurableService {
             meters.signal();
         }
         if (sent.woke() != null) {
-            hold.accept(List.of(sent.woke()));
+            waking.hold(List.of(sent.woke()));
         }
         return new Signalled(id, name, sent.signalId(), sent.woke() != null);
     }
@@ -110,7 +105,7 @@ public final class DurableService {
             return steps.receive(journalTenant, id, name, body, !triggered).compose(received -> {
                 if (received.fresh()) {
                     meters.event(received.delivered());
-                    hold.accept(received.woke());
+                    waking.hold(received.woke());
                     return triggered
                             ? trigger(owner, id, name, payload)
                                     .compose(
@@ -118,7 +113,7 @@ public final class DurableService {
                             : Future.succeededFuture(
                                     JournalSteps.answer(id, name, received.delivered(), new JsonArray()));
                 }
-                hold.accept(received.woke());
+                waking.hold(received.woke());
                 return steps.eventAnswer(journalTenant, id)
                         .compose(earlier -> earlier != null
                                 ? Future.succeededFuture(earlier)
@@ -199,7 +194,7 @@ public final class DurableService {
                                 TaskStateConflictException.Kind.ALREADY_FINISHED, id, woken.before());
                     }
                     if (woken.task() != null) {
-                        hold.accept(List.of(woken.task()));
+                        waking.hold(List.of(woken.task()));
                     }
                     return woken.before() == TaskState.RUNNING || woken.task() != null;
                 });

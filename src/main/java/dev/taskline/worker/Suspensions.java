@@ -5,12 +5,12 @@ import dev.taskline.journal.JournalSteps;
 import dev.taskline.metrics.StepMeters;
 import dev.taskline.model.Lease;
 import dev.taskline.model.StepWritten;
-import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.Wait;
+import dev.taskline.model.Waking;
 import io.vertx.core.Future;
 import java.time.Instant;
-import java.util.function.Consumer;
+import java.util.List;
 
 /**
  * Ends attempts suspended, for local and remote workers alike: opens the wait (its step and
@@ -25,21 +25,18 @@ public final class Suspensions {
 
     private final Journal journal;
     private final JournalSteps steps;
-    private final Consumer<Instant> wakeAt;
-    private final Consumer<Task> hold;
+    private final Waking waking;
     private final StepMeters meters;
 
     /**
-     * @param wakeAt told of each suspended task's wake time (the waker arms its timer)
-     * @param hold   given a task a signal woke right after its suspend, to be held by its queue here
+     * @param waking told of each suspended task's wake time (the waker arms its timer), and given a
+     *               task a signal woke right after its suspend, to be held by its queue here
      */
-    public Suspensions(
-            Journal journal, JournalSteps steps, Consumer<Instant> wakeAt, Consumer<Task> hold, StepMeters meters) {
+    public Suspensions(Journal journal, JournalSteps steps, Waking waking, StepMeters meters) {
         this.meters = meters;
         this.journal = journal;
         this.steps = steps;
-        this.wakeAt = wakeAt;
-        this.hold = hold;
+        this.waking = waking;
     }
 
     public JournalSteps steps() {
@@ -69,11 +66,11 @@ public final class Suspensions {
             return journal.suspendUntil(lease, due).map(state -> {
                 if (state == TaskState.PENDING && !opened.ready()) {
                     meters.suspended(wait.kind().wire());
-                    wakeAt.accept(due);
+                    waking.wakeAt(due);
                     if (wait.kind() != Wait.Kind.SLEEP) {
                         steps.recheck(lease.taskId()).onSuccess(task -> {
                             if (task != null) {
-                                hold.accept(task);
+                                waking.hold(List.of(task));
                             }
                         });
                     }

@@ -3,6 +3,7 @@ package dev.taskline.workflow;
 import dev.taskline.journal.JournalSteps;
 import dev.taskline.metrics.StepMeters;
 import dev.taskline.model.Task;
+import dev.taskline.model.Waking;
 import dev.taskline.queue.NodeQueues;
 import dev.taskline.queue.QueueCustody;
 import io.vertx.core.Context;
@@ -25,7 +26,7 @@ import java.util.logging.Logger;
  * at once; other nodes' are seen by a slow poll of the earliest wake time (one index entry read).
  * {@link #runOnce} is the whole pass, which tests call after moving their clock.
  */
-public final class Waker extends VerticleBase {
+public final class Waker extends VerticleBase implements Waking {
 
     private static final Logger LOG = Logger.getLogger(Waker.class.getName());
     private static final long POLL_MS = 1_000;
@@ -67,6 +68,7 @@ public final class Waker extends VerticleBase {
     }
 
     /** A task suspended here until {@code at}: the timer moves earlier if it must. From any thread. */
+    @Override
     public void wakeAt(Instant at) {
         Context on = loop;
         if (on != null) {
@@ -74,7 +76,7 @@ public final class Waker extends VerticleBase {
         }
     }
 
-    /** Tasks woken (by time, a signal, an event, a cancel) for this node's queues to hold. */
+    @Override
     public void hold(List<Task> tasks) {
         Map<String, List<Task>> byQueue = new LinkedHashMap<>();
         for (Task task : tasks) {
