@@ -282,12 +282,7 @@ public final class Taskline {
                 TasklineConfig.share(config.flows().maxBlocked(), config.http().tenantShare()));
         spawns = new Spawns(admission, blocked, config.flows().maxTasks());
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
-        // Events journaled here reach this node's streams at once, and other nodes' while they follow any.
-        journal.onChange(ids -> {
-            hub.changed(ids);
-            cluster.tellEvents();
-        });
-        journal.onSettled(new FlowSettlements(queues, metrics.flows(), clock));
+        journal.signals(new JournalSignalRoutes(hub, cluster, new FlowSettlements(queues, metrics.flows(), clock)));
         this.hub = hub;
         TaskControl control = new TaskControl(journal, reads, queues, vertx.eventBus(), metrics);
         attemptParts = new AttemptParts(

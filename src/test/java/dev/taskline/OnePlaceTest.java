@@ -80,6 +80,19 @@ class OnePlaceTest {
     }
 
     @Test
+    void the_journals_signals_are_given_in_one_place() {
+        noClasses()
+                .that()
+                .doNotHaveFullyQualifiedName("dev.taskline.Taskline")
+                .should()
+                .callMethodWhere(target(owner(assignableTo("dev.taskline.journal.Journal")))
+                        .and(target(nameMatching("signals"))))
+                .because("where a lower part must call back up, it does so through one named port, given once"
+                        + " by the wiring (as the queues' QueueSignals)")
+                .check(main);
+    }
+
+    @Test
     void no_class_is_handed_more_than_eight_things() {
         constructors()
                 .that()

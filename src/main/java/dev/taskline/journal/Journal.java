@@ -38,7 +38,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.ObjLongConsumer;
 
@@ -60,8 +59,7 @@ public final class Journal {
     private final Sql.Bound<Params.IdempotencyClaim> idempotencyClaim;
     private final Sql.Bound<Params.PageIn> pageIn;
     private final Sql.Bound<Params.PageIn> pageInFair;
-    private volatile Consumer<Collection<UUID>> changes = ids -> {};
-    private volatile Consumer<Settled> settlements = settled -> {};
+    private volatile JournalSignals signals = JournalSignals.NONE;
 
     public Journal(Pool pool, Clock clock) {
         this(pool, pool, clock, (statement, nanos) -> {}, Integer.MAX_VALUE);
@@ -98,33 +96,27 @@ public final class Journal {
     }
 
     /**
-     * Tells {@code listener} which tasks got new events, after each write has committed. It runs on
-     * whatever thread completed the write and must not block.
+     * Gives the journal the port it tells of committed writes; once, by the wiring (a second port
+     * would silently take the first's place).
      */
-    public void onChange(Consumer<Collection<UUID>> listener) {
-        this.changes = listener;
-    }
-
-    /**
-     * Tells {@code listener} what each write that ended flow tasks settled in their flows (children
-     * made pending or cancelled, flows ended), after it committed; on whatever thread completed the
-     * write, and it must not block.
-     */
-    public void onSettled(Consumer<Settled> listener) {
-        this.settlements = listener;
+    public void signals(JournalSignals port) {
+        if (signals != JournalSignals.NONE) {
+            throw new IllegalStateException("the journal's signals are given once");
+        }
+        this.signals = port;
     }
 
     /** What a write that committed settled in flows. */
     void settled(Settled settled) {
         if (!settled.empty()) {
-            settlements.accept(settled);
+            signals.settled(settled);
         }
     }
 
     /** The tasks that got new events in a write that committed. */
     void changed(Collection<UUID> ids) {
         if (!ids.isEmpty()) {
-            changes.accept(ids);
+            signals.changed(ids);
         }
     }
 

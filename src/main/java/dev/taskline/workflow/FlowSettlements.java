@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * What this node does once one of its writes has settled children in their flows: the children
@@ -19,7 +18,7 @@ import java.util.function.Consumer;
  * a queue this node does not run) stay pending in the journal, where a page-in finds them, and the
  * queue is told so.
  */
-public final class FlowSettlements implements Consumer<Settled> {
+public final class FlowSettlements {
 
     private final NodeQueues<? extends QueueCustody> queues;
     private final FlowMeters meters;
@@ -31,8 +30,8 @@ public final class FlowSettlements implements Consumer<Settled> {
         this.clock = clock;
     }
 
-    @Override
-    public void accept(Settled settled) {
+    /** Takes what a committed write of this node settled (see JournalSignals). */
+    public void settled(Settled settled) {
         settled.flowsEnded().forEach(end -> meters.finished(end.state()));
         if (settled.ready().isEmpty()) {
             return;

@@ -90,9 +90,15 @@ class JournalFlowsTest {
 
         ConcurrentLinkedQueue<Task> ready = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<Settled.FlowEnd> ended = new ConcurrentLinkedQueue<>();
-        journals.forEach(j -> j.onSettled(s -> {
-            ready.addAll(s.ready());
-            ended.addAll(s.flowsEnded());
+        journals.forEach(j -> j.signals(new JournalSignals() {
+            @Override
+            public void changed(java.util.Collection<UUID> ids) {}
+
+            @Override
+            public void settled(Settled s) {
+                ready.addAll(s.ready());
+                ended.addAll(s.flowsEnded());
+            }
         }));
         List<Future<TaskState>> ends = new ArrayList<>();
         for (int i = 0; i < members; i++) {

@@ -1,0 +1,35 @@
+package dev.taskline;
+
+import dev.taskline.cluster.Cluster;
+import dev.taskline.events.EventHub;
+import dev.taskline.journal.JournalSignals;
+import dev.taskline.model.Settled;
+import dev.taskline.workflow.FlowSettlements;
+import java.util.Collection;
+import java.util.UUID;
+
+/** Where the journal's signals go on this node: each to the part that acts on it. */
+final class JournalSignalRoutes implements JournalSignals {
+
+    private final EventHub hub;
+    private final Cluster cluster;
+    private final FlowSettlements settlements;
+
+    JournalSignalRoutes(EventHub hub, Cluster cluster, FlowSettlements settlements) {
+        this.hub = hub;
+        this.cluster = cluster;
+        this.settlements = settlements;
+    }
+
+    @Override
+    public void changed(Collection<UUID> ids) {
+        // Events journaled here reach this node's streams at once, and other nodes' while they follow any.
+        hub.changed(ids);
+        cluster.tellEvents();
+    }
+
+    @Override
+    public void settled(Settled settled) {
+        settlements.settled(settled);
+    }
+}
