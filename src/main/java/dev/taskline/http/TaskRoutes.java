@@ -2,9 +2,9 @@ package dev.taskline.http;
 
 import dev.taskline.admission.SubmissionJson;
 import dev.taskline.config.TasklineConfig;
-import dev.taskline.journal.JournalReads;
 import dev.taskline.model.Insert;
 import dev.taskline.model.TaskState;
+import dev.taskline.model.TaskView;
 import dev.taskline.model.problem.ApiException;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.service.DurableService;
@@ -93,7 +93,7 @@ final class TaskRoutes implements Routes {
                     JsonObject json = ApiJson.task(task)
                             .put("eventsUrl", links.task(task.id(), task.tenant()))
                             .mergeIn(ApiJson.durable(task.id(), steps));
-                    if (task.history() != null && task.history().size() >= JournalReads.HISTORY_SHOWN) {
+                    if (task.history() != null && task.history().size() >= TaskView.HISTORY_SHOWN) {
                         json.put(
                                 "historyNext",
                                 "/api/tasks/" + task.id() + "/history?after="

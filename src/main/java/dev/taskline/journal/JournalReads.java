@@ -61,17 +61,14 @@ public final class JournalReads {
         this.listTenantTasks = sql.bound("list_tenant_tasks", Params.ListTenantTasks.class);
     }
 
-    /** Events of a task's history its read shows; the rest are read in pages ({@link #history}). */
-    public static final int HISTORY_SHOWN = 100;
-
-    /** The task with the first {@value #HISTORY_SHOWN} events of its history, or null. */
+    /** The task with the first {@value TaskView#HISTORY_SHOWN} events of its history, or null. */
     public Future<TaskView> task(UUID id) {
         return query("get_task", "id", id).compose(rows -> {
             if (rows.size() == 0) {
                 return Future.succeededFuture(null);
             }
             Row task = rows.iterator().next();
-            return query("task_history", "id", id, "after", null, "most", HISTORY_SHOWN)
+            return query("task_history", "id", id, "after", null, "most", TaskView.HISTORY_SHOWN)
                     .map(events -> {
                         List<Event> history = new ArrayList<>(events.size());
                         events.forEach(row -> history.add(event(row, id)));

@@ -48,6 +48,9 @@ public record TaskView(
         String flowKey,
         LeftOut leftOut) {
 
+    /** Events of a task's history its view shows; the rest are read in pages. */
+    public static final int HISTORY_SHOWN = 100;
+
     /**
      * A page's mark on a task whose payload, result and error it left out (http.maxInlineBytes,
      * http.maxPageBytes): what each weighs as JSON text. The task's own read carries them.
