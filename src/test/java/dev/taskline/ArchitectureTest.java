@@ -39,10 +39,20 @@ class ArchitectureTest {
 
     @BeforeAll
     static void load() {
-        main = new ClassFileImporter()
-                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .importPackages("dev.taskline");
+        main = mainClasses();
     }
+
+    /** The compiled classes of {@code src/main}, imported once for every architecture test class. */
+    static synchronized JavaClasses mainClasses() {
+        if (imported == null) {
+            imported = new ClassFileImporter()
+                    .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                    .importPackages("dev.taskline");
+        }
+        return imported;
+    }
+
+    private static JavaClasses imported;
 
     private static void holds(ArchRule rule) {
         rule.check(main);
