@@ -101,6 +101,11 @@ public final class Admission {
         return draining;
     }
 
+    /** What an Idempotency-Key gets here, for every door that takes one (flows' too). */
+    public Idempotency idempotency() {
+        return idempotency;
+    }
+
     /** Admits one task; {@code idempotencyKey} and {@code tenant} may be null. */
     public Future<Admitted> submit(Submission submission, String idempotencyKey, String tenant) {
         return admit(List.of(submission), false, Idempotency.Kind.TASKS, idempotencyKey, tenant);

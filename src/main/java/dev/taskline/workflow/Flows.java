@@ -15,7 +15,6 @@ import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -43,15 +42,14 @@ public final class Flows {
             BlockedCount blocked,
             TasklineConfig.Flows config,
             FlowMeters meters,
-            Clock clock,
-            Duration keepKeysFor) {
+            Clock clock) {
         this.admission = admission;
         this.journal = journal;
         this.blocked = blocked;
         this.config = config;
         this.meters = meters;
         this.clock = clock;
-        this.idempotency = new Idempotency(keepKeysFor);
+        this.idempotency = admission.idempotency();
     }
 
     /**
