@@ -123,6 +123,7 @@ public final class Flows {
                                             accepted.stored(),
                                             keyed.keepFor())
                                     .map(lost -> lost == null ? accepted : keyed.replay(earlier(lost, tenant)));
+                    // Counted once journaled, here where the tasks' queues are known; a replay journaled nothing.
                     return written.map(answer -> {
                         if (!answer.replayed()) {
                             blocked.admitted(blockedTasks, tenant, blockedByQueue(inserts, spec));
