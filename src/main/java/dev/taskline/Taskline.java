@@ -321,14 +321,7 @@ public final class Taskline {
                 hub,
                 config.http().maxStreams(),
                 config.http().tenantShare());
-        Flows flowAdmission = new Flows(
-                admission,
-                flows,
-                blocked,
-                config.flows(),
-                metrics.flows(),
-                clock,
-                Duration.ofMillis(config.retention().idempotencyKeyTtlMs()));
+        Flows flowAdmission = new Flows(admission, flows, blocked, config.flows(), metrics.flows(), clock);
         services = new Services(
                 taskService,
                 new FlowService(flowAdmission, flows, control, taskService),

@@ -14,7 +14,6 @@ import dev.taskline.model.Task;
 import dev.taskline.model.TaskIds;
 import dev.taskline.model.TickWrite;
 import dev.taskline.model.problem.DeadlineUnmeetableException;
-import dev.taskline.model.problem.IdempotencyConflictException;
 import dev.taskline.model.problem.InvalidTaskException;
 import dev.taskline.model.problem.JournalBusyException;
 import dev.taskline.model.problem.QueueFullException;
@@ -38,12 +37,20 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
  * Says yes or no to every submission. Yes means: every rule holds, the queues had room (reserved
  * before the insert so that concurrent submissions cannot overshoot), and the insert committed.
  * Only then does the caller answer 202. No means nothing was journaled.
+ *
+ * <p>Its doors: {@link #submit}, {@link #submitBatch} and {@link #submitTriggered} (a caller's or a
+ * trigger's tasks, under an Idempotency-Key when given, see {@link Idempotency}); {@link #admitFlow}
+ * (a flow's tasks, its roots taking room); {@link #admitTicks} (schedules' ticks, each refused alone
+ * as a skipped tick rather than failing the others); {@link #spawned} and {@link #check} (a task
+ * checked and built, taking no room). Every door builds its tasks through one {@code build}, each at
+ * its {@link Placement}; the first two take room and journal through one {@code reserveAndInsert}.
  */
 public final class Admission {
 
@@ -55,6 +62,8 @@ public final class Admission {
     public static final long MAX_DELAY_MS = dev.taskline.model.Instants.MAX_AHEAD_MS;
     /** A tenant name: what a caller's own account or customer ids look like, nothing that needs escaping. */
     static final Pattern TENANT = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
+    /** An answer journaled its tasks unless it is a replay: then an earlier request had, and the room goes back. */
+    private static final Predicate<Admitted> JOURNALED = admitted -> !admitted.replayed();
 
     private final TasklineConfig config;
     private final NodeQueues<? extends QueueRoom> queues;
@@ -63,6 +72,7 @@ public final class Admission {
     private final TasklineMetrics metrics;
     private final Clock clock;
     private final StartsInTime startsInTime;
+    private final Idempotency idempotency;
     private volatile boolean draining;
 
     public Admission(
@@ -79,6 +89,7 @@ public final class Admission {
         this.metrics = metrics;
         this.clock = clock;
         this.startsInTime = new StartsInTime(queues, metrics);
+        this.idempotency = new Idempotency(Duration.ofMillis(config.retention().idempotencyKeyTtlMs()));
     }
 
     /** From now on every submission is refused with {@link ShuttingDownException}. */
@@ -88,6 +99,11 @@ public final class Admission {
 
     public boolean draining() {
         return draining;
+    }
+
+    /** What an Idempotency-Key gets here, for every door that takes one (flows' too). */
+    public Idempotency idempotency() {
+        return idempotency;
     }
 
     /** Admits one task; {@code idempotencyKey} and {@code tenant} may be null. */
@@ -134,7 +150,7 @@ public final class Admission {
                 Idempotency.check(key);
             }
             checkTenant(tenant);
-            tasks = validate(submissions, batch ? TaskIds.next(clock) : null, tenant);
+            tasks = validate(submissions, batch ? Placement.batch(TaskIds.next(clock)) : Placement.ALONE, tenant);
             if (tenant != null) {
                 withinTenantLimits(tasks);
             }
@@ -144,35 +160,33 @@ public final class Admission {
         UUID batchId = tasks.get(0).task().batchId();
         if (key == null) {
             return reserveAndInsert(
-                            tasks, tenant, inserts -> journal.insert(inserts).map(v -> true))
-                    .map(inserts -> new Admitted(batchId, inserts, false));
+                    tasks,
+                    tasks,
+                    tenant,
+                    inserts -> journal.insert(inserts).map(v -> new Admitted(batchId, inserts, false)),
+                    JOURNALED);
         }
-        String hash = requestHash(submissions, batch, tenant);
-        // Keys are the caller's own names (an order number, say), and two tenants may well pick the
-        // same one: each tenant's keys live apart.
-        String journalKey = Idempotency.journalKey(kind, tenant, key);
-        // A replay answers even when the queue is full now: the work it names was accepted long ago.
-        return journal.idempotentAnswer(journalKey).compose(earlier -> {
-            if (earlier != null) {
-                return Future.succeededFuture(replay(key, hash, earlier));
-            }
-            IdempotentAnswer[] lost = new IdempotentAnswer[1];
-            Duration keepFor = Duration.ofMillis(config.retention().idempotencyKeyTtlMs());
-            Future<Admitted> admitted = reserveAndInsert(
-                            tasks,
-                            tenant,
-                            inserts -> journal.insertIdempotent(journalKey, hash, inserts, keepFor)
-                                    .map(answer -> {
-                                        lost[0] = answer;
-                                        return answer == null;
-                                    }))
-                    .map(inserts ->
-                            lost[0] == null ? new Admitted(batchId, inserts, false) : replay(key, hash, lost[0]));
-            return Idempotency.orTwin(
-                    admitted,
-                    () -> journal.idempotentAnswer(journalKey)
-                            .map(twin -> twin == null ? null : replay(key, hash, twin)));
-        });
+        Idempotency.Keyed keyed =
+                idempotency.keyed(kind, tenant, key, batch ? "batch" : "task", canonical(submissions));
+        return keyed.answer(
+                journalKey -> journal.idempotentAnswer(journalKey).map(Admission::earlier),
+                () -> reserveAndInsert(
+                        tasks,
+                        tasks,
+                        tenant,
+                        inserts -> journal.insertIdempotent(
+                                        keyed.journalKey(), keyed.requestHash(), inserts, keyed.keepFor())
+                                .map(lost -> lost == null
+                                        ? new Admitted(batchId, inserts, false)
+                                        : keyed.replay(earlier(lost))),
+                        JOURNALED));
+    }
+
+    /** What a task key's first request left, as {@link Idempotency} compares it; null: nothing. */
+    private static Idempotency.Earlier<Admitted> earlier(IdempotentAnswer stored) {
+        return stored == null
+                ? null
+                : new Idempotency.Earlier<>(stored.requestHash(), new Admitted(stored.batchId(), stored.tasks(), true));
     }
 
     private static void checkTenant(String tenant) {
@@ -182,18 +196,15 @@ public final class Admission {
         }
     }
 
-    /** Where a task stands in a flow: the flow, its key, whether it waits for parents. */
-    public record FlowPlace(UUID flowId, String key, boolean hasParents) {}
-
     /**
      * A task a running flow task spawns, checked as any task is ({@code where} before the field a
-     * refusal names) and built as it will be journaled; it takes no room: it waits blocked for its
-     * spawner, and queues hold it once it may run.
+     * refusal names) and built as it will be journaled, at its {@code place} in the flow; it takes no
+     * room: it waits blocked for its spawner, and queues hold it once it may run.
      *
      * @throws InvalidTaskException naming the field
      */
-    public Insert spawned(Submission submission, String where, String tenant, FlowPlace place) {
-        return insert(submission, where, null, tenant, clock.instant(), null, null, place);
+    public Insert spawned(Submission submission, String where, String tenant, Placement place) {
+        return build(submission, where, tenant, place, clock.instant());
     }
 
     /**
@@ -212,19 +223,19 @@ public final class Admission {
 
     /**
      * Admits a flow's tasks, all or nothing, each checked as any task is ({@code where} names task
-     * {@code i} in a refusal). The roots ({@code root[i]}) take room in their queues as a batch does,
-     * and may be dispatched at once; the others take none: they wait blocked in the journal, in no
-     * queue, until their parents let them go. {@code insert} journals them all, in order, the roots
-     * as reserved; the future holds them so.
+     * {@code i} in a refusal) and placed at {@code places[i]} in the flow. The roots (no parents) take
+     * room in their queues as a batch does, and may be dispatched at once; the others take none: they
+     * wait blocked in the journal, in no queue, until their parents let them go. {@code insert}
+     * journals them all, in order, the roots as reserved, and gives the answer; the room stays taken
+     * when the answer is {@code journaled}, else goes back.
      */
-    public Future<List<Insert>> admitFlow(
+    public <A> Future<A> admitFlow(
             List<Submission> submissions,
-            boolean[] root,
-            UUID flowId,
-            List<String> keys,
+            List<Placement> places,
             String tenant,
             IntFunction<String> where,
-            Function<List<Insert>, Future<Boolean>> insert) {
+            Function<List<Insert>, Future<A>> insert,
+            Predicate<A> journaled) {
         if (draining) {
             return Future.failedFuture(new ShuttingDownException());
         }
@@ -234,17 +245,9 @@ public final class Admission {
             checkTenant(tenant);
             Instant now = clock.instant();
             for (int i = 0; i < submissions.size(); i++) {
-                Insert task = insert(
-                        submissions.get(i),
-                        where.apply(i),
-                        null,
-                        tenant,
-                        now,
-                        null,
-                        null,
-                        new FlowPlace(flowId, keys.get(i), !root[i]));
+                Insert task = build(submissions.get(i), where.apply(i), tenant, places.get(i), now);
                 all.add(task);
-                if (root[i]) {
+                if (!places.get(i).hasParents()) {
                     roots.add(task);
                 }
             }
@@ -256,48 +259,47 @@ public final class Admission {
         } catch (InvalidTaskException | TenantLimitException e) {
             return Future.failedFuture(e);
         }
-        return reserveAndInsert(roots, tenant, reserved -> {
-                    Map<UUID, Insert> byId = new HashMap<>();
-                    reserved.forEach(r -> byId.put(r.task().id(), r));
-                    all.replaceAll(task -> byId.getOrDefault(task.task().id(), task));
-                    return insert.apply(all);
-                })
-                .map(reserved -> all);
+        return reserveAndInsert(all, roots, tenant, insert, journaled);
     }
 
     /**
-     * Checks the tasks' deadlines, reserves room for the tasks in their queues, runs {@code insert}
-     * with the tasks as they will be journaled, then commits the reservations (when the insert says
-     * it journaled them) or aborts them (when it failed or inserted nothing). The future holds the
-     * journaled tasks, in order.
+     * The one way tasks are journaled: checks the deadlines of {@code reserved} (all of {@code all},
+     * or a flow's roots), reserves room for them in their queues, runs {@code insert} with {@code
+     * all} as they will be journaled (the reserved as their reservations made them), then commits the
+     * reservations (when its answer is {@code journaled}) or aborts them (when it failed, or answered
+     * with an earlier request's tasks). The future holds the answer.
      */
-    private Future<List<Insert>> reserveAndInsert(
-            List<Insert> tasks, String tenant, Function<List<Insert>, Future<Boolean>> insert) {
+    private <A> Future<A> reserveAndInsert(
+            List<Insert> all,
+            List<Insert> reserved,
+            String tenant,
+            Function<List<Insert>, Future<A>> insert,
+            Predicate<A> journaled) {
         Instant now = clock.instant();
         try {
-            deadlinesAhead(tasks, now);
-            startsInTime.check(tasks, now);
+            deadlinesAhead(reserved, now);
+            startsInTime.check(reserved, now);
         } catch (InvalidTaskException | DeadlineUnmeetableException e) {
             return Future.failedFuture(e);
         }
         Map<String, List<Insert>> byQueue = new LinkedHashMap<>();
-        for (Insert task : tasks) {
+        for (Insert task : reserved) {
             byQueue.computeIfAbsent(task.task().queue(), k -> new ArrayList<>()).add(task);
         }
         List<Reservation> made = new ArrayList<>();
-        Map<UUID, Insert> journaled = new HashMap<>();
+        Map<UUID, Insert> reservedAs = new HashMap<>();
         for (List<Insert> group : byQueue.values()) {
             Reservation reservation = queues.get(group.get(0).task().queue()).reserve(group, tenant, now);
             if (reservation.refusal() != null) {
                 made.forEach(Reservation::abort);
-                return Future.failedFuture(refused(reservation, tasks.size()));
+                return Future.failedFuture(refused(reservation, reserved.size()));
             }
             made.add(reservation);
-            reservation.inserts().forEach(i -> journaled.put(i.task().id(), i));
+            reservation.inserts().forEach(i -> reservedAs.put(i.task().id(), i));
         }
-        List<Insert> inserts = new ArrayList<>(tasks.size());
-        for (Insert task : tasks) {
-            inserts.add(journaled.get(task.task().id()));
+        List<Insert> inserts = new ArrayList<>(all.size());
+        for (Insert task : all) {
+            inserts.add(reservedAs.getOrDefault(task.task().id(), task));
         }
         // Through compose, so that an insert that throws still gives the room back.
         return Future.succeededFuture(inserts)
@@ -309,9 +311,10 @@ public final class Admission {
                                 .rejectedJournalBusy(r.inserts().size()));
                     }
                 })
-                .map(inserted -> {
+                .map(answer -> {
+                    boolean inserted = journaled.test(answer);
                     made.forEach(reservation -> settle(reservation, inserted));
-                    return inserts;
+                    return answer;
                 });
     }
 
@@ -326,21 +329,13 @@ public final class Admission {
         }
     }
 
-    private Admitted replay(String key, String hash, IdempotentAnswer earlier) {
-        if (earlier.requestHash() == null || !earlier.requestHash().equals(hash)) {
-            throw new IdempotencyConflictException(key);
-        }
-        return new Admitted(earlier.batchId(), earlier.tasks(), true);
-    }
-
-    private static String requestHash(List<Submission> submissions, boolean batch, String tenant) {
+    /** The submissions as canonical JSON, for their request's fingerprint. */
+    private static String canonical(List<Submission> submissions) {
         JsonArray canonical = new JsonArray();
         for (Submission submission : submissions) {
             canonical.add(submission.canonical());
         }
-        // The same key from another tenant is another request: it must not replay this one's answer.
-        return Canonical.sha256(
-                (batch ? "batch:" : "task:") + (tenant == null ? "" : "tenant=" + tenant + ":") + canonical.encode());
+        return canonical.encode();
     }
 
     private TenantLimitException tenantLimitReached(QueueRoom queue, String tenant, int wanted, int total) {
@@ -419,26 +414,23 @@ public final class Admission {
         });
     }
 
-    private List<Insert> validate(List<Submission> submissions, UUID batchId, String tenant) {
+    private List<Insert> validate(List<Submission> submissions, Placement place, String tenant) {
         List<Insert> tasks = new ArrayList<>(submissions.size());
         Instant now = clock.instant();
         for (int i = 0; i < submissions.size(); i++) {
-            String where = batchId == null ? "" : "tasks[" + i + "].";
-            tasks.add(insert(submissions.get(i), where, batchId, tenant, now, null, null, null));
+            String where = place.batchId() == null ? "" : "tasks[" + i + "].";
+            tasks.add(build(submissions.get(i), where, tenant, place, now));
         }
         return tasks;
     }
 
-    /** One task as it will be journaled, if it breaks no rule; {@code schedule} and {@code tick} are null unless a schedule made it. */
-    private Insert insert(
-            Submission s,
-            String where,
-            UUID batchId,
-            String tenant,
-            Instant now,
-            String schedule,
-            Instant tick,
-            FlowPlace flow) {
+    /**
+     * One task as it will be journaled, at {@code place}, if it breaks no rule ({@code where}: what
+     * a refusal names before the field).
+     *
+     * @throws InvalidTaskException naming the field
+     */
+    private Insert build(Submission s, String where, String tenant, Placement place, Instant now) {
         String queueName = s.queue() == null ? TasklineConfig.DEFAULT_QUEUE : s.queue();
         QueueRoom queue = queues.get(queueName);
         if (queue == null) {
@@ -487,14 +479,14 @@ public final class Admission {
                         .runAt(runAt)
                         .maxAttempts(maxAttempts)
                         .timeoutMs(timeoutMs)
-                        .batch(batchId)
+                        .batch(place.batchId())
                         .tenant(tenant)
                         .concurrencyKey(s.concurrencyKey())
                         .startBy(startBy)
-                        .scheduled(schedule, tick)
-                        .flow(flow == null ? null : flow.flowId())
-                        .flowKey(flow == null ? null : flow.key())
-                        .hasParents(flow != null && flow.hasParents())
+                        .scheduled(place.schedule(), place.tick())
+                        .flow(place.flowId())
+                        .flowKey(place.flowKey())
+                        .hasParents(place.hasParents())
                         .build(),
                 runAt,
                 startBy);
@@ -509,7 +501,7 @@ public final class Admission {
      * @throws InvalidTaskException naming the field, with {@code where} before it
      */
     public void check(Submission task, String where) {
-        insert(task, where, null, null, clock.instant(), null, null, null);
+        build(task, where, null, Placement.ALONE, clock.instant());
     }
 
     /**
@@ -544,7 +536,7 @@ public final class Admission {
         for (DueTick tick : due) {
             try {
                 List<Insert> one = List.of(
-                        insert(tick.submission(), "task.", null, null, now, tick.schedule(), tick.tick(), null));
+                        build(tick.submission(), "task.", null, Placement.tick(tick.schedule(), tick.tick()), now));
                 deadlinesAhead(one, now);
                 startsInTime.check(one, now);
                 Reservation reservation = queues.get(one.get(0).task().queue()).reserve(one, null, now);

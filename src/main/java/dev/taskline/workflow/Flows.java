@@ -1,8 +1,8 @@
 package dev.taskline.workflow;
 
 import dev.taskline.admission.Admission;
-import dev.taskline.admission.Canonical;
 import dev.taskline.admission.Idempotency;
+import dev.taskline.admission.Placement;
 import dev.taskline.admission.Submission;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.journal.JournalFlows;
@@ -11,12 +11,10 @@ import dev.taskline.model.FlowAccepted;
 import dev.taskline.model.FlowInsert;
 import dev.taskline.model.Insert;
 import dev.taskline.model.TaskIds;
-import dev.taskline.model.problem.IdempotencyConflictException;
 import dev.taskline.model.problem.InvalidTaskException;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -36,7 +34,7 @@ public final class Flows {
     private final TasklineConfig.Flows config;
     private final FlowMeters meters;
     private final Clock clock;
-    private final Duration keepKeysFor;
+    private final Idempotency idempotency;
 
     public Flows(
             Admission admission,
@@ -44,15 +42,14 @@ public final class Flows {
             BlockedCount blocked,
             TasklineConfig.Flows config,
             FlowMeters meters,
-            Clock clock,
-            Duration keepKeysFor) {
+            Clock clock) {
         this.admission = admission;
         this.journal = journal;
         this.blocked = blocked;
         this.config = config;
         this.meters = meters;
         this.clock = clock;
-        this.keepKeysFor = keepKeysFor;
+        this.idempotency = admission.idempotency();
     }
 
     /**
@@ -70,83 +67,82 @@ public final class Flows {
             return Future.failedFuture(e);
         }
         if (idempotencyKey == null) {
-            return admit(spec, tenant, null, null, null);
+            return admit(spec, tenant, null);
         }
-        String hash = Canonical.sha256("flow:" + (tenant == null ? "" : "tenant=" + tenant + ":")
-                + spec.canonical().encode());
-        String journalKey = Idempotency.journalKey(Idempotency.Kind.FLOW, tenant, idempotencyKey);
-        return journal.storedAnswer(journalKey).compose(earlier -> {
-            if (earlier.containsKey("answer")) {
-                return Future.succeededFuture(replay(idempotencyKey, hash, earlier, tenant));
-            }
-            return Idempotency.orTwin(
-                    admit(spec, tenant, idempotencyKey, journalKey, hash),
-                    () -> journal.storedAnswer(journalKey)
-                            .map(twin ->
-                                    twin.containsKey("answer") ? replay(idempotencyKey, hash, twin, tenant) : null));
-        });
+        Idempotency.Keyed keyed = idempotency.keyed(
+                Idempotency.Kind.FLOW,
+                tenant,
+                idempotencyKey,
+                "flow",
+                spec.canonical().encode());
+        return keyed.answer(
+                journalKey -> journal.storedAnswer(journalKey)
+                        .map(stored -> stored.containsKey("answer") ? earlier(stored, tenant) : null),
+                () -> admit(spec, tenant, keyed));
     }
 
-    private FlowAccepted replay(String key, String hash, JsonObject earlier, String tenant) {
-        if (!hash.equals(earlier.getString("requestHash")) || !(earlier.getValue("answer") instanceof JsonObject)) {
-            throw new IdempotencyConflictException(key);
-        }
-        return FlowAccepted.replayed(earlier.getJsonObject("answer"), tenant);
+    /**
+     * What a flow key's first request left ({@link JournalFlows#storedAnswer}), as {@link
+     * Idempotency} compares it: without an answer of a flow's form it matches no request.
+     */
+    private static Idempotency.Earlier<FlowAccepted> earlier(JsonObject stored, String tenant) {
+        return stored.getValue("answer") instanceof JsonObject answer
+                ? new Idempotency.Earlier<>(stored.getString("requestHash"), FlowAccepted.replayed(answer, tenant))
+                : new Idempotency.Earlier<>(null, null);
     }
 
-    private Future<FlowAccepted> admit(
-            FlowSpec spec, String tenant, String idempotencyKey, String journalKey, String hash) {
+    /** Admits the flow, under {@code keyed} (null: no key). */
+    private Future<FlowAccepted> admit(FlowSpec spec, String tenant, Idempotency.Keyed keyed) {
         int n = spec.tasks().size();
-        List<Submission> submissions = new ArrayList<>(n);
-        boolean[] root = new boolean[n];
-        for (int i = 0; i < n; i++) {
-            FlowTask task = spec.tasks().get(i);
-            submissions.add(task.submission());
-            root[i] = task.root();
-        }
         int blockedTasks = n - spec.roots().size();
         if (blockedTasks > 0 && !blocked.room(blockedTasks, tenant)) {
             return Future.failedFuture(blocked.refusal(blockedTasks, tenant));
         }
         UUID flowId = TaskIds.next(clock);
-        JsonObject[] answer = new JsonObject[1];
-        FlowAccepted[] accepted = new FlowAccepted[1];
-        return admission
-                .admitFlow(submissions, root, flowId, keys(spec), tenant, i -> where(spec, i), inserts -> {
+        List<Submission> submissions = new ArrayList<>(n);
+        List<Placement> places = new ArrayList<>(n);
+        for (FlowTask task : spec.tasks()) {
+            submissions.add(task.submission());
+            places.add(Placement.flow(flowId, task.key(), !task.root()));
+        }
+        return admission.admitFlow(
+                submissions,
+                places,
+                tenant,
+                i -> where(spec, i),
+                inserts -> {
                     FlowInsert flow = flow(spec, flowId, tenant, inserts);
-                    accepted[0] = accepted(flow);
-                    if (journalKey == null) {
-                        return journal.insert(flow).map(true);
-                    }
-                    return journal.insertIdempotent(journalKey, hash, flow, accepted[0].stored(), keepKeysFor)
-                            .map(earlier -> {
-                                answer[0] = earlier;
-                                return earlier == null;
-                            });
-                })
-                .map(inserts -> {
-                    if (answer[0] != null) {
-                        // A racing twin took the key first: its answer is ours, if it asked the same.
-                        return replay(idempotencyKey, hash, answer[0], tenant);
-                    }
-                    blocked.admitted(blockedTasks, tenant, blockedByQueue(inserts, root));
-                    meters.started();
-                    return accepted[0];
-                });
+                    FlowAccepted accepted = accepted(flow);
+                    Future<FlowAccepted> written = keyed == null
+                            ? journal.insert(flow).map(accepted)
+                            // A racing twin may have taken the key first: its answer is ours, if it asked the same.
+                            : journal.insertIdempotent(
+                                            keyed.journalKey(),
+                                            keyed.requestHash(),
+                                            flow,
+                                            accepted.stored(),
+                                            keyed.keepFor())
+                                    .map(lost -> lost == null ? accepted : keyed.replay(earlier(lost, tenant)));
+                    // Counted once journaled, here where the tasks' queues are known; a replay journaled nothing.
+                    return written.map(answer -> {
+                        if (!answer.replayed()) {
+                            blocked.admitted(blockedTasks, tenant, blockedByQueue(inserts, spec));
+                            meters.started();
+                        }
+                        return answer;
+                    });
+                },
+                answer -> !answer.replayed());
     }
 
-    private static Map<String, Integer> blockedByQueue(List<Insert> inserts, boolean[] root) {
+    private static Map<String, Integer> blockedByQueue(List<Insert> inserts, FlowSpec spec) {
         Map<String, Integer> byQueue = new HashMap<>();
         for (int i = 0; i < inserts.size(); i++) {
-            if (!root[i]) {
+            if (!spec.tasks().get(i).root()) {
                 byQueue.merge(inserts.get(i).task().queue(), 1, Integer::sum);
             }
         }
         return byQueue;
-    }
-
-    private static List<String> keys(FlowSpec spec) {
-        return spec.tasks().stream().map(FlowTask::key).toList();
     }
 
     private static String where(FlowSpec spec, int i) {

@@ -1,6 +1,7 @@
 package dev.taskline.workflow;
 
 import dev.taskline.admission.Admission;
+import dev.taskline.admission.Placement;
 import dev.taskline.model.FlowInsert;
 import dev.taskline.model.Insert;
 import dev.taskline.model.Spawn;
@@ -110,10 +111,7 @@ public final class Spawns implements SpawnPlanner {
                         + " startBy; give delayMs or startWithinMs, counted from when it may run");
             }
             Insert insert = admission.spawned(
-                    task.submission(),
-                    where,
-                    spawner.tenant(),
-                    new Admission.FlowPlace(spawner.flowId(), task.key(), true));
+                    task.submission(), where, spawner.tenant(), Placement.flow(spawner.flowId(), task.key(), true));
             ids.put(task.key(), insert.task().id());
             nodes.add(new FlowInsert.Node(
                     insert,
