@@ -63,12 +63,15 @@ import io.vertx.sqlclient.PoolOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import java.util.logging.Logger;
 
@@ -108,6 +111,7 @@ public final class Taskline {
     private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
     private Admission admission;
     private EventHub hub;
+    private final List<Consumer<Collection<UUID>>> taskEvents = new CopyOnWriteArrayList<>();
     private Services services;
     private Passes passes;
     private Scheduler scheduler;
@@ -288,6 +292,7 @@ public final class Taskline {
         journal.onChange(ids -> {
             hub.changed(ids);
             cluster.tellEvents();
+            taskEvents.forEach(listener -> listener.accept(ids));
         });
         journal.onSettled(new FlowSettlements(queues, metrics.flows(), clock));
         this.hub = hub;
@@ -496,6 +501,16 @@ public final class Taskline {
      */
     public Services services() {
         return services;
+    }
+
+    /**
+     * Also tells {@code listener} which tasks got journal events through this node, after each write
+     * committed, as this node's streams are told: so that a test waits for a transition instead of
+     * reading the task again and again. It runs on whatever thread completed the write and must not
+     * block.
+     */
+    public void onTaskEvents(Consumer<Collection<UUID>> listener) {
+        taskEvents.add(listener);
     }
 
     /** The node's background loops, each with the pass its timer runs, for tests to run by hand. */
