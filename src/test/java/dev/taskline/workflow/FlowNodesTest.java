@@ -61,7 +61,7 @@ class FlowNodesTest {
             // b learns of the waiting members from the journal, as it does of any node's tasks.
             TestNode.await(b.node.passes().recovery().runOnce());
 
-            JsonObject flow = a.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
+            JsonObject flow = a.waitForFlowState(flowId, "succeeded");
             Set<String> workers = new HashSet<>();
             List<String> wrong = new ArrayList<>();
             for (Object item : flow.getJsonArray("tasks")) {
@@ -124,7 +124,7 @@ class FlowNodesTest {
             GateHandler.Call child = GateHandler.next(TestNode.WAIT);
             assertEquals("b", ((JsonObject) child.task().parents().get("parent")).getString("by"));
             child.succeed(new JsonObject());
-            JsonObject flow = a.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
+            JsonObject flow = a.waitForFlowState(flowId, "succeeded");
             assertEquals(2, flow.getInteger("size"), "the fenced attempt spawned nothing: " + flow.encode());
         }
     }
