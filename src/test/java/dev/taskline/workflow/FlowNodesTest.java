@@ -31,8 +31,11 @@ class FlowNodesTest {
     @Test
     void a_flow_whose_tasks_run_on_two_nodes_runs_each_once_and_starts_each_child_once() throws Exception {
         String db = TestPostgres.newDatabase();
-        try (TestNode a = TestNode.start(db, CONFIG);
-                TestNode b = TestNode.start(db, CONFIG)) {
+        // One clock for both: with a clock each, b's started later, and a start slower than a lease
+        // (a loaded machine) made b take a's live leases over as lapsed.
+        MutableClock clock = new MutableClock();
+        try (TestNode a = TestNode.start(db, CONFIG, clock);
+                TestNode b = TestNode.start(db, CONFIG, clock)) {
             JsonArray members = new JsonArray();
             for (int i = 0; i < 24; i++) {
                 members.add(new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 40)));
