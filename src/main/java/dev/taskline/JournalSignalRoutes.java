@@ -6,7 +6,10 @@ import dev.taskline.journal.JournalSignals;
 import dev.taskline.model.Settled;
 import dev.taskline.workflow.FlowSettlements;
 import java.util.Collection;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 /** Where the journal's signals go on this node: each to the part that acts on it. */
 final class JournalSignalRoutes implements JournalSignals {
@@ -14,6 +17,8 @@ final class JournalSignalRoutes implements JournalSignals {
     private final EventHub hub;
     private final Cluster cluster;
     private final FlowSettlements settlements;
+    // Observers from outside the node (tests waiting for a transition); the node's own parts are fields.
+    private final List<Consumer<Collection<UUID>>> watchers = new CopyOnWriteArrayList<>();
 
     JournalSignalRoutes(EventHub hub, Cluster cluster, FlowSettlements settlements) {
         this.hub = hub;
@@ -26,6 +31,11 @@ final class JournalSignalRoutes implements JournalSignals {
         // Events journaled here reach this node's streams at once, and other nodes' while they follow any.
         hub.changed(ids);
         cluster.tellEvents();
+        watchers.forEach(watcher -> watcher.accept(ids));
+    }
+
+    void watch(Consumer<Collection<UUID>> watcher) {
+        watchers.add(watcher);
     }
 
     @Override

@@ -66,12 +66,15 @@ import io.vertx.sqlclient.PoolOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import java.util.logging.Logger;
 
@@ -111,6 +114,7 @@ public final class Taskline {
     private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
     private Admission admission;
     private EventHub hub;
+    private JournalSignalRoutes journalSignals;
     private Services services;
     private Passes passes;
     private Scheduler scheduler;
@@ -282,7 +286,8 @@ public final class Taskline {
                 TasklineConfig.share(config.flows().maxBlocked(), config.http().tenantShare()));
         spawns = new Spawns(admission, blocked, config.flows().maxTasks());
         EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
-        journal.signals(new JournalSignalRoutes(hub, cluster, new FlowSettlements(queues, metrics.flows(), clock)));
+        journalSignals = new JournalSignalRoutes(hub, cluster, new FlowSettlements(queues, metrics.flows(), clock));
+        journal.signals(journalSignals);
         this.hub = hub;
         TaskControl control = new TaskControl(journal, reads, queues, vertx.eventBus(), metrics);
         attemptParts = new AttemptParts(
@@ -480,6 +485,16 @@ public final class Taskline {
      */
     public Services services() {
         return services;
+    }
+
+    /**
+     * Also tells {@code listener} which tasks got journal events through this node, after each write
+     * committed, as this node's streams are told: so that a test waits for a transition instead of
+     * reading the task again and again. It runs on whatever thread completed the write and must not
+     * block.
+     */
+    public void onTaskEvents(Consumer<Collection<UUID>> listener) {
+        journalSignals.watch(listener);
     }
 
     /** The node's background loops, each with the pass its timer runs, for tests to run by hand. */

@@ -107,7 +107,7 @@ class CancelTest {
         assertEquals(2, answer.getInteger("cancelled"));
         assertEquals(1, answer.getInteger("cancelling"));
         call.succeed(new JsonObject());
-        node.until("/api/batches/" + batch, b -> b.getJsonObject("counts").getInteger("cancelled") == 3);
+        node.waitForBatch(batch, b -> b.getJsonObject("counts").getInteger("cancelled") == 3, "all cancelled");
     }
 
     @Test

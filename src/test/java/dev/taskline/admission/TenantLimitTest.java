@@ -230,9 +230,7 @@ class TenantLimitTest {
             second.succeed(new JsonObject());
             GateHandler.next(TestNode.WAIT).succeed(new JsonObject());
             GateHandler.next(TestNode.WAIT).succeed(new JsonObject());
-            node.until(
-                    "/api/flows/" + flow.bodyAsJsonObject().getString("flowId"),
-                    f -> "succeeded".equals(f.getString("state")));
+            node.waitForFlowState(flow.bodyAsJsonObject().getString("flowId"), "succeeded");
             await(node.node.passes().blocked().runOnce());
             assertEquals(202, submit(node, "/api/flows", "acme", chain).statusCode(), "all ended: room for three");
             drain(node, 4 + 3, 3);

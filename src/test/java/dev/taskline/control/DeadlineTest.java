@@ -203,7 +203,7 @@ class DeadlineTest {
 
             clock.advance(Duration.ofSeconds(6));
             await(node.node.passes().deadlines().runOnce());
-            JsonObject ended = node.until("/api/flows/" + flowId, f -> !"running".equals(f.getString("state")));
+            JsonObject ended = node.waitForFlow(flowId, f -> !"running".equals(f.getString("state")), "its end");
             assertEquals("failed", ended.getString("state"), ended::encode);
             assertEquals("expired", ended.getJsonArray("tasks").getJsonObject(0).getString("state"), ended::encode);
             running.succeed(new JsonObject());

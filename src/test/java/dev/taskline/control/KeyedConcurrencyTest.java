@@ -151,9 +151,7 @@ class KeyedConcurrencyTest {
             String first = onB.taskId().toString();
             String second = first.equals(held) ? waiting : held;
             assertTrue(Set.of(held, waiting).contains(first));
-            b.until(
-                    () -> "pending".equals(b.getJson("/api/tasks/" + second).getString("state")),
-                    () -> "the other task back to pending or still waiting");
+            b.waitForState(second, "pending"); // the other task back to pending or still waiting
             assertEquals(1, runningOfKey(b, "model-a"), "the bound holds through the takeover");
 
             onA.succeed(new JsonObject().put("by", "a"));

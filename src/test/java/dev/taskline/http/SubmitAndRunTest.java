@@ -145,8 +145,8 @@ class SubmitAndRunTest {
         assertEquals("/api/batches/" + batchId, response.getHeader("Location"));
         assertEquals(5, batch.getJsonArray("tasks").size());
 
-        JsonObject done = node.until(
-                "/api/batches/" + batchId, b -> b.getJsonObject("counts").getInteger("succeeded") == 5);
+        JsonObject done =
+                node.waitForBatch(batchId, b -> b.getJsonObject("counts").getInteger("succeeded") == 5, "all done");
         assertEquals(5, done.getInteger("size"));
         for (Object item : done.getJsonArray("tasks")) {
             JsonObject task = (JsonObject) item;

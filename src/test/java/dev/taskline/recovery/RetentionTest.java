@@ -97,7 +97,7 @@ class RetentionTest {
                                                     .put("key", "s")
                                                     .put("type", "sleep"))));
             assertEquals(200, spawned.statusCode(), spawned.bodyAsString());
-            node.until("/api/flows/" + endedId, f -> "succeeded".equals(f.getString("state")));
+            node.waitForFlowState(endedId, "succeeded");
             assertEquals(3, count(pool, "SELECT count(*) AS n FROM flow_keys WHERE flow_id = $1", endedId));
 
             clock.advance(Duration.ofMinutes(90));
@@ -113,7 +113,7 @@ class RetentionTest {
             assertEquals(
                     202,
                     node.post("/api/tasks/" + b + "/cancel", new JsonObject()).statusCode());
-            node.until("/api/flows/" + runningId, f -> "cancelled".equals(f.getString("state")));
+            node.waitForFlowState(runningId, "cancelled");
             assertEquals(0, TestNode.await(node.node.passes().recovery().cleanOnce()), "it ended only now");
             clock.advance(Duration.ofMinutes(90));
             assertEquals(2, TestNode.await(node.node.passes().recovery().cleanOnce()), "now it goes whole");

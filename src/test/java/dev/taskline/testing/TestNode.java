@@ -4,10 +4,13 @@ import dev.taskline.Taskline;
 import dev.taskline.config.ConfigLoader;
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.journal.Journal;
+import dev.taskline.journal.JournalSignals;
 import dev.taskline.journal.PgUrl;
+import dev.taskline.model.Settled;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
@@ -17,9 +20,14 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -29,6 +37,13 @@ import java.util.function.Predicate;
 public final class TestNode implements AutoCloseable {
 
     public static final Duration WAIT = Duration.ofSeconds(60);
+
+    /**
+     * How long a wait on {@link TaskSignals} goes without a signal before it reads anyway: a safety
+     * net for a write no in-process journal tells of (another process's), not the way a wait is
+     * meant to end; one that ends so says it on stderr.
+     */
+    static final Duration UNSIGNALLED = Duration.ofSeconds(1);
 
     public final Vertx vertx;
     public final Taskline node;
@@ -45,6 +60,7 @@ public final class TestNode implements AutoCloseable {
         this.clock = clock;
         this.http = WebClient.create(
                 vertx, new WebClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(node.httpPort()));
+        node.onTaskEvents(TaskSignals::changed);
     }
 
     /**
@@ -165,8 +181,115 @@ public final class TestNode implements AutoCloseable {
         return await(node.passes().waker().runOnce());
     }
 
+    /**
+     * Waits until task {@code taskId} is in {@code state}, reading it once, then again after each
+     * journal event of it (see {@link TaskSignals}); answers the task as that last read showed it.
+     */
     public JsonObject waitForState(String taskId, String state) throws Exception {
-        return until("/api/tasks/" + taskId, task -> state.equals(task.getString("state")));
+        return waitForTask(taskId, task -> state.equals(task.getString("state")), "state " + state);
+    }
+
+    /**
+     * Waits until {@code done} holds of task {@code taskId} ({@code GET /api/tasks/{id}}), reading it
+     * once, then again after each journal event of it; for what only its events change (its state,
+     * attempt, history), not its progress or wait. Fails after {@link #WAIT}.
+     */
+    public JsonObject waitForTask(String taskId, Predicate<JsonObject> done, String what) throws Exception {
+        Set<UUID> task = Set.of(UUID.fromString(taskId));
+        return waitOn("task " + taskId, "/api/tasks/" + taskId, task, answer -> task, done, what);
+    }
+
+    /** As {@link #waitForState}, for flow {@code flowId} ({@code GET /api/flows/{id}}). */
+    public JsonObject waitForFlowState(String flowId, String state) throws Exception {
+        return waitForFlow(flowId, flow -> state.equals(flow.getString("state")), "state " + state);
+    }
+
+    /**
+     * As {@link #waitForTask}, for flow {@code flowId}: read again after each journal event of a task
+     * its answer lists (of any task while it lists only a page of them), as a flow's counters move
+     * only in a write that moves one of its tasks.
+     */
+    public JsonObject waitForFlow(String flowId, Predicate<JsonObject> done, String what) throws Exception {
+        return waitOn("flow " + flowId, "/api/flows/" + flowId, null, TestNode::tasksOf, done, what);
+    }
+
+    /**
+     * As {@link #waitForTask}, for batch {@code batchId} ({@code GET /api/batches/{id}}): its counts
+     * move only with its tasks' states.
+     */
+    public JsonObject waitForBatch(String batchId, Predicate<JsonObject> done, String what) throws Exception {
+        return waitOn("batch " + batchId, "/api/batches/" + batchId, null, TestNode::tasksOfBatch, done, what);
+    }
+
+    /** The tasks of a batch answer; null (any task) when it lists fewer than the batch has. */
+    private static Set<UUID> tasksOfBatch(JsonObject batch) {
+        JsonArray tasks = batch.getJsonArray("tasks");
+        return tasks.size() < batch.getInteger("size") ? null : ids(tasks);
+    }
+
+    /** The tasks whose events may change a flow's answer; null (any task) when it shows only a page. */
+    private static Set<UUID> tasksOf(JsonObject flow) {
+        if (flow.getValue("next") != null) {
+            return null;
+        }
+        return ids(flow.getJsonArray("tasks"));
+    }
+
+    private static Set<UUID> ids(JsonArray tasks) {
+        Set<UUID> ids = new HashSet<>();
+        tasks.forEach(t -> ids.add(UUID.fromString(((JsonObject) t).getString("id"))));
+        return ids;
+    }
+
+    /**
+     * Reads {@code path} until {@code done} holds, again after each signal of the tasks {@code
+     * watched} names from the last answer (null: of any task), first of {@code tasks}. A watch is
+     * in place before each read, so that a commit after the read always wakes the next wait.
+     */
+    private JsonObject waitOn(
+            String subject,
+            String path,
+            Set<UUID> tasks,
+            Function<JsonObject, Set<UUID>> watched,
+            Predicate<JsonObject> done,
+            String what)
+            throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        TaskSignals.Watch watch = TaskSignals.watch(tasks);
+        try {
+            boolean signalled = true;
+            while (true) {
+                watch.clear();
+                JsonObject last = getJson(path);
+                if (done.test(last)) {
+                    if (!signalled) {
+                        System.err.println("UNSIGNALLED: " + subject + " reached " + what + " with no signal of it");
+                    }
+                    return last;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new AssertionError(subject + " did not reach " + what + " within " + WAIT
+                            + "; last state seen: " + last.getString("state") + "; last answer: " + last);
+                }
+                Set<UUID> now = watched.apply(last);
+                if (!Objects.equals(now, tasks)) {
+                    TaskSignals.Watch next = TaskSignals.watch(now);
+                    // A commit between the read and the new watch was heard by the old one only.
+                    boolean missed = watch.await(0);
+                    watch.close();
+                    watch = next;
+                    tasks = now;
+                    if (missed) {
+                        signalled = true;
+                        continue;
+                    }
+                }
+                signalled = watch.await(Math.min(left, UNSIGNALLED.toNanos()));
+            }
+        } finally {
+            watch.close();
+        }
     }
 
     private Future<Long> vertxTimer(long ms) {
@@ -189,7 +312,19 @@ public final class TestNode implements AutoCloseable {
                     .using(vertx)
                     .build();
         }
-        return new Journal(otherPool, clock);
+        Journal journal = new Journal(otherPool, clock);
+        journal.signals(new JournalSignals() {
+            @Override
+            public void changed(java.util.Collection<UUID> ids) {
+                TaskSignals.changed(ids);
+            }
+
+            @Override
+            public void settled(Settled settled) {
+                // Another node's settlements are its own to act on; tests only wait for events.
+            }
+        });
+        return journal;
     }
 
     @Override

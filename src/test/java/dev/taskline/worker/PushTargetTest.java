@@ -118,8 +118,8 @@ class PushTargetTest {
                 "application/json"));
         script.add(answer(200, "{\"shipped\": true}", json, "application/json"));
         String id = submit();
-        JsonObject waiting = node.until(
-                "/api/tasks/" + id, t -> "pending".equals(t.getString("state")) && t.getValue("wait") != null);
+        JsonObject waiting = node.waitForTask(
+                id, t -> "pending".equals(t.getString("state")) && t.getValue("wait") != null, "a wait");
         assertEquals("go", waiting.getJsonObject("wait").getString("name"));
         assertEquals("reserve", waiting.getJsonArray("steps").getJsonObject(0).getString("name"));
         assertEquals(
@@ -144,7 +144,7 @@ class PushTargetTest {
         script.add(answer(200, "{\"ok\": true}", "Content-Type", "application/json"));
         String id = submit();
         node.until(() -> calls.size() == 1, () -> "the first call");
-        node.until(() -> "pending".equals(node.getJson("/api/tasks/" + id).getString("state")), () -> "snoozed");
+        node.waitForState(id, "pending"); // snoozed
         node.advance(Duration.ofSeconds(1));
         JsonObject task = node.waitForState(id, "succeeded");
         assertEquals(new JsonObject().put("ok", true), task.getJsonObject("result"));
@@ -185,7 +185,7 @@ class PushTargetTest {
                                 .add(listTask())
                                 .add(sleepTask().put("key", "report").put("dependsOn", new JsonArray().add("list"))));
         String flowId = node.post("/api/flows", flow).bodyAsJsonObject().getString("flowId");
-        JsonObject done = node.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
+        JsonObject done = node.waitForFlowState(flowId, "succeeded");
         assertEquals("list", calls.get(0).getJsonObject("body").getString("flowKey"), "the target is told its key");
         List<String> keys = done.getJsonArray("tasks").stream()
                 .map(t -> ((JsonObject) t).getString("key"))

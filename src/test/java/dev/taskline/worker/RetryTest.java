@@ -54,14 +54,12 @@ class RetryTest {
                 .bodyAsJsonObject()
                 .getString("id");
 
-        node.until(
-                "/api/tasks/" + id,
-                t -> t.getInteger("attempt") == 1 && t.getString("state").equals("pending"));
+        node.waitForTask(
+                id, t -> t.getInteger("attempt") == 1 && t.getString("state").equals("pending"), "a retry");
         assertEquals(0, node.advance(Duration.ofMillis(999)), "not due before its backoff");
         node.advance(Duration.ofMillis(1));
-        node.until(
-                "/api/tasks/" + id,
-                t -> t.getInteger("attempt") == 2 && t.getString("state").equals("pending"));
+        node.waitForTask(
+                id, t -> t.getInteger("attempt") == 2 && t.getString("state").equals("pending"), "a retry");
         assertEquals(0, node.advance(Duration.ofMillis(1999)));
         node.advance(Duration.ofMillis(1));
         JsonObject done = node.waitForState(id, "succeeded");
@@ -97,9 +95,8 @@ class RetryTest {
                                 .put("payload", new JsonObject().put("failTimes", 100)))
                 .bodyAsJsonObject()
                 .getString("id");
-        node.until(
-                "/api/tasks/" + id,
-                t -> t.getInteger("attempt") == 1 && t.getString("state").equals("pending"));
+        node.waitForTask(
+                id, t -> t.getInteger("attempt") == 1 && t.getString("state").equals("pending"), "a retry");
         node.advance(Duration.ofSeconds(1));
         JsonObject failed = node.waitForState(id, "failed");
         assertEquals(2, failed.getInteger("attempt"));
@@ -113,7 +110,7 @@ class RetryTest {
         assertEquals(
                 202, node.post("/api/tasks/" + id + "/retry", new JsonObject()).statusCode());
         JsonObject again =
-                node.until("/api/tasks/" + id, t -> reasons(t).contains("retried") && t.getInteger("attempt") >= 1);
+                node.waitForTask(id, t -> reasons(t).contains("retried") && t.getInteger("attempt") >= 1, "the retry");
         assertTrue(again.getJsonArray("history").stream()
                 .map(e -> (JsonObject) e)
                 .anyMatch(e -> e.getString("reason").equals("retried")
@@ -140,11 +137,9 @@ class RetryTest {
         JsonArray accepted = node.post("/api/batches", new JsonObject().put("tasks", tasks))
                 .bodyAsJsonObject()
                 .getJsonArray("tasks");
-        String batch = node.until(
-                        "/api/tasks/" + accepted.getJsonObject(2).getString("id"),
-                        t -> t.getString("state").equals("failed"))
+        String batch = node.waitForState(accepted.getJsonObject(2).getString("id"), "failed")
                 .getString("batchId");
-        node.until("/api/batches/" + batch, b -> b.getJsonObject("counts").getInteger("failed") == 3);
+        node.waitForBatch(batch, b -> b.getJsonObject("counts").getInteger("failed") == 3, "three failed");
 
         JsonObject retried = node.post(
                         "/api/tasks/retry",
@@ -179,7 +174,7 @@ class RetryTest {
         GateHandler.Call first = GateHandler.next(TestNode.WAIT);
         assertEquals(1, first.attempt());
         first.fail(new SnoozeException(Duration.ofSeconds(30)));
-        node.until("/api/tasks/" + id, t -> t.getString("state").equals("pending") && t.getInteger("attempt") == 0);
+        node.waitForTask(id, t -> t.getString("state").equals("pending") && t.getInteger("attempt") == 0, "the snooze");
         node.advance(Duration.ofSeconds(30));
         GateHandler.Call second = GateHandler.next(TestNode.WAIT);
         assertEquals(1, second.attempt(), "the snoozed attempt did not count");

@@ -114,9 +114,8 @@ class SlotLimitTest {
         }
         JsonObject batch =
                 node.post("/api/batches", new JsonObject().put("tasks", tasks)).bodyAsJsonObject();
-        node.until(
-                "/api/batches/" + batch.getString("batchId"),
-                b -> b.getJsonObject("counts").getInteger("succeeded") == 100);
+        node.waitForBatch(
+                batch.getString("batchId"), b -> b.getJsonObject("counts").getInteger("succeeded") == 100, "all done");
         assertEquals(2, OverlapHandler.most(), "two ran together, never three");
     }
 

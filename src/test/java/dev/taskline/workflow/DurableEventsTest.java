@@ -229,10 +229,11 @@ class DurableEventsTest {
         assertEquals(
                 1,
                 event("user.login", new JsonObject().put("userId", "u-1"), null).getInteger("delivered"));
-        JsonObject asleep = node.until(
-                "/api/tasks/" + task,
+        JsonObject asleep = node.waitForTask(
+                task,
                 t -> t.getJsonObject("wait") != null
-                        && "sleep".equals(t.getJsonObject("wait").getString("kind")));
+                        && "sleep".equals(t.getJsonObject("wait").getString("kind")),
+                "a sleep");
         assertEquals(List.of("welcome-mail", "first-login", "tips-mail"), stepNames(asleep));
         node.wake(Duration.ofMinutes(3));
         JsonObject done = node.waitForState(task, "succeeded");

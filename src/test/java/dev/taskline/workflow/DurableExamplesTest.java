@@ -204,15 +204,17 @@ class DurableExamplesTest {
             JsonObject login =
                     new JsonObject().put("name", "user.login").put("data", new JsonObject().put("userId", "u-1"));
             assertEquals(1, node.post("/api/events", login).bodyAsJsonObject().getInteger("delivered"));
-            node.until(
-                    "/api/tasks/" + tasks.get(0),
+            node.waitForTask(
+                    tasks.get(0),
                     t -> t.getJsonObject("wait") != null
-                            && "sleep".equals(t.getJsonObject("wait").getString("kind")));
+                            && "sleep".equals(t.getJsonObject("wait").getString("kind")),
+                    "a sleep");
             node.wake(Duration.ofMinutes(1)); // u-2's day passes without a login
-            node.until(
-                    "/api/tasks/" + tasks.get(1),
+            node.waitForTask(
+                    tasks.get(1),
                     t -> t.getJsonObject("wait") != null
-                            && "sleep".equals(t.getJsonObject("wait").getString("kind")));
+                            && "sleep".equals(t.getJsonObject("wait").getString("kind")),
+                    "a sleep");
             node.wake(Duration.ofMinutes(3));
             JsonObject one = node.waitForState(tasks.get(0), "succeeded");
             JsonObject two = node.waitForState(tasks.get(1), "succeeded");

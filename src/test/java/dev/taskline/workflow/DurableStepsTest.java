@@ -51,8 +51,8 @@ class DurableStepsTest {
     }
 
     static JsonObject waiting(TestNode node, String id) throws Exception {
-        return node.until(
-                "/api/tasks/" + id, t -> "pending".equals(t.getString("state")) && t.getValue("wait") != null);
+        return node.waitForTask(
+                id, t -> "pending".equals(t.getString("state")) && t.getValue("wait") != null, "a wait");
     }
 
     static List<String> stepNames(JsonObject task) {

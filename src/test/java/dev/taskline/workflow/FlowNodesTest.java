@@ -31,8 +31,11 @@ class FlowNodesTest {
     @Test
     void a_flow_whose_tasks_run_on_two_nodes_runs_each_once_and_starts_each_child_once() throws Exception {
         String db = TestPostgres.newDatabase();
-        try (TestNode a = TestNode.start(db, CONFIG);
-                TestNode b = TestNode.start(db, CONFIG)) {
+        // One clock for both: with a clock each, b's started later, and a start slower than a lease
+        // (a loaded machine) made b take a's live leases over as lapsed.
+        MutableClock clock = new MutableClock();
+        try (TestNode a = TestNode.start(db, CONFIG, clock);
+                TestNode b = TestNode.start(db, CONFIG, clock)) {
             JsonArray members = new JsonArray();
             for (int i = 0; i < 24; i++) {
                 members.add(new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 40)));
@@ -61,7 +64,7 @@ class FlowNodesTest {
             // b learns of the waiting members from the journal, as it does of any node's tasks.
             TestNode.await(b.node.passes().recovery().runOnce());
 
-            JsonObject flow = a.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
+            JsonObject flow = a.waitForFlowState(flowId, "succeeded");
             Set<String> workers = new HashSet<>();
             List<String> wrong = new ArrayList<>();
             for (Object item : flow.getJsonArray("tasks")) {
@@ -124,7 +127,7 @@ class FlowNodesTest {
             GateHandler.Call child = GateHandler.next(TestNode.WAIT);
             assertEquals("b", ((JsonObject) child.task().parents().get("parent")).getString("by"));
             child.succeed(new JsonObject());
-            JsonObject flow = a.until("/api/flows/" + flowId, f -> "succeeded".equals(f.getString("state")));
+            JsonObject flow = a.waitForFlowState(flowId, "succeeded");
             assertEquals(2, flow.getInteger("size"), "the fenced attempt spawned nothing: " + flow.encode());
         }
     }

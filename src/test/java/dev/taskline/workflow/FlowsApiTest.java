@@ -87,7 +87,7 @@ class FlowsApiTest {
     }
 
     private static JsonObject flowWhen(String flowId, String state) throws Exception {
-        return node.until("/api/flows/" + flowId, flow -> state.equals(flow.getString("state")));
+        return node.waitForFlowState(flowId, state);
     }
 
     private static JsonObject taskOf(JsonObject flow, String key) {
@@ -259,7 +259,7 @@ class FlowsApiTest {
         GateHandler.Call a = one.taskId().toString().equals(ids.get("a")) ? one : two;
         GateHandler.Call b = a == one ? two : one;
         a.fail("no");
-        node.until("/api/tasks/" + ids.get("a"), t -> "failed".equals(t.getString("state")));
+        node.waitForState(ids.get("a"), "failed");
         assertEquals("blocked", node.getJson("/api/tasks/" + ids.get("first")).getString("state"));
         b.succeed(new JsonObject().put("winner", "b"));
         node.waitForState(ids.get("first"), "succeeded");
