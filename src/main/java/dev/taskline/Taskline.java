@@ -216,30 +216,6 @@ public final class Taskline {
         return remote.wanted(queue.name()).map(wanted -> Math.min(free, Math.max(0, wanted - queue.waiting())));
     }
 
-    /** What each channel of the listening connection asks of this node (null payload: after a reconnection). */
-    private void listen(KeyService keyService) {
-        cluster.on(Cluster.DUE, queue -> {
-                    if (queue == null) {
-                        wakeUps.dueEverywhere();
-                    } else {
-                        wakeUps.due(queue);
-                    }
-                })
-                .on(Cluster.KEYS, queue -> {
-                    for (TaskQueue q : queues.all()) {
-                        if (queue == null || q.name().equals(queue)) {
-                            q.retryKeys();
-                        }
-                    }
-                })
-                .on(Cluster.SCHEDULES, ignored -> scheduler.changed())
-                .onPass(Cluster.CONTROLS, "reading the queue switches", pauses::runOnce)
-                .onPass(Cluster.AUTH, "reading the keys", keyService::refresh)
-                .onPass(Cluster.EVENTS, "catching streams up", hub::catchUp);
-        // Announced task events reach this node only once its registry row says it follows some.
-        hub.onFollowing(() -> cluster.following().onComplete(done -> hub.catchUp()));
-    }
-
     /** Starts a node: journal (embedded unless a URL is configured), migrations, workers, recovery, API. */
     public static Future<Taskline> start(Vertx vertx, TasklineConfig config, Clock clock) {
         return start(vertx, config, clock, new TasklineMetrics(clock), null);
@@ -285,7 +261,7 @@ public final class Taskline {
                 config.flows().maxBlocked(),
                 TasklineConfig.share(config.flows().maxBlocked(), config.http().tenantShare()));
         spawns = new Spawns(admission, blocked, config.flows().maxTasks());
-        EventHub hub = new EventHub(vertx, reads, config.http().maxStreams());
+        EventHub hub = new EventHub(vertx, reads, config.http().maxStreams(), cluster::following);
         journalSignals = new JournalSignalRoutes(hub, cluster, new FlowSettlements(queues, metrics.flows(), clock));
         journal.signals(journalSignals);
         this.hub = hub;
@@ -353,7 +329,8 @@ public final class Taskline {
         // Before anything comes into a queue: the one place where the queues learn who hears them.
         QueueSignalRoutes signals = new QueueSignalRoutes(promoter, recoveryLoop, remote, cluster, wakeUps);
         queues.signals(signals);
-        listen(keyService);
+        // Before the listening connection is deployed: the one place where the cluster learns who hears it.
+        cluster.signals(new ClusterSignalRoutes(wakeUps, queues, scheduler, pauses, keyService, hub));
         return Migrator.migrate(vertx, pool)
                 // Before anything is taken: a node that disagrees with a live one on a queue stops here.
                 .compose(applied -> cluster.join(config.cluster().address()))

@@ -76,12 +76,13 @@ class OnePlaceTest {
     }
 
     @Test
-    void the_journals_signals_are_given_in_one_place() {
+    void the_journals_and_the_clusters_signals_are_given_in_one_place() {
         noClasses()
                 .that()
                 .doNotHaveFullyQualifiedName("dev.taskline.Taskline")
                 .should()
-                .callMethodWhere(target(owner(assignableTo("dev.taskline.journal.Journal")))
+                .callMethodWhere(target(owner(assignableTo("dev.taskline.journal.Journal"))
+                                .or(owner(assignableTo("dev.taskline.cluster.Cluster"))))
                         .and(target(nameMatching("signals"))))
                 .because("where a lower part must call back up, it does so through one named port, given once"
                         + " by the wiring (as the queues' QueueSignals)")

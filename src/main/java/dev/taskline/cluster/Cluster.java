@@ -16,8 +16,8 @@ import java.util.function.Supplier;
 
 /**
  * This node among the others on its journal: its row in the registry, the listening connection and
- * what each channel asks of the node, and the upkeep lease. The wiring tells it, channel by channel,
- * what to run; it knows none of the parts it wakes.
+ * what each channel asks of the node, and the upkeep lease. What the others tell goes up through one
+ * port ({@link ClusterSignals}); the cluster knows none of the parts it wakes.
  */
 public final class Cluster {
 
@@ -74,10 +74,18 @@ public final class Cluster {
         }));
     }
 
-    /** On a channel's notification (or after a reconnection, with null), {@code handler}; as it comes. */
-    public Cluster on(String channel, Consumer<String> handler) {
-        listener.on(channel, fromOthers(handler));
-        return this;
+    /**
+     * Who hears what the other nodes tell: given once, before the listening connection is deployed.
+     * Each channel goes to its one method; the passes run one at a time, a burst folded into one
+     * more.
+     */
+    public void signals(ClusterSignals to) {
+        listener.on(DUE, fromOthers(to::due));
+        listener.on(KEYS, fromOthers(to::keyFreed));
+        listener.on(SCHEDULES, fromOthers(ignored -> to.schedulesChanged()));
+        listener.on(CONTROLS, fromOthers(new Coalesced("reading the queue switches", to::readSwitches)));
+        listener.on(AUTH, fromOthers(new Coalesced("reading the keys", to::readKeys)));
+        listener.on(EVENTS, fromOthers(new Coalesced("catching streams up", to::catchStreamsUp)));
     }
 
     /**
@@ -94,12 +102,6 @@ public final class Cluster {
                 handler.accept(bar < 0 ? payload : payload.substring(bar + 1));
             }
         };
-    }
-
-    /** On a channel's notification, {@code pass}: one at a time, a burst folded into one more. */
-    public Cluster onPass(String channel, String what, Supplier<Future<?>> pass) {
-        listener.on(channel, fromOthers(new Coalesced(what, pass)));
-        return this;
     }
 
     /**

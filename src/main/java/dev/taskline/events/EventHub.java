@@ -39,14 +39,15 @@ public final class EventHub {
     private final Map<String, Integer> byHolder = new ConcurrentHashMap<>();
 
     static final long LOOK_BACK_MS = 4_000;
-    private volatile Runnable following = () -> {};
+    private final Followers followers;
     /** Event-id watermarks read by the passes, each with its time ({@link System#nanoTime}); guarded by itself. */
     private final Deque<long[]> marks = new ArrayDeque<>();
 
-    public EventHub(Vertx vertx, JournalReads journal, int maxStreams) {
+    public EventHub(Vertx vertx, JournalReads journal, int maxStreams, Followers followers) {
         this.vertx = vertx;
         this.journal = journal;
         this.maxStreams = maxStreams;
+        this.followers = followers;
     }
 
     /**
@@ -100,7 +101,8 @@ public final class EventHub {
             byTask.computeIfAbsent(task, t -> new CopyOnWriteArraySet<>()).add(stream);
         }
         if (first) {
-            following.run();
+            // What the others journaled before they were told was never announced: read it once they are.
+            followers.following().onComplete(told -> catchUp());
         }
         stream.start();
         return stream;
@@ -110,14 +112,6 @@ public final class EventHub {
         for (Holder holder : holders) {
             byHolder.computeIfPresent(holder.name(), (name, n) -> n == 1 ? null : n - 1);
         }
-    }
-
-    /**
-     * Called when this node begins to follow tasks, having followed none: other nodes announce task
-     * events only while some node follows any, and must learn of it now, not at the next heartbeat.
-     */
-    public void onFollowing(Runnable listener) {
-        this.following = listener;
     }
 
     public int openStreams() {
