@@ -26,6 +26,7 @@ import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.JournalSchedules;
 import dev.taskline.journal.JournalSteps;
 import dev.taskline.journal.Migrator;
+import dev.taskline.journal.Servers;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.Promoter;
 import dev.taskline.queue.QueueCustody;
@@ -60,9 +61,7 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -156,17 +155,15 @@ public final class Taskline {
         this.nodeId =
                 "node-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         this.embedded = embedded;
-        this.pool = PgBuilder.pool()
-                .with(new PoolOptions().setMaxSize(config.journal().poolSize()))
-                .connectingTo(JournalConnections.options(pgUrl))
-                .using(vertx)
-                .build();
+        // One choice of server for the node's pools and, on the same URL, its listening connection.
+        Servers servers = new Servers(vertx, JournalConnections.listenTarget(pgUrl));
+        this.pool = JournalConnections.pool(
+                vertx,
+                servers,
+                JournalConnections.target(pgUrl),
+                config.journal().poolSize());
         this.metrics = metrics;
-        this.insertPool = PgBuilder.pool()
-                .with(new PoolOptions().setMaxSize(1))
-                .connectingTo(JournalConnections.insertOptions(pgUrl))
-                .using(vertx)
-                .build();
+        this.insertPool = JournalConnections.pool(vertx, servers, JournalConnections.insertTarget(pgUrl), 1);
         this.journal = new Journal(
                 pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
         this.reads = new JournalReads(
@@ -197,8 +194,11 @@ public final class Taskline {
         this.cluster = new Cluster(
                 config.cluster(),
                 new JournalNodes(pool),
-                JournalConnections.listenOptions(
-                        config.cluster().listenUrl() != null ? config.cluster().listenUrl() : pgUrl),
+                config.cluster().listenUrl() != null
+                        ? new Servers(
+                                vertx,
+                                JournalConnections.listenTarget(config.cluster().listenUrl()))
+                        : servers,
                 nodeId,
                 Version.current(),
                 QueueDefinitions.of(config.queues().values()),

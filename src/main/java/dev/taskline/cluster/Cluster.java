@@ -2,11 +2,11 @@ package dev.taskline.cluster;
 
 import dev.taskline.config.TasklineConfig;
 import dev.taskline.journal.JournalNodes;
+import dev.taskline.journal.Servers;
 import dev.taskline.model.NodeRecord;
 import dev.taskline.support.Coalesced;
 import dev.taskline.support.Periodic;
 import io.vertx.core.Future;
-import io.vertx.pgclient.PgConnectOptions;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -49,7 +49,7 @@ public final class Cluster {
     public Cluster(
             TasklineConfig.Cluster config,
             JournalNodes journal,
-            PgConnectOptions listenAt,
+            Servers listenAt,
             String nodeId,
             String version,
             QueueDefinitions definitions,

@@ -1,8 +1,8 @@
 package dev.taskline.cluster;
 
+import dev.taskline.journal.Servers;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.pubsub.PgSubscriber;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -13,10 +13,12 @@ import java.util.logging.Logger;
  * The node's listening connection: one connection of its own, outside the pool (a pooled connection
  * is lent to a statement at a time, and LISTEN belongs to a session), subscribed to the channels the
  * journal's triggers notify (migration 000020). A lost connection is made again with a growing
- * backoff (the first connection is not retried: a node whose listening URL does not answer does
- * not start); each time it is subscribed, the first time too, every channel's handler runs once
- * with a null payload, for what was said while nobody listened (each handler then reads the
- * journal, as it does on any notification). The timed passes go on meanwhile, as the fallback.
+ * backoff, each time to the server the URL's session attributes choose then ({@link Servers}), so
+ * that it follows a failover to the new primary (a standby refuses LISTEN, and hears nothing the
+ * primary is told); the first connection is not retried: a node whose listening URL does not
+ * answer does not start. Each time it is subscribed, the first time too, every channel's handler
+ * runs once with a null payload, for what was said while nobody listened (each handler then reads
+ * the journal, as it does on any notification). The timed passes go on meanwhile, as the fallback.
  */
 public final class Listener extends VerticleBase {
 
@@ -24,14 +26,19 @@ public final class Listener extends VerticleBase {
     static final long FIRST_RETRY_MS = 100;
     static final long MOST_RETRY_MS = 5_000;
 
-    private final PgConnectOptions options;
+    private final Servers servers;
     private final Map<String, Consumer<String>> channels = new LinkedHashMap<>();
     private PgSubscriber subscriber;
-    private volatile boolean subscribed;
+    /** The subscriber whose connection was made: only its loss starts a reconnection (a failed attempt retries itself). */
+    private PgSubscriber live;
 
-    /** @param options where to listen: a direct connection (a pooler in transaction mode cannot carry LISTEN) */
-    public Listener(PgConnectOptions options) {
-        this.options = options;
+    private volatile boolean subscribed;
+    private boolean stopped;
+    private boolean heardOnce;
+
+    /** @param servers where to listen: a direct connection (a pooler in transaction mode cannot carry LISTEN) */
+    public Listener(Servers servers) {
+        this.servers = servers;
     }
 
     /**
@@ -46,38 +53,69 @@ public final class Listener extends VerticleBase {
 
     /** Whether the connection is up and subscribed: the timed passes may go at their slower pace. */
     public boolean listening() {
-        return subscribed && subscriber != null && subscriber.actualConnection() != null;
+        PgSubscriber now = subscriber;
+        return subscribed && now != null && now.actualConnection() != null;
     }
 
     @Override
     public Future<?> start() {
-        subscriber = PgSubscriber.subscriber(vertx, options)
-                .reconnectPolicy(retries -> Math.min(MOST_RETRY_MS, FIRST_RETRY_MS << Math.min(retries, 6)));
-        subscriber.closeHandler(v -> subscribed = false);
-        // The subscribe handlers run on every (re)connection, one per channel; the last channel's marks
-        // the whole subscription.
-        String last = channels.keySet().stream().reduce((a, b) -> b).orElse(null);
-        channels.forEach((channel, handler) -> subscriber
-                .channel(channel)
-                .handler(handler::accept)
-                .subscribeHandler(v -> {
-                    if (!channel.equals(last)) {
-                        return;
+        return connect();
+    }
+
+    /** One subscriber per connection: the client's own reconnection would go back to the same host. */
+    private Future<Void> connect() {
+        return servers.locate().compose(server -> {
+            if (stopped) {
+                return Future.succeededFuture();
+            }
+            PgSubscriber made = PgSubscriber.subscriber(vertx, server).reconnectPolicy(retries -> -1L);
+            // The subscribe handlers run once the connection is made, one per channel; the last
+            // channel's marks the whole subscription.
+            String last = channels.keySet().stream().reduce((a, b) -> b).orElse(null);
+            channels.forEach((channel, handler) -> made.channel(channel)
+                    .handler(handler::accept)
+                    .subscribeHandler(v -> {
+                        if (!channel.equals(last)) {
+                            return;
+                        }
+                        // The first subscription too: what was said between the node's first reads (the
+                        // switches, the keys) and its LISTEN was heard by no one.
+                        if (heardOnce) {
+                            LOG.info("listening again; catching up with what was said meanwhile");
+                        }
+                        heardOnce = true;
+                        subscribed = true;
+                        channels.values().forEach(h -> h.accept(null));
+                    }));
+            made.closeHandler(v -> {
+                if (live == made) {
+                    live = null;
+                    subscribed = false;
+                    if (!stopped) {
+                        LOG.warning("the listening connection was lost; connecting again");
+                        again(0);
                     }
-                    // The first subscription too: what was said between the node's first reads (the
-                    // switches, the keys) and its LISTEN was heard by no one.
-                    if (subscribed) {
-                        LOG.info("listening again; catching up with what was said meanwhile");
-                    }
-                    subscribed = true;
-                    channels.values().forEach(h -> h.accept(null));
-                }));
-        return subscriber.connect();
+                }
+            });
+            subscriber = made;
+            return made.connect().onSuccess(v -> live = made);
+        });
+    }
+
+    private void again(int retries) {
+        long delay = Math.min(MOST_RETRY_MS, FIRST_RETRY_MS << Math.min(retries, 6));
+        vertx.setTimer(delay, t -> {
+            if (!stopped) {
+                connect().onFailure(e -> again(retries + 1));
+            }
+        });
     }
 
     @Override
     public Future<?> stop() {
+        stopped = true;
         subscribed = false;
-        return subscriber.close();
+        PgSubscriber now = subscriber;
+        return now == null ? Future.succeededFuture() : now.close();
     }
 }

@@ -72,8 +72,7 @@ final class Problems {
     private static Problem of(RoutingContext ctx, Throwable failure) {
         if (failure instanceof ProblemException e) {
             if (e instanceof JournalUnavailableException) {
-                // An answer, not a fault of ours; but an operator wants to know the journal is away.
-                LOG.log(Level.WARNING, "journal unavailable", failure);
+                unavailable(failure);
             }
             return new Problem(e.status(), e.type(), e.title(), e.detail(), e.extensions(), e.retryAfterSeconds());
         }
@@ -87,6 +86,29 @@ final class Problems {
                 failure);
         return new Problem(
                 500, "internal-error", "Internal error", "the server failed to answer; see its log", null, null);
+    }
+
+    private static final long UNAVAILABLE_LOG_EVERY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    private static final java.util.concurrent.atomic.AtomicLong UNAVAILABLE_LOGGED =
+            new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - UNAVAILABLE_LOG_EVERY_NANOS);
+    private static final java.util.concurrent.atomic.AtomicInteger UNAVAILABLE_SINCE =
+            new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * An answer, not a fault of ours; but an operator wants to know the journal is away. Once every
+     * ten seconds, with how many were answered so meanwhile: a failover answers hundreds a second.
+     */
+    private static void unavailable(Throwable failure) {
+        int since = UNAVAILABLE_SINCE.incrementAndGet();
+        long last = UNAVAILABLE_LOGGED.get();
+        long now = System.nanoTime();
+        if (now - last >= UNAVAILABLE_LOG_EVERY_NANOS && UNAVAILABLE_LOGGED.compareAndSet(last, now)) {
+            UNAVAILABLE_SINCE.addAndGet(-since);
+            LOG.log(
+                    Level.WARNING,
+                    "journal unavailable (" + since + " requests answered 503 since the last" + " such line)",
+                    failure);
+        }
     }
 
     /** Failures that Vert.x Web signals by status alone (no route, body too large, ...). */

@@ -1,6 +1,11 @@
 package dev.taskline.journal;
 
+import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.ClientBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
 
 /** How the node connects to its journal: one place, so that tests see the planner the node sees. */
 public final class JournalConnections {
@@ -13,7 +18,12 @@ public final class JournalConnections {
      * the actual array lengths and table size.
      */
     public static PgConnectOptions options(String url) {
-        return common(url).addProperty("plan_cache_mode", "force_custom_plan");
+        return target(url).servers().get(0);
+    }
+
+    /** {@link #options} for every server the URL names. */
+    public static PgTarget target(String url) {
+        return PgUrl.target(url).with(o -> common(o).addProperty("plan_cache_mode", "force_custom_plan"));
     }
 
     /**
@@ -24,7 +34,12 @@ public final class JournalConnections {
      * ANALYZE: 0.07 ms as a generic plan).
      */
     public static PgConnectOptions insertOptions(String url) {
-        return common(url).addProperty("plan_cache_mode", "force_generic_plan");
+        return insertTarget(url).servers().get(0);
+    }
+
+    /** {@link #insertOptions} for every server the URL names. */
+    public static PgTarget insertTarget(String url) {
+        return PgUrl.target(url).with(o -> common(o).addProperty("plan_cache_mode", "force_generic_plan"));
     }
 
     /**
@@ -32,13 +47,26 @@ public final class JournalConnections {
      * reach PostgreSQL itself (or a pooler in session mode): a pooler in transaction mode hands the
      * session to others between statements, and notifications would go astray.
      */
-    public static PgConnectOptions listenOptions(String url) {
-        return PgUrl.parse(url);
+    public static PgTarget listenTarget(String url) {
+        return PgUrl.target(url);
     }
 
-    private static PgConnectOptions common(String url) {
-        return PgUrl.parse(url)
-                .setPipeliningLimit(256)
+    /**
+     * A pool of at most {@code size} connections to {@code target}: to the one server it names, or
+     * to the one of its servers that {@code servers} (made from the same URL) chooses as each
+     * connection is made, so that a pool follows a failover as it replaces the connections it lost.
+     */
+    public static Pool pool(Vertx vertx, Servers servers, PgTarget target, int size) {
+        ClientBuilder<Pool> builder =
+                PgBuilder.pool().with(new PoolOptions().setMaxSize(size)).with(servers.net());
+        builder = target.mustChoose()
+                ? builder.connectingTo(servers.as(target))
+                : builder.connectingTo(target.servers().get(0));
+        return builder.using(vertx).build();
+    }
+
+    private static PgConnectOptions common(PgConnectOptions options) {
+        return options.setPipeliningLimit(256)
                 // Parsing the grouped array statements each time cost milliseconds (their CTEs are not
                 // small), so they are prepared once per connection. All of them: the client's default
                 // caches only texts shorter than 2,048 characters, and when finish grew past that it was

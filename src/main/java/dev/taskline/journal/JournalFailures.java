@@ -94,6 +94,10 @@ final class JournalFailures {
      * shutdown (57), a database that is gone (3D) or refuses our role (28).
      */
     private static boolean unavailableClass(String sqlState) {
+        // A write on a server that is, or has become, a standby: the primary is elsewhere now.
+        if (sqlState.equals("25006")) {
+            return true;
+        }
         return switch (sqlState.substring(0, 2)) {
             case "08", "53", "57", "3D", "28" -> true;
             default -> false;

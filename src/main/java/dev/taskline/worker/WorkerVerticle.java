@@ -482,8 +482,9 @@ public final class WorkerVerticle extends VerticleBase {
     }
 
     /**
-     * Decides the attempt's end ({@link Endings}) and writes it. The journal down, or a lost lease (no
-     * failure: a null state), leave the task as it is: the lease's end hands it on.
+     * Decides the attempt's end ({@link Endings}) and writes it. The journal down, the write is tried
+     * again while the lease could be held ({@link UntilBack}); after that, or with a lost lease (no
+     * failure: a null state), the task is left as it is: the lease's end hands it on.
      */
     private Future<Task> record(Attempt attempt, Outcome outcome) {
         Task task = attempt.task();
@@ -521,8 +522,11 @@ public final class WorkerVerticle extends VerticleBase {
     }
 
     private Future<Task> write(Attempt attempt, End end, Instant now) {
-        return parts.ends
-                .write(attempt.lease(), attempt.task(), end)
+        // Its lease is kept alive meanwhile (finishing), once the journal is back.
+        return UntilBack.write(
+                        vertx,
+                        () -> parts.ends.write(attempt.lease(), attempt.task(), end),
+                        queue.config().leaseMs())
                 .map(written -> afterwards(attempt, end, written, now));
     }
 

@@ -1,0 +1,267 @@
+package dev.taskline.testing;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A primary and a synchronous standby made from the machine's PostgreSQL 15 binaries (initdb,
+ * pg_basebackup, pg_ctl), on two loopback ports: what a managed PostgreSQL with a standby is, so that
+ * a test can kill the primary as a machine dies (SIGKILL to the postmaster and every backend) and
+ * promote the standby as an operator or Patroni would. As root (CI), each binary runs under {@code
+ * unshare -U}, as the embedded server's do, since PostgreSQL refuses root.
+ */
+public final class PgPair implements AutoCloseable {
+
+    public static final String DATABASE = "taskline";
+    private static final long WAIT_S = 60;
+
+    private final Path bin;
+    private final Path dir;
+    private final int primaryPort;
+    private final int standbyPort;
+    private boolean primaryAlive;
+
+    private PgPair(Path bin, Path dir, int primaryPort, int standbyPort) {
+        this.bin = bin;
+        this.dir = dir;
+        this.primaryPort = primaryPort;
+        this.standbyPort = standbyPort;
+    }
+
+    /** The directory of the machine's PostgreSQL 15 binaries, or null where it has none. */
+    public static Path binaries() {
+        for (String candidate : List.of("/usr/lib/postgresql/15/bin", "/usr/pgsql-15/bin")) {
+            Path path = Path.of(candidate);
+            if (Files.isExecutable(path.resolve("pg_basebackup"))) {
+                return path;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Makes and starts both; returns once the standby streams synchronously: from then on a commit
+     * the primary acknowledges is on the standby's disk too ({@code synchronous_commit = on}).
+     */
+    public static PgPair start(Path bin) throws Exception {
+        Path dir = Files.createTempDirectory("taskline-pg-pair");
+        PgPair pair = new PgPair(bin, dir, freePort(), freePort());
+        try {
+            pair.makePrimary();
+            pair.makeStandby();
+            pair.awaitSync();
+        } catch (Exception e) {
+            pair.close();
+            throw e;
+        }
+        return pair;
+    }
+
+    private void makePrimary() throws Exception {
+        Path data = dir.resolve("primary");
+        run("initdb", "-D", data.toString(), "-U", "postgres", "-A", "trust", "--no-sync");
+        Files.writeString(
+                data.resolve("postgresql.conf"),
+                String.join(
+                        "\n",
+                        "",
+                        "port = " + primaryPort,
+                        "listen_addresses = '127.0.0.1'",
+                        "unix_socket_directories = '" + dir + "'",
+                        "wal_level = replica",
+                        "max_wal_senders = 4",
+                        // Synchronous once the standby streams (awaitSync): until then a commit would wait for it.
+                        "synchronous_standby_names = ''",
+                        "synchronous_commit = on",
+                        "max_connections = 100",
+                        ""),
+                StandardCharsets.UTF_8,
+                java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(
+                data.resolve("pg_hba.conf"),
+                "host replication all 127.0.0.1/32 trust\n",
+                StandardCharsets.UTF_8,
+                java.nio.file.StandardOpenOption.APPEND);
+        run("pg_ctl", "-D", data.toString(), "-l", dir.resolve("primary.log").toString(), "-w", "start");
+        primaryAlive = true;
+        run(
+                "psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                Integer.toString(primaryPort),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                "CREATE DATABASE " + DATABASE);
+    }
+
+    private void makeStandby() throws Exception {
+        Path data = dir.resolve("standby");
+        run(
+                "pg_basebackup",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                Integer.toString(primaryPort),
+                "-U",
+                "postgres",
+                "-D",
+                data.toString(),
+                "-R",
+                "-X",
+                "stream",
+                "--checkpoint=fast",
+                "--no-sync");
+        // Its own port; and once promoted it has no standby of its own to wait for.
+        Files.writeString(
+                data.resolve("postgresql.conf"),
+                "\nport = " + standbyPort + "\nsynchronous_standby_names = ''\n",
+                StandardCharsets.UTF_8,
+                java.nio.file.StandardOpenOption.APPEND);
+        run("pg_ctl", "-D", data.toString(), "-l", dir.resolve("standby.log").toString(), "-w", "start");
+    }
+
+    /** pg_stat_replication says sync: PostgreSQL offers no signal for it, so it is asked a few times. */
+    private void awaitSync() throws Exception {
+        run(
+                "psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                Integer.toString(primaryPort),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                "ALTER SYSTEM SET synchronous_standby_names = '*'",
+                "-c",
+                "SELECT pg_reload_conf()");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+        while (!run(
+                        "psql",
+                        "-h",
+                        "127.0.0.1",
+                        "-p",
+                        Integer.toString(primaryPort),
+                        "-U",
+                        "postgres",
+                        "-At",
+                        "-c",
+                        "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
+                .trim()
+                .equals("1")) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the standby did not become synchronous; " + log("standby"));
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** {@code postgresql://postgres@127.0.0.1:P1,127.0.0.1:P2/taskline?target_session_attrs=read-write} */
+    public String url() {
+        return "postgresql://postgres@127.0.0.1:" + primaryPort + ",127.0.0.1:" + standbyPort + "/" + DATABASE
+                + "?target_session_attrs=read-write";
+    }
+
+    /** The standby alone, as a URL: where a test reads after the failover. */
+    public String standbyUrl() {
+        return "postgresql://postgres@127.0.0.1:" + standbyPort + "/" + DATABASE;
+    }
+
+    /** The primary dies as its machine would: the postmaster and every backend at once, SIGKILL. */
+    public void killPrimary() throws IOException {
+        long pid = Long.parseLong(Files.readAllLines(dir.resolve("primary").resolve("postmaster.pid"))
+                .get(0)
+                .trim());
+        ProcessHandle postmaster = ProcessHandle.of(pid).orElseThrow(() -> new IOException("no primary " + pid));
+        // The postmaster first: a backend killed before it would make it tell the others to quit,
+        // which a machine that dies says to no one.
+        List<ProcessHandle> all = new ArrayList<>(List.of(postmaster));
+        all.addAll(postmaster.descendants().toList());
+        all.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle p : all) {
+            p.onExit().orTimeout(WAIT_S, TimeUnit.SECONDS).join();
+        }
+        primaryAlive = false;
+    }
+
+    /** The standby becomes the primary (pg_ctl promote, waiting until it accepts writes). */
+    public void promote() throws Exception {
+        run("pg_ctl", "-D", dir.resolve("standby").toString(), "-w", "promote");
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            if (primaryAlive) {
+                run("pg_ctl", "-D", dir.resolve("primary").toString(), "-m", "immediate", "-w", "stop");
+            }
+        } catch (IOException ignored) {
+            // stopped already
+        }
+        try {
+            if (Files.exists(dir.resolve("standby").resolve("postmaster.pid"))) {
+                run("pg_ctl", "-D", dir.resolve("standby").toString(), "-m", "immediate", "-w", "stop");
+            }
+        } catch (IOException ignored) {
+            // stopped already
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    private String log(String which) {
+        try {
+            return which + " log:\n" + Files.readString(dir.resolve(which + ".log"));
+        } catch (IOException e) {
+            return "no " + which + " log";
+        }
+    }
+
+    private String run(String binary, String... args) throws Exception {
+        List<String> command = new ArrayList<>();
+        if ("root".equals(System.getProperty("user.name"))) {
+            command.addAll(List.of("unshare", "-U"));
+        }
+        command.add(bin.resolve(binary).toString());
+        command.addAll(List.of(args));
+        Path out = Files.createTempFile(dir, "out", ".txt");
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
+        if (!process.waitFor(WAIT_S, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new IOException(binary + " took over " + WAIT_S + " s");
+        }
+        String output = Files.readString(out);
+        Files.delete(out);
+        if (process.exitValue() != 0) {
+            throw new IOException(binary + " failed (" + process.exitValue() + "): " + output);
+        }
+        return output;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}
