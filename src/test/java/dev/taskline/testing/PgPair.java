@@ -1,7 +1,6 @@
 package dev.taskline.testing;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,16 +20,16 @@ import java.util.stream.Stream;
 public final class PgPair implements AutoCloseable {
 
     public static final String DATABASE = "taskline";
-    private static final long WAIT_S = 60;
+    private static final long WAIT_S = PgCommands.WAIT_S;
 
-    private final Path bin;
+    private final PgCommands commands;
     private final Path dir;
     private final int primaryPort;
     private final int standbyPort;
     private boolean primaryAlive;
 
     private PgPair(Path bin, Path dir, int primaryPort, int standbyPort) {
-        this.bin = bin;
+        this.commands = new PgCommands(bin, dir);
         this.dir = dir;
         this.primaryPort = primaryPort;
         this.standbyPort = standbyPort;
@@ -38,13 +37,7 @@ public final class PgPair implements AutoCloseable {
 
     /** The directory of the machine's PostgreSQL 15 binaries, or null where it has none. */
     public static Path binaries() {
-        for (String candidate : List.of("/usr/lib/postgresql/15/bin", "/usr/pgsql-15/bin")) {
-            Path path = Path.of(candidate);
-            if (Files.isExecutable(path.resolve("pg_basebackup"))) {
-                return path;
-            }
-        }
-        return null;
+        return PgCommands.binaries();
     }
 
     /**
@@ -236,32 +229,10 @@ public final class PgPair implements AutoCloseable {
     }
 
     private String run(String binary, String... args) throws Exception {
-        List<String> command = new ArrayList<>();
-        if ("root".equals(System.getProperty("user.name"))) {
-            command.addAll(List.of("unshare", "-U"));
-        }
-        command.add(bin.resolve(binary).toString());
-        command.addAll(List.of(args));
-        Path out = Files.createTempFile(dir, "out", ".txt");
-        Process process = new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(out.toFile())
-                .start();
-        if (!process.waitFor(WAIT_S, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            throw new IOException(binary + " took over " + WAIT_S + " s");
-        }
-        String output = Files.readString(out);
-        Files.delete(out);
-        if (process.exitValue() != 0) {
-            throw new IOException(binary + " failed (" + process.exitValue() + "): " + output);
-        }
-        return output;
+        return commands.run(binary, args);
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+        return PgCommands.freePort();
     }
 }
