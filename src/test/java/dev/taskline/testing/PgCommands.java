@@ -80,6 +80,18 @@ final class PgCommands {
                 statement);
     }
 
+    /** Stops the server on {@code data} at once, if one runs there (immediate: the test is done with it). */
+    void stop(Path data) throws Exception {
+        if (Files.exists(data.resolve("postmaster.pid"))) {
+            run("pg_ctl", "-D", data.toString(), "-m", "immediate", "-w", "stop");
+        }
+    }
+
+    /** Adds {@code text} to a server's config file. */
+    static void append(Path file, String text) throws IOException {
+        Files.writeString(file, text, java.nio.charset.StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+    }
+
     static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0)) {
             return socket.getLocalPort();

@@ -1,26 +1,21 @@
 package dev.taskline.testing;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A primary and a synchronous standby made from the machine's PostgreSQL 15 binaries (initdb,
  * pg_basebackup, pg_ctl), on two loopback ports: what a managed PostgreSQL with a standby is, so that
  * a test can kill the primary as a machine dies (SIGKILL to the postmaster and every backend) and
- * promote the standby as an operator or Patroni would. As root (CI), each binary runs under {@code
- * unshare -U}, as the embedded server's do, since PostgreSQL refuses root.
+ * promote the standby as an operator or Patroni would.
  */
 public final class PgPair implements AutoCloseable {
 
     public static final String DATABASE = "taskline";
-    private static final long WAIT_S = PgCommands.WAIT_S;
 
     private final PgCommands commands;
     private final Path dir;
@@ -28,8 +23,8 @@ public final class PgPair implements AutoCloseable {
     private final int standbyPort;
     private boolean primaryAlive;
 
-    private PgPair(Path bin, Path dir, int primaryPort, int standbyPort) {
-        this.commands = new PgCommands(bin, dir);
+    private PgPair(PgCommands commands, Path dir, int primaryPort, int standbyPort) {
+        this.commands = commands;
         this.dir = dir;
         this.primaryPort = primaryPort;
         this.standbyPort = standbyPort;
@@ -46,11 +41,11 @@ public final class PgPair implements AutoCloseable {
      */
     public static PgPair start(Path bin) throws Exception {
         Path dir = Files.createTempDirectory("taskline-pg-pair");
-        PgPair pair = new PgPair(bin, dir, freePort(), freePort());
+        PgPair pair = new PgPair(new PgCommands(bin, dir), dir, PgCommands.freePort(), PgCommands.freePort());
         try {
             pair.makePrimary();
             pair.makeStandby();
-            pair.awaitSync();
+            pair.makeSynchronous();
         } catch (Exception e) {
             pair.close();
             throw e;
@@ -60,8 +55,8 @@ public final class PgPair implements AutoCloseable {
 
     private void makePrimary() throws Exception {
         Path data = dir.resolve("primary");
-        run("initdb", "-D", data.toString(), "-U", "postgres", "-A", "trust", "--no-sync");
-        Files.writeString(
+        commands.run("initdb", "-D", data.toString(), "-U", "postgres", "-A", "trust", "--no-sync");
+        PgCommands.append(
                 data.resolve("postgresql.conf"),
                 String.join(
                         "\n",
@@ -71,39 +66,27 @@ public final class PgPair implements AutoCloseable {
                         "unix_socket_directories = '" + dir + "'",
                         "wal_level = replica",
                         "max_wal_senders = 4",
-                        // Synchronous once the standby streams (awaitSync): until then a commit would wait for it.
+                        // Synchronous once the standby streams: until then a commit would wait for it.
                         "synchronous_standby_names = ''",
                         "synchronous_commit = on",
                         "max_connections = 100",
-                        ""),
-                StandardCharsets.UTF_8,
-                java.nio.file.StandardOpenOption.APPEND);
-        Files.writeString(
-                data.resolve("pg_hba.conf"),
-                "host replication all 127.0.0.1/32 trust\n",
-                StandardCharsets.UTF_8,
-                java.nio.file.StandardOpenOption.APPEND);
-        run("pg_ctl", "-D", data.toString(), "-l", dir.resolve("primary.log").toString(), "-w", "start");
+                        ""));
+        PgCommands.append(data.resolve("pg_hba.conf"), "host replication all 127.0.0.1/32 trust\n");
+        commands.run(
+                "pg_ctl",
+                "-D",
+                data.toString(),
+                "-l",
+                dir.resolve("primary.log").toString(),
+                "-w",
+                "start");
         primaryAlive = true;
-        run(
-                "psql",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                Integer.toString(primaryPort),
-                "-U",
-                "postgres",
-                "-d",
-                "postgres",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-c",
-                "CREATE DATABASE " + DATABASE);
+        commands.sql(primaryPort, "CREATE DATABASE " + DATABASE);
     }
 
     private void makeStandby() throws Exception {
         Path data = dir.resolve("standby");
-        run(
+        commands.run(
                 "pg_basebackup",
                 "-h",
                 "127.0.0.1",
@@ -119,50 +102,29 @@ public final class PgPair implements AutoCloseable {
                 "--checkpoint=fast",
                 "--no-sync");
         // Its own port; and once promoted it has no standby of its own to wait for.
-        Files.writeString(
-                data.resolve("postgresql.conf"),
-                "\nport = " + standbyPort + "\nsynchronous_standby_names = ''\n",
-                StandardCharsets.UTF_8,
-                java.nio.file.StandardOpenOption.APPEND);
-        run("pg_ctl", "-D", data.toString(), "-l", dir.resolve("standby.log").toString(), "-w", "start");
+        PgCommands.append(
+                data.resolve("postgresql.conf"), "\nport = " + standbyPort + "\nsynchronous_standby_names = ''\n");
+        commands.run(
+                "pg_ctl",
+                "-D",
+                data.toString(),
+                "-l",
+                dir.resolve("standby.log").toString(),
+                "-w",
+                "start");
     }
 
-    /** pg_stat_replication says sync: PostgreSQL offers no signal for it, so it is asked a few times. */
-    private void awaitSync() throws Exception {
-        run(
-                "psql",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                Integer.toString(primaryPort),
-                "-U",
-                "postgres",
-                "-d",
-                "postgres",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-c",
-                "ALTER SYSTEM SET synchronous_standby_names = '*'",
-                "-c",
-                "SELECT pg_reload_conf()");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
-        while (!run(
-                        "psql",
-                        "-h",
-                        "127.0.0.1",
-                        "-p",
-                        Integer.toString(primaryPort),
-                        "-U",
-                        "postgres",
-                        "-At",
-                        "-c",
-                        "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
-                .trim()
-                .equals("1")) {
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the standby did not become synchronous; " + log("standby"));
-            }
-            Thread.sleep(100);
+    /**
+     * Names the standby synchronous, then commits a write: with {@code synchronous_commit = on} the
+     * commit returns only once a synchronous standby has it, which is the signal that it is one.
+     */
+    private void makeSynchronous() throws Exception {
+        commands.sql(primaryPort, "ALTER SYSTEM SET synchronous_standby_names = '*'");
+        commands.sql(primaryPort, "SELECT pg_reload_conf()");
+        commands.sql(primaryPort, "CREATE TABLE taskline_pair_synchronous ()");
+        String sync = commands.sql(primaryPort, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'");
+        if (!sync.trim().equals("1")) {
+            throw new IOException("the standby is not synchronous (" + sync.trim() + ")");
         }
     }
 
@@ -189,50 +151,22 @@ public final class PgPair implements AutoCloseable {
         all.addAll(postmaster.descendants().toList());
         all.forEach(ProcessHandle::destroyForcibly);
         for (ProcessHandle p : all) {
-            p.onExit().orTimeout(WAIT_S, TimeUnit.SECONDS).join();
+            p.onExit().orTimeout(PgCommands.WAIT_S, TimeUnit.SECONDS).join();
         }
         primaryAlive = false;
     }
 
     /** The standby becomes the primary (pg_ctl promote, waiting until it accepts writes). */
     public void promote() throws Exception {
-        run("pg_ctl", "-D", dir.resolve("standby").toString(), "-w", "promote");
+        commands.run("pg_ctl", "-D", dir.resolve("standby").toString(), "-w", "promote");
     }
 
     @Override
     public void close() throws Exception {
-        try {
-            if (primaryAlive) {
-                run("pg_ctl", "-D", dir.resolve("primary").toString(), "-m", "immediate", "-w", "stop");
-            }
-        } catch (IOException ignored) {
-            // stopped already
+        if (primaryAlive) {
+            commands.stop(dir.resolve("primary"));
         }
-        try {
-            if (Files.exists(dir.resolve("standby").resolve("postmaster.pid"))) {
-                run("pg_ctl", "-D", dir.resolve("standby").toString(), "-m", "immediate", "-w", "stop");
-            }
-        } catch (IOException ignored) {
-            // stopped already
-        }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
-    }
-
-    private String log(String which) {
-        try {
-            return which + " log:\n" + Files.readString(dir.resolve(which + ".log"));
-        } catch (IOException e) {
-            return "no " + which + " log";
-        }
-    }
-
-    private String run(String binary, String... args) throws Exception {
-        return commands.run(binary, args);
-    }
-
-    private static int freePort() throws IOException {
-        return PgCommands.freePort();
+        commands.stop(dir.resolve("standby"));
+        TestPostgres.deleteTree(dir);
     }
 }

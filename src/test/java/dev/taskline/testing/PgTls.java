@@ -1,11 +1,7 @@
 package dev.taskline.testing;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.Comparator;
-import java.util.stream.Stream;
 
 /**
  * A PostgreSQL 15 from the machine's binaries that takes connections over TLS only ({@code
@@ -88,10 +84,7 @@ public final class PgTls implements AutoCloseable {
     }
 
     private void openssl(String... args) throws Exception {
-        String[] command = new String[args.length];
-        System.arraycopy(args, 0, command, 0, args.length);
-        // openssl needs no user namespace; PgCommands runs it as it runs the rest, by path.
-        commands.run("/usr/bin/openssl", command);
+        commands.run("/usr/bin/openssl", args);
     }
 
     private void make() throws Exception {
@@ -101,7 +94,7 @@ public final class PgTls implements AutoCloseable {
         Files.copy(dir.resolve("server.key"), data.resolve("server.key"));
         Files.setPosixFilePermissions(
                 data.resolve("server.key"), java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-        Files.writeString(
+        PgCommands.append(
                 data.resolve("postgresql.conf"),
                 String.join(
                         "\n",
@@ -112,9 +105,7 @@ public final class PgTls implements AutoCloseable {
                         "ssl = on",
                         "ssl_cert_file = 'server.crt'",
                         "ssl_key_file = 'server.key'",
-                        ""),
-                StandardCharsets.UTF_8,
-                StandardOpenOption.APPEND);
+                        ""));
         Files.writeString(
                 data.resolve("pg_hba.conf"),
                 "local all all trust\n"
@@ -123,20 +114,7 @@ public final class PgTls implements AutoCloseable {
         commands.run(
                 "pg_ctl", "-D", data.toString(), "-l", dir.resolve("server.log").toString(), "-w", "start");
         running = true;
-        commands.run(
-                "psql",
-                "-h",
-                dir.toString(),
-                "-p",
-                Integer.toString(port),
-                "-U",
-                "postgres",
-                "-d",
-                "postgres",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-c",
-                "CREATE DATABASE " + DATABASE);
+        commands.sql(port, "CREATE DATABASE " + DATABASE);
     }
 
     /** {@code postgresql://postgres@HOST:PORT/taskline?QUERY}. */
@@ -151,18 +129,8 @@ public final class PgTls implements AutoCloseable {
 
     /** Whether every client connection to the test's database is encrypted, by pg_stat_ssl. */
     public String encryptedConnections() throws Exception {
-        return commands.run(
-                        "psql",
-                        "-h",
-                        dir.toString(),
-                        "-p",
-                        Integer.toString(port),
-                        "-U",
-                        "postgres",
-                        "-d",
-                        "postgres",
-                        "-At",
-                        "-c",
+        return commands.sql(
+                        port,
                         "SELECT count(*) FILTER (WHERE s.ssl) || '/' || count(*) FROM pg_stat_activity a"
                                 + " JOIN pg_stat_ssl s USING (pid) WHERE a.datname = '" + DATABASE + "'")
                 .trim();
@@ -171,10 +139,8 @@ public final class PgTls implements AutoCloseable {
     @Override
     public void close() throws Exception {
         if (running) {
-            commands.run("pg_ctl", "-D", dir.resolve("data").toString(), "-m", "immediate", "-w", "stop");
+            commands.stop(dir.resolve("data"));
         }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        TestPostgres.deleteTree(dir);
     }
 }

@@ -58,7 +58,7 @@ public final class TestPostgres {
         return adminUrl;
     }
 
-    private static void deleteTree(Path dir) throws java.io.IOException {
+    static void deleteTree(Path dir) throws java.io.IOException {
         try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
             for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(path);
