@@ -156,14 +156,10 @@ public final class Taskline {
                 "node-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         this.embedded = embedded;
         // One choice of server for the node's pools and, on the same URL, its listening connection.
-        Servers servers = new Servers(vertx, JournalConnections.listenTarget(pgUrl));
-        this.pool = JournalConnections.pool(
-                vertx,
-                servers,
-                JournalConnections.target(pgUrl),
-                config.journal().poolSize());
+        Servers servers = JournalConnections.servers(vertx, pgUrl);
+        this.pool = JournalConnections.pool(vertx, servers, config.journal().poolSize());
         this.metrics = metrics;
-        this.insertPool = JournalConnections.pool(vertx, servers, JournalConnections.insertTarget(pgUrl), 1);
+        this.insertPool = JournalConnections.insertPool(vertx, servers);
         this.journal = new Journal(
                 pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
         this.reads = new JournalReads(
@@ -195,9 +191,7 @@ public final class Taskline {
                 config.cluster(),
                 new JournalNodes(pool),
                 config.cluster().listenUrl() != null
-                        ? new Servers(
-                                vertx,
-                                JournalConnections.listenTarget(config.cluster().listenUrl()))
+                        ? JournalConnections.servers(vertx, config.cluster().listenUrl())
                         : servers,
                 nodeId,
                 Version.current(),

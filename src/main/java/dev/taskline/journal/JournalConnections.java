@@ -6,6 +6,7 @@ import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.ClientBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
+import java.util.function.UnaryOperator;
 
 /** How the node connects to its journal: one place, so that tests see the planner the node sees. */
 public final class JournalConnections {
@@ -18,12 +19,7 @@ public final class JournalConnections {
      * the actual array lengths and table size.
      */
     public static PgConnectOptions options(String url) {
-        return target(url).servers().get(0);
-    }
-
-    /** {@link #options} for every server the URL names. */
-    public static PgTarget target(String url) {
-        return PgUrl.target(url).with(o -> common(o).addProperty("plan_cache_mode", "force_custom_plan"));
+        return forStatements(PgUrl.parse(url));
     }
 
     /**
@@ -34,35 +30,52 @@ public final class JournalConnections {
      * ANALYZE: 0.07 ms as a generic plan).
      */
     public static PgConnectOptions insertOptions(String url) {
-        return insertTarget(url).servers().get(0);
-    }
-
-    /** {@link #insertOptions} for every server the URL names. */
-    public static PgTarget insertTarget(String url) {
-        return PgUrl.target(url).with(o -> common(o).addProperty("plan_cache_mode", "force_generic_plan"));
+        return forInserts(PgUrl.parse(url));
     }
 
     /**
-     * The listening connection: one session, held open, that runs LISTEN and nothing else. It must
-     * reach PostgreSQL itself (or a pooler in session mode): a pooler in transaction mode hands the
-     * session to others between statements, and notifications would go astray.
+     * The servers {@code url} names, and the choice among them that the node's pools share. The
+     * listening connection takes them as they are: one session, held open, that runs LISTEN and
+     * nothing else. It must reach PostgreSQL itself (or a pooler in session mode): a pooler in
+     * transaction mode hands the session to others between statements, and notifications would go
+     * astray.
      */
-    public static PgTarget listenTarget(String url) {
-        return PgUrl.target(url);
+    public static Servers servers(Vertx vertx, String url) {
+        return new Servers(vertx, PgUrl.target(url));
+    }
+
+    /** The pool of every statement but the plain inserts ({@link #options}), of at most {@code size}. */
+    public static Pool pool(Vertx vertx, Servers servers, int size) {
+        return pool(vertx, servers, JournalConnections::forStatements, size);
+    }
+
+    /** The one connection of the plain inserts ({@link #insertOptions}). */
+    public static Pool insertPool(Vertx vertx, Servers servers) {
+        return pool(vertx, servers, JournalConnections::forInserts, 1);
     }
 
     /**
-     * A pool of at most {@code size} connections to {@code target}: to the one server it names, or
-     * to the one of its servers that {@code servers} (made from the same URL) chooses as each
-     * connection is made, so that a pool follows a failover as it replaces the connections it lost.
+     * A pool of at most {@code size} connections, each with {@code settings}: to the one server the
+     * URL names, or to the one of its servers that {@code servers} chooses as each connection is
+     * made, so that a pool follows a failover as it replaces the connections it lost.
      */
-    public static Pool pool(Vertx vertx, Servers servers, PgTarget target, int size) {
+    private static Pool pool(Vertx vertx, Servers servers, UnaryOperator<PgConnectOptions> settings, int size) {
         ClientBuilder<Pool> builder =
                 PgBuilder.pool().with(new PoolOptions().setMaxSize(size)).with(servers.net());
+        PgTarget target = servers.target();
         builder = target.mustChoose()
-                ? builder.connectingTo(servers.as(target))
-                : builder.connectingTo(target.servers().get(0));
+                ? builder.connectingTo(servers.as(settings))
+                : builder.connectingTo(
+                        settings.apply(new PgConnectOptions(target.servers().get(0))));
         return builder.using(vertx).build();
+    }
+
+    private static PgConnectOptions forStatements(PgConnectOptions options) {
+        return common(options).addProperty("plan_cache_mode", "force_custom_plan");
+    }
+
+    private static PgConnectOptions forInserts(PgConnectOptions options) {
+        return common(options).addProperty("plan_cache_mode", "force_generic_plan");
     }
 
     private static PgConnectOptions common(PgConnectOptions options) {

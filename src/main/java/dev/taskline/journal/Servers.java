@@ -12,6 +12,7 @@ import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import java.util.logging.Logger;
 
 /**
@@ -27,7 +28,7 @@ import java.util.logging.Logger;
  * host for each waiting request; the failure is a {@link ConnectException}, which the journal's
  * callers see as "the journal is not there" (503).
  */
-public final class Servers implements Supplier<Future<SqlConnectOptions>> {
+public final class Servers {
 
     private static final Logger LOG = Logger.getLogger(Servers.class.getName());
     static final long FIRST_PAUSE_MS = 100;
@@ -53,21 +54,18 @@ public final class Servers implements Supplier<Future<SqlConnectOptions>> {
         return new NetClientOptions(net);
     }
 
-    @Override
-    public Future<SqlConnectOptions> get() {
-        return locate().map(options -> options);
+    /** The servers, as the URL names them. */
+    public PgTarget target() {
+        return target;
     }
 
     /**
-     * Where the next connection of a pool with its own settings goes: {@code same} names the same
-     * servers in the same order (the URL's, with the pool's properties), and the choice is this one's,
-     * shared by every pool and the listening connection, so that what one learned of a failover
-     * the others know at once.
+     * Where the next connection of a pool with its own {@code settings} goes: the choice is this
+     * one's, shared by every pool and the listening connection, so that what one learned of a
+     * failover the others know at once.
      */
-    public Supplier<Future<SqlConnectOptions>> as(PgTarget same) {
-        if (same.servers().size() != target.servers().size()) {
-            throw new IllegalArgumentException("not the same servers");
-        }
+    public Supplier<Future<SqlConnectOptions>> as(UnaryOperator<PgConnectOptions> settings) {
+        PgTarget same = target.with(settings);
         return () -> locate().map(chosen -> same.servers().get(target.servers().indexOf(chosen)));
     }
 
