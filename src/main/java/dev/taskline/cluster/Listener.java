@@ -19,12 +19,19 @@ import java.util.logging.Logger;
  * answer does not start. Each time it is subscribed, the first time too, every channel's handler
  * runs once with a null payload, for what was said while nobody listened (each handler then reads
  * the journal, as it does on any notification). The timed passes go on meanwhile, as the fallback.
+ *
+ * <p>Where the URL reaches PostgreSQL through a pooler ({@link Servers.Server#pooled}), there is no
+ * session of its own to listen in: the node says so once and, instead of listening, runs every
+ * channel's handler with a null payload every {@link #POLL_MS}, while the timed passes run at their
+ * own pace, as when the connection is lost.
  */
 public final class Listener extends VerticleBase {
 
     private static final Logger LOG = Logger.getLogger(Listener.class.getName());
     static final long FIRST_RETRY_MS = 100;
     static final long MOST_RETRY_MS = 5_000;
+    /** How often each channel is taken as told where there is no listening: the recovery pass's pace. */
+    static final long POLL_MS = 1_000;
 
     private final Servers servers;
     private final Map<String, Consumer<String>> channels = new LinkedHashMap<>();
@@ -35,6 +42,7 @@ public final class Listener extends VerticleBase {
     private volatile boolean subscribed;
     private boolean stopped;
     private boolean heardOnce;
+    private boolean polling;
 
     /** @param servers where to listen: a direct connection (a pooler in transaction mode cannot carry LISTEN) */
     public Listener(Servers servers) {
@@ -68,7 +76,11 @@ public final class Listener extends VerticleBase {
             if (stopped) {
                 return Future.succeededFuture();
             }
-            PgSubscriber made = PgSubscriber.subscriber(vertx, server).reconnectPolicy(retries -> -1L);
+            if (server.pooled()) {
+                poll();
+                return Future.succeededFuture();
+            }
+            PgSubscriber made = PgSubscriber.subscriber(vertx, server.options()).reconnectPolicy(retries -> -1L);
             // The subscribe handlers run once the connection is made, one per channel; the last
             // channel's marks the whole subscription.
             String last = channels.keySet().stream().reduce((a, b) -> b).orElse(null);
@@ -99,6 +111,24 @@ public final class Listener extends VerticleBase {
             });
             subscriber = made;
             return made.connect().onSuccess(v -> live = made);
+        });
+    }
+
+    private void poll() {
+        if (polling) {
+            return;
+        }
+        polling = true;
+        LOG.warning("the journal is reached through a connection pooler, which lends a session to a"
+                + " transaction at a time: LISTEN cannot be carried, so what the other nodes tell (work due,"
+                + " keys, switches, schedules, task events) is read every " + POLL_MS + " ms instead of at once."
+                + " Set TASKLINE_PG_LISTEN_URL (cluster.listenUrl) to PostgreSQL itself to listen.");
+        vertx.setPeriodic(POLL_MS, id -> {
+            if (stopped) {
+                vertx.cancelTimer(id);
+            } else {
+                channels.values().forEach(h -> h.accept(null));
+            }
         });
     }
 

@@ -3,10 +3,9 @@ package dev.taskline.journal;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
-import io.vertx.sqlclient.ClientBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
-import java.util.function.UnaryOperator;
+import java.util.function.Function;
 
 /** How the node connects to its journal: one place, so that tests see the planner the node sees. */
 public final class JournalConnections {
@@ -19,7 +18,7 @@ public final class JournalConnections {
      * the actual array lengths and table size.
      */
     public static PgConnectOptions options(String url) {
-        return forStatements(PgUrl.parse(url));
+        return forStatements(new Servers.Server(PgUrl.parse(url), false));
     }
 
     /**
@@ -30,7 +29,7 @@ public final class JournalConnections {
      * ANALYZE: 0.07 ms as a generic plan).
      */
     public static PgConnectOptions insertOptions(String url) {
-        return forInserts(PgUrl.parse(url));
+        return forInserts(new Servers.Server(PgUrl.parse(url), false));
     }
 
     /**
@@ -55,31 +54,50 @@ public final class JournalConnections {
     }
 
     /**
-     * A pool of at most {@code size} connections, each with {@code settings}: to the one server the
-     * URL names, or to the one of its servers that {@code servers} chooses as each connection is
-     * made, so that a pool follows a failover as it replaces the connections it lost.
+     * A pool of at most {@code size} connections, each with {@code settings}, to the server {@code
+     * servers} chooses as each connection is made: a pool follows a failover as it replaces the
+     * connections it lost, and learns from the first check whether a pooler stands between.
      */
-    private static Pool pool(Vertx vertx, Servers servers, UnaryOperator<PgConnectOptions> settings, int size) {
-        ClientBuilder<Pool> builder =
-                PgBuilder.pool().with(new PoolOptions().setMaxSize(size)).with(servers.net());
-        PgTarget target = servers.target();
-        builder = target.mustChoose()
-                ? builder.connectingTo(servers.as(settings))
-                : builder.connectingTo(
-                        settings.apply(new PgConnectOptions(target.servers().get(0))));
-        return builder.using(vertx).build();
+    private static Pool pool(
+            Vertx vertx, Servers servers, Function<Servers.Server, PgConnectOptions> settings, int size) {
+        return PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(size))
+                .with(servers.net())
+                .connectingTo(servers.as(settings))
+                .using(vertx)
+                .build();
     }
 
-    private static PgConnectOptions forStatements(PgConnectOptions options) {
-        return common(options).addProperty("plan_cache_mode", "force_custom_plan");
+    private static PgConnectOptions forStatements(Servers.Server server) {
+        return server.pooled()
+                ? throughPooler(server)
+                : direct(server).addProperty("plan_cache_mode", "force_custom_plan");
     }
 
-    private static PgConnectOptions forInserts(PgConnectOptions options) {
-        return common(options).addProperty("plan_cache_mode", "force_generic_plan");
+    private static PgConnectOptions forInserts(Servers.Server server) {
+        return server.pooled()
+                ? throughPooler(server)
+                : direct(server).addProperty("plan_cache_mode", "force_generic_plan");
     }
 
-    private static PgConnectOptions common(PgConnectOptions options) {
-        return options.setPipeliningLimit(256)
+    /**
+     * Through a pooler in transaction mode each statement may land on another backend: a statement
+     * prepared by name on one is unknown to the next (PgBouncer 1.18 does not carry them), and
+     * settings sent when the connection starts are refused (PgBouncer: "unsupported startup
+     * parameter") or lost. So each statement is sent unnamed, parsed again in the same message as
+     * its execution; the planner then makes a custom plan each time, as force_custom_plan asks of a
+     * direct connection, at the cost of parsing and planning every statement.
+     */
+    private static PgConnectOptions throughPooler(Servers.Server server) {
+        return new PgConnectOptions(server.options())
+                .setPipeliningLimit(256)
+                .setCachePreparedStatements(false)
+                .setUseLayer7Proxy(true);
+    }
+
+    private static PgConnectOptions direct(Servers.Server server) {
+        return new PgConnectOptions(server.options())
+                .setPipeliningLimit(256)
                 // Parsing the grouped array statements each time cost milliseconds (their CTEs are not
                 // small), so they are prepared once per connection. All of them: the client's default
                 // caches only texts shorter than 2,048 characters, and when finish grew past that it was

@@ -7,6 +7,7 @@ import io.vertx.pgclient.SslMode;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -71,7 +72,14 @@ public final class PgUrl {
         PgTarget.Session session = PgTarget.Session.of(params.get("target_session_attrs"));
         List<PgConnectOptions> servers = new ArrayList<>();
         for (String[] host : hosts) {
-            PgConnectOptions options = new PgConnectOptions().setHost(host[0]).setPort(port(host[1]));
+            PgConnectOptions options = new PgConnectOptions()
+                    .setHost(host[0])
+                    .setPort(port(host[1]))
+                    // The client's defaults but extra_float_digits, which PgBouncer refuses unless told
+                    // to ignore it ("unsupported startup parameter"); since PostgreSQL 12 its default
+                    // already writes floats exactly.
+                    .setProperties(new HashMap<>(
+                            Map.of("DateStyle", "ISO", "client_encoding", "utf8", "application_name", "taskline")));
             if (database != null) {
                 options.setDatabase(database);
             }
