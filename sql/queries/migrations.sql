@@ -15,6 +15,11 @@ CREATE TABLE taskline_migrations (version integer PRIMARY KEY, applied_at timest
 -- :version a migration's number: a row when it was applied.
 SELECT 1 FROM taskline_migrations WHERE version = :version;
 
+-- name: migration_unbounded
+-- The node's statement and lock timeouts bound its own statements; a migration may rewrite a big
+-- table, and waits for another node's migration on the lock above.
+SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0;
+
 -- name: migration_notices_quiet
 -- The client logs each server NOTICE as a warning; a migration's notices (an index renamed as it
 -- becomes a key, say) are planned, so only warnings and worse reach it.

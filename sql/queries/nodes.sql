@@ -25,12 +25,12 @@ ON CONFLICT (id) DO UPDATE
        queues = EXCLUDED.queues, queues_hash = EXCLUDED.queues_hash, config_epoch = EXCLUDED.config_epoch;
 
 -- name: node_heartbeat
--- :id, :expires_ms, :streams streams open on the node. Keeps a live row live; no row when it is not
+-- :id, :expires_ms, :streams streams open on the node, :connections its journal connections open. Keeps a live row live; no row when it is not
 -- (stopped, expired: a stall or an outage longer than its life, or deleted as long gone): the node
 -- then registers again, through the check of its queues' definitions. live: the live nodes, this
 -- one among them; followed: whether another live node has streams open.
 UPDATE nodes SET seen_at = now(), expires_at = now() + make_interval(secs => :expires_ms::bigint / 1000.0),
-                 streams = :streams::int
+                 streams = :streams::int, connections = :connections::int
  WHERE id = :id AND gone_at IS NULL AND expires_at > now()
 RETURNING id,
           1 + (SELECT count(*) FROM nodes o WHERE o.id <> :id AND o.gone_at IS NULL AND o.expires_at > now()) AS live,
@@ -44,14 +44,14 @@ UPDATE nodes SET address = :address WHERE id = :id;
 -- name: node_gone
 -- :id. A clean stop: the node is listed as gone at once, and any lease it held is let go.
 WITH gone AS (
-  UPDATE nodes SET gone_at = now(), expires_at = now(), streams = 0 WHERE id = :id RETURNING id
+  UPDATE nodes SET gone_at = now(), expires_at = now(), streams = 0, connections = 0 WHERE id = :id RETURNING id
 )
 DELETE FROM node_leases WHERE node_id = :id;
 
 -- name: nodes_list
 -- :gone_ms how long a node stays listed once gone (stopped, or silent past its expiry). Live first.
 SELECT id, version, address, started_at, seen_at, expires_at, gone_at, queues_hash, config_epoch, streams,
-       gone_at IS NULL AND expires_at > now() AS live,
+       connections, gone_at IS NULL AND expires_at > now() AS live,
        (SELECT string_agg(l.name, ',' ORDER BY l.name) FROM node_leases l WHERE l.node_id = nodes.id AND l.until > now())
          AS leases,
        now() AS read_at

@@ -27,6 +27,7 @@ import dev.taskline.journal.JournalSchedules;
 import dev.taskline.journal.JournalSteps;
 import dev.taskline.journal.Migrator;
 import dev.taskline.journal.Servers;
+import dev.taskline.journal.StatementTimeouts;
 import dev.taskline.metrics.TasklineMetrics;
 import dev.taskline.queue.Promoter;
 import dev.taskline.queue.QueueCustody;
@@ -157,9 +158,11 @@ public final class Taskline {
         this.embedded = embedded;
         // One choice of server for the node's pools and, on the same URL, its listening connection.
         Servers servers = JournalConnections.servers(vertx, pgUrl);
-        this.pool = JournalConnections.pool(vertx, servers, config.journal().poolSize());
+        StatementTimeouts timeouts = new StatementTimeouts(
+                config.journal().statementTimeoutMs(), config.journal().lockTimeoutMs());
+        this.pool = JournalConnections.pool(vertx, servers, config.journal().poolSize(), timeouts);
         this.metrics = metrics;
-        this.insertPool = JournalConnections.insertPool(vertx, servers);
+        this.insertPool = JournalConnections.insertPool(vertx, servers, timeouts);
         this.journal = new Journal(
                 pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
         this.reads = new JournalReads(
@@ -196,7 +199,9 @@ public final class Taskline {
                 nodeId,
                 Version.current(),
                 QueueDefinitions.of(config.queues().values()),
-                () -> hub == null ? 0 : hub.openStreams());
+                () -> hub == null ? 0 : hub.openStreams(),
+                () -> pool.size() + insertPool.size());
+        metrics.journalConnections(cluster::connections, config.journal().poolSize() + 2);
         this.wakeUps =
                 new WakeUps(journal, queues, this::startable, config.recovery().batchSize());
     }
@@ -233,7 +238,10 @@ public final class Taskline {
             if (jitter != null) {
                 node.jitter = jitter;
             }
-            return node.deploy(config).recover(e -> node.close().transform(ignored -> Future.failedFuture(e)));
+            return node.deploy(config)
+                    .recover(e -> node.close()
+                            .transform(ignored -> Future.failedFuture(JournalConnections.explainStart(
+                                    e, config.journal().poolSize()))));
         });
     }
 

@@ -45,7 +45,12 @@ public final class Cluster {
     private final NodePresence presence;
     private final Upkeep upkeep;
     private final Listener listener;
+    private final IntSupplier connections;
 
+    /**
+     * @param streams the event streams open on this node now
+     * @param pooled  the connections its pools hold open now; the listening connection is the cluster's own
+     */
     public Cluster(
             TasklineConfig.Cluster config,
             JournalNodes journal,
@@ -53,13 +58,23 @@ public final class Cluster {
             String nodeId,
             String version,
             QueueDefinitions definitions,
-            IntSupplier streams) {
+            IntSupplier streams,
+            IntSupplier pooled) {
         this.config = config;
         this.journal = journal;
+        Listener listening = new Listener(listenAt);
+        this.listener = listening;
+        this.connections = () -> pooled.getAsInt() + (listening.listening() ? 1 : 0);
         this.presence = new NodePresence(
-                journal, nodeId, version, definitions, config.takeOverConfig(), config.heartbeatMs(), streams);
+                journal,
+                nodeId,
+                version,
+                definitions,
+                config.takeOverConfig(),
+                config.heartbeatMs(),
+                streams,
+                connections);
         this.upkeep = new Upkeep(journal, nodeId, 3 * config.heartbeatMs());
-        this.listener = new Listener(listenAt);
         listenOwn();
     }
 
@@ -112,6 +127,11 @@ public final class Cluster {
         // A heartbeat at once: until one, the node does not know whether it is alone. The others are
         // told that it is not now, each of them, before their next heartbeat would say so.
         return presence.register(address).compose(v -> runOnce()).compose(v -> say(NODES, JOINED));
+    }
+
+    /** The journal connections this node holds open now: its pools' and its listening one. */
+    public int connections() {
+        return connections.getAsInt();
     }
 
     /** The listening connection, to deploy once every channel has its handler. */

@@ -27,6 +27,7 @@ public final class NodePresence {
     private final boolean takeOver;
     private final long heartbeatMs;
     private final IntSupplier streams;
+    private final IntSupplier connections;
     private volatile String address;
     private volatile long epoch = -1;
     private volatile boolean left;
@@ -39,6 +40,7 @@ public final class NodePresence {
      * @param takeOver  start even when live nodes define shared queues otherwise: this node's
      *                  definitions become the newest (a rolling change; see the README)
      * @param streams   the streams open on this node now
+     * @param connections its journal connections open now, each counted in PostgreSQL's max_connections
      */
     public NodePresence(
             JournalNodes journal,
@@ -47,7 +49,8 @@ public final class NodePresence {
             QueueDefinitions definitions,
             boolean takeOver,
             long heartbeatMs,
-            IntSupplier streams) {
+            IntSupplier streams,
+            IntSupplier connections) {
         this.journal = journal;
         this.nodeId = nodeId;
         this.version = version;
@@ -55,6 +58,7 @@ public final class NodePresence {
         this.takeOver = takeOver;
         this.heartbeatMs = heartbeatMs;
         this.streams = streams;
+        this.connections = connections;
     }
 
     /**
@@ -109,36 +113,37 @@ public final class NodePresence {
         if (left || epoch < 0) {
             return Future.succeededFuture();
         }
-        return journal.heartbeat(nodeId, expiresMs(), streams.getAsInt()).compose(beat -> {
-            if (beat != null) {
-                live = beat.live();
-                followed = beat.followed();
-                return Future.succeededFuture();
-            }
-            if (left) {
-                return Future.succeededFuture();
-            }
-            long kept = epoch;
-            return journal.register(
-                            entry(),
-                            expiresMs(),
-                            nodes -> Math.max(
-                                    kept,
-                                    epochAmong(
-                                            nodes.stream()
-                                                    .filter(n -> n.configEpoch() >= kept)
-                                                    .toList(),
-                                            definitions,
-                                            false)))
-                    .<Void>map(taken -> {
-                        epoch = taken;
-                        LOG.warning(
-                                nodeId + " was not live in the registry (a stall, or the journal away for longer than"
+        return journal.heartbeat(nodeId, expiresMs(), streams.getAsInt(), connections.getAsInt())
+                .compose(beat -> {
+                    if (beat != null) {
+                        live = beat.live();
+                        followed = beat.followed();
+                        return Future.succeededFuture();
+                    }
+                    if (left) {
+                        return Future.succeededFuture();
+                    }
+                    long kept = epoch;
+                    return journal.register(
+                                    entry(),
+                                    expiresMs(),
+                                    nodes -> Math.max(
+                                            kept,
+                                            epochAmong(
+                                                    nodes.stream()
+                                                            .filter(n -> n.configEpoch() >= kept)
+                                                            .toList(),
+                                                    definitions,
+                                                    false)))
+                            .<Void>map(taken -> {
+                                epoch = taken;
+                                LOG.warning(nodeId
+                                        + " was not live in the registry (a stall, or the journal away for longer than"
                                         + " three heartbeats): registered again");
-                        return null;
-                    })
-                    .onFailure(e -> LOG.severe(nodeId + " cannot register again: " + e.getMessage()));
-        });
+                                return null;
+                            })
+                            .onFailure(e -> LOG.severe(nodeId + " cannot register again: " + e.getMessage()));
+                });
     }
 
     /** A clean stop: listed as gone at once, leases let go; no heartbeat after it writes anything. */

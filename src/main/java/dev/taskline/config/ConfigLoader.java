@@ -141,12 +141,14 @@ public final class ConfigLoader {
                 http.longValue("maxPageBytes", TasklineConfig.Http.DEFAULT_MAX_PAGE_BYTES));
 
         Node journal = top.object("journal");
-        journal.only("pgUrl", "dataDir", "poolSize", "maxWaitingInserts");
+        journal.only("pgUrl", "dataDir", "poolSize", "maxWaitingInserts", "statementTimeoutMs", "lockTimeoutMs");
         TasklineConfig.Journal journalConfig = new TasklineConfig.Journal(
                 envOr(env, ENV_PG_URL, journal.text("pgUrl", null)),
                 Path.of(envOr(env, ENV_DATA_DIR, journal.text("dataDir", "./data"))),
                 envInt(env, ENV_POOL_SIZE, "journal.poolSize", journal.integer("poolSize", 8)),
-                journal.integer("maxWaitingInserts", 64));
+                journal.integer("maxWaitingInserts", 64),
+                journal.longValue("statementTimeoutMs", 30_000),
+                journal.longValue("lockTimeoutMs", 5_000));
 
         Map<String, QueueConfig> queues = new LinkedHashMap<>();
         Node queuesNode = top.object("queues");

@@ -201,13 +201,24 @@ public record TasklineConfig(
      * @param poolSize connections to PostgreSQL, besides the one that journals new tasks
      * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, new ones
      *                          get 429 at once instead of waiting for more than the next insert
+     * @param statementTimeoutMs how long one of the node's statements may run before PostgreSQL cancels
+     *                          it (0: no limit); the request waiting on it gets 503 and the connection is
+     *                          free again. Migrations are not bounded.
+     * @param lockTimeoutMs     how long one of its statements may wait for a lock another session holds
+     *                          (0: no limit), with the same end
      */
     /** How many of {@code cap} one tenant may hold at once under {@link Http#tenantShare}: at least one. */
     public static int share(int cap, double tenantShare) {
         return Math.max(1, (int) Math.floor(cap * tenantShare));
     }
 
-    public record Journal(String pgUrl, Path dataDir, int poolSize, int maxWaitingInserts) {
+    public record Journal(
+            String pgUrl,
+            Path dataDir,
+            int poolSize,
+            int maxWaitingInserts,
+            long statementTimeoutMs,
+            long lockTimeoutMs) {
         public Journal {
             if (pgUrl != null && pgUrl.isBlank()) {
                 pgUrl = null;
@@ -224,6 +235,14 @@ public record TasklineConfig(
             }
             if (maxWaitingInserts < 1) {
                 throw new ConfigException("journal.maxWaitingInserts must be at least 1, got " + maxWaitingInserts);
+            }
+            if (statementTimeoutMs < 0 || statementTimeoutMs > 3_600_000) {
+                throw new ConfigException(
+                        "journal.statementTimeoutMs must be from 0 (none) to 3600000, got " + statementTimeoutMs);
+            }
+            if (lockTimeoutMs < 0 || lockTimeoutMs > 3_600_000) {
+                throw new ConfigException(
+                        "journal.lockTimeoutMs must be from 0 (none) to 3600000, got " + lockTimeoutMs);
             }
         }
     }

@@ -559,6 +559,7 @@ final class ApiJson {
                     .put("queuesHash", node.queuesHash())
                     .put("configEpoch", node.configEpoch())
                     .put("streams", node.streams())
+                    .put("connections", node.connections())
                     .put("leases", new JsonArray(node.leases())));
         }
         return new JsonObject().put("self", nodes.self()).put("nodes", list);

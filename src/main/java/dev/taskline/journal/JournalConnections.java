@@ -3,6 +3,7 @@ package dev.taskline.journal;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import java.util.function.Function;
@@ -18,7 +19,7 @@ public final class JournalConnections {
      * the actual array lengths and table size.
      */
     public static PgConnectOptions options(String url) {
-        return forStatements(new Servers.Server(PgUrl.parse(url), false));
+        return forStatements(new Servers.Server(PgUrl.parse(url), false), StatementTimeouts.NONE);
     }
 
     /**
@@ -29,7 +30,7 @@ public final class JournalConnections {
      * ANALYZE: 0.07 ms as a generic plan).
      */
     public static PgConnectOptions insertOptions(String url) {
-        return forInserts(new Servers.Server(PgUrl.parse(url), false));
+        return forInserts(new Servers.Server(PgUrl.parse(url), false), StatementTimeouts.NONE);
     }
 
     /**
@@ -44,13 +45,13 @@ public final class JournalConnections {
     }
 
     /** The pool of every statement but the plain inserts ({@link #options}), of at most {@code size}. */
-    public static Pool pool(Vertx vertx, Servers servers, int size) {
-        return pool(vertx, servers, JournalConnections::forStatements, size);
+    public static Pool pool(Vertx vertx, Servers servers, int size, StatementTimeouts timeouts) {
+        return pool(vertx, servers, server -> forStatements(server, timeouts), size);
     }
 
     /** The one connection of the plain inserts ({@link #insertOptions}). */
-    public static Pool insertPool(Vertx vertx, Servers servers) {
-        return pool(vertx, servers, JournalConnections::forInserts, 1);
+    public static Pool insertPool(Vertx vertx, Servers servers, StatementTimeouts timeouts) {
+        return pool(vertx, servers, server -> forInserts(server, timeouts), 1);
     }
 
     /**
@@ -68,16 +69,37 @@ public final class JournalConnections {
                 .build();
     }
 
-    private static PgConnectOptions forStatements(Servers.Server server) {
-        return server.pooled()
-                ? throughPooler(server)
-                : direct(server).addProperty("plan_cache_mode", "force_custom_plan");
+    /**
+     * A start-up failure as an operator should read it: PostgreSQL out of connections for this node
+     * (SQLSTATE 53300: max_connections, or a role's or database's CONNECTION LIMIT) names the
+     * node's own budget and what to change; any other failure is left as it is.
+     */
+    public static Throwable explainStart(Throwable failure, int poolSize) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof PgException pg && "53300".equals(pg.getSqlState())) {
+                return new IllegalStateException(
+                        "PostgreSQL refused this node a connection (" + pg.getErrorMessage() + "). A node holds up"
+                                + " to journal.poolSize + 2 = " + (poolSize + 2) + " connections (its pool, the"
+                                + " connection of its inserts, its listening connection): raise max_connections"
+                                + " (or the role's or database's CONNECTION LIMIT), lower journal.poolSize, or"
+                                + " reach PostgreSQL through a pooler (see the operations guide, 'Connection"
+                                + " budget')",
+                        failure);
+            }
+        }
+        return failure;
     }
 
-    private static PgConnectOptions forInserts(Servers.Server server) {
+    private static PgConnectOptions forStatements(Servers.Server server, StatementTimeouts timeouts) {
         return server.pooled()
                 ? throughPooler(server)
-                : direct(server).addProperty("plan_cache_mode", "force_generic_plan");
+                : direct(server, timeouts).addProperty("plan_cache_mode", "force_custom_plan");
+    }
+
+    private static PgConnectOptions forInserts(Servers.Server server, StatementTimeouts timeouts) {
+        return server.pooled()
+                ? throughPooler(server)
+                : direct(server, timeouts).addProperty("plan_cache_mode", "force_generic_plan");
     }
 
     /**
@@ -86,7 +108,9 @@ public final class JournalConnections {
      * settings sent when the connection starts are refused (PgBouncer: "unsupported startup
      * parameter") or lost. So each statement is sent unnamed, parsed again in the same message as
      * its execution; the planner then makes a custom plan each time, as force_custom_plan asks of a
-     * direct connection, at the cost of parsing and planning every statement.
+     * direct connection, at the cost of parsing and planning every statement. The statement and
+     * lock timeouts cannot be sent either: they are the role's to set ({@code ALTER ROLE ... SET
+     * statement_timeout}), as the operations guide says.
      */
     private static PgConnectOptions throughPooler(Servers.Server server) {
         return new PgConnectOptions(server.options())
@@ -95,8 +119,10 @@ public final class JournalConnections {
                 .setUseLayer7Proxy(true);
     }
 
-    private static PgConnectOptions direct(Servers.Server server) {
+    private static PgConnectOptions direct(Servers.Server server, StatementTimeouts timeouts) {
         return new PgConnectOptions(server.options())
+                .addProperty("statement_timeout", Long.toString(timeouts.statementMs()))
+                .addProperty("lock_timeout", Long.toString(timeouts.lockMs()))
                 .setPipeliningLimit(256)
                 // Parsing the grouped array statements each time cost milliseconds (their CTEs are not
                 // small), so they are prepared once per connection. All of them: the client's default

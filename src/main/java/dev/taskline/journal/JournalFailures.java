@@ -94,8 +94,10 @@ final class JournalFailures {
      * shutdown (57), a database that is gone (3D) or refuses our role (28).
      */
     private static boolean unavailableClass(String sqlState) {
-        // A write on a server that is, or has become, a standby: the primary is elsewhere now.
-        if (sqlState.equals("25006")) {
+        // A write on a server that is, or has become, a standby: the primary is elsewhere now. A lock
+        // held by another session past lock_timeout: the journal cannot serve this now (a statement
+        // past statement_timeout is 57014, of class 57).
+        if (sqlState.equals("25006") || sqlState.equals("55P03")) {
             return true;
         }
         return switch (sqlState.substring(0, 2)) {

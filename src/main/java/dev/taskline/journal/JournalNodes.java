@@ -67,10 +67,11 @@ public final class JournalNodes {
      * Keeps the node's row live for {@code expiresMs} more; answers what it read of the others, or
      * null when the row was not there (gone long enough to be deleted): the caller registers again.
      */
-    public Future<Beat> heartbeat(String id, long expiresMs, int streams) {
+    public Future<Beat> heartbeat(String id, long expiresMs, int streams, int connections) {
         Sql.Statement beat = sql.statement("node_heartbeat");
         return JournalFailures.guard(pool.preparedQuery(beat.text())
-                        .execute(beat.bind("id", id, "expires_ms", expiresMs, "streams", streams)))
+                        .execute(beat.bind(
+                                "id", id, "expires_ms", expiresMs, "streams", streams, "connections", connections)))
                 .map(rows -> {
                     if (rows.rowCount() == 0) {
                         return null;
@@ -142,6 +143,7 @@ public final class JournalNodes {
                     row.getString("queues_hash"),
                     row.getLong("config_epoch"),
                     row.getInteger("streams"),
+                    row.getInteger("connections"),
                     row.getBoolean("live"),
                     leases == null ? List.of() : Arrays.asList(leases.split(",")),
                     instant(row.getOffsetDateTime("read_at"))));

@@ -47,8 +47,9 @@ public final class Migrator {
         Sql.Statement lock = sql.statement("migrations_lock");
         Sql.Statement isApplied = sql.statement("migration_applied");
         Sql.Statement record = sql.statement("migration_record");
-        return pool.withTransaction(conn -> conn.preparedQuery(lock.text())
-                        .execute(lock.bind("key", LOCK_KEY))
+        return pool.withTransaction(conn -> conn.query(sql.get("migration_unbounded"))
+                        .execute()
+                        .compose(v -> conn.preparedQuery(lock.text()).execute(lock.bind("key", LOCK_KEY)))
                         .compose(v ->
                                 conn.query(sql.get("migrations_table_present")).execute())
                         .compose(rows -> rows.iterator().next().getBoolean("present")

@@ -96,6 +96,11 @@ public final class Servers {
             if (last != null && last.options() != chosen.options()) {
                 LOG.warning("the journal moved: " + where(last.options()) + " -> " + where(chosen.options()));
             }
+            if (chosen.pooled() && (last == null || !last.pooled())) {
+                LOG.warning("the journal at " + where(chosen.options()) + " is reached through a connection"
+                        + " pooler: each statement is sent unnamed and parsed again, and no session setting is"
+                        + " sent, so statement_timeout and lock_timeout are the role's own (ALTER ROLE ... SET)");
+            }
             last = chosen;
             pauseMs = FIRST_PAUSE_MS;
             refusal = null;

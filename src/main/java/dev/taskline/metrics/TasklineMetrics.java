@@ -136,6 +136,19 @@ public final class TasklineMetrics {
                 .register(registry);
     }
 
+    /**
+     * The PostgreSQL connections the node holds open now (its pools and its listening connection),
+     * and the most it may: what it takes of the server's max_connections.
+     */
+    public void journalConnections(IntSupplier open, int most) {
+        Gauge.builder("taskline.journal.connections", open::getAsInt)
+                .description("PostgreSQL connections the node holds open: its pools and its listening connection")
+                .register(registry);
+        Gauge.builder("taskline.journal.connections.max", () -> most)
+                .description("The most PostgreSQL connections the node may hold: journal.poolSize + 2")
+                .register(registry);
+    }
+
     public String scrape() {
         return registry.scrape();
     }

@@ -11,6 +11,8 @@ import java.util.List;
  * @param goneAt     when it stopped cleanly; null for a live node, and for one that went silent
  * @param queuesHash the hash of its queues' definitions: nodes that agree show the same
  * @param live       whether its row is live now (not stopped, heartbeat not expired)
+ * @param streams    the event streams open on it at its last heartbeat
+ * @param connections its journal connections open at its last heartbeat: its pools' and its listening one
  * @param leases     the upkeep leases it holds (see cluster.Upkeep)
  * @param readAt     the database's time of the reading, against which {@code seenAt} is to be read
  */
@@ -25,6 +27,7 @@ public record NodeRecord(
         String queuesHash,
         long configEpoch,
         int streams,
+        int connections,
         boolean live,
         List<String> leases,
         Instant readAt) {

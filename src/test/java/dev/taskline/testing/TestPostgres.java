@@ -82,6 +82,11 @@ public final class TestPostgres {
                 + "' AND pid <> pg_backend_pid()");
     }
 
+    /** Sets the CONNECTION LIMIT of the database of {@code url}, as an operator's budget would. */
+    public static void connectionLimit(String url, int most) throws Exception {
+        adminQuery("ALTER DATABASE " + PgUrl.parse(url).getDatabase() + " CONNECTION LIMIT " + most);
+    }
+
     private static void adminQuery(String sql) throws Exception {
         Vertx vertx = Vertx.vertx();
         try {
