@@ -92,6 +92,8 @@ public final class Taskline {
     private final Pool pool;
     /** One connection: inserts go one statement at a time (see Journal's group commit). */
     private final Pool insertPool;
+    /** The read replica's pool (journal.readUrl), or {@link #pool} when there is none. */
+    private final Pool readPool;
 
     private final Journal journal;
     private JournalFlows flows;
@@ -165,8 +167,16 @@ public final class Taskline {
         this.insertPool = JournalConnections.insertPool(vertx, servers, timeouts);
         this.journal = new Journal(
                 pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
+        // Lists may be read on a replica, a little behind; a task's own read, streams and claims never are.
+        this.readPool = config.journal().readUrl() == null
+                ? pool
+                : JournalConnections.pool(
+                        vertx,
+                        JournalConnections.servers(vertx, config.journal().readUrl()),
+                        config.journal().readPoolSize(),
+                        timeouts);
         this.reads = new JournalReads(
-                pool, config.http().maxInlineBytes(), config.http().maxPageBytes());
+                pool, readPool, config.http().maxInlineBytes(), config.http().maxPageBytes());
         this.keys = new ApiKeys(config.auth());
         metrics.waitingInserts(journal::waitingInserts);
         // The blocked count is read once the journal is up; until then no flow has been admitted here.
@@ -200,7 +210,7 @@ public final class Taskline {
                 Version.current(),
                 QueueDefinitions.of(config.queues().values()),
                 () -> hub == null ? 0 : hub.openStreams(),
-                () -> pool.size() + insertPool.size());
+                () -> pool.size() + insertPool.size() + (readPool == pool ? 0 : readPool.size()));
         metrics.journalConnections(cluster::connections, config.journal().poolSize() + 2);
         this.wakeUps =
                 new WakeUps(journal, queues, this::startable, config.recovery().batchSize());
@@ -253,7 +263,7 @@ public final class Taskline {
     }
 
     private Future<Taskline> deploy(TasklineConfig config, HandlerRegistry handlers) {
-        flows = new JournalFlows(journal);
+        flows = new JournalFlows(journal, readPool);
         steps = new JournalSteps(pool, clock, config.durable());
         waker = new Waker(steps, queues, clock, config.recovery().batchSize(), metrics.steps());
         suspensions = new Suspensions(journal, steps, waker, metrics.steps());
@@ -521,7 +531,10 @@ public final class Taskline {
         }
         // Each step whatever became of the one before: a pool that fails to close must not keep the
         // other, or the embedded PostgreSQL, open.
-        return chain.eventually(() -> Future.join(pool.close(), insertPool.close()))
+        return chain.eventually(() -> Future.join(
+                        pool.close(),
+                        insertPool.close(),
+                        readPool == pool ? Future.succeededFuture() : readPool.close()))
                 .eventually(() -> embedded == null
                         ? Future.<Void>succeededFuture()
                         : vertx.executeBlocking(

@@ -33,6 +33,7 @@ public final class ConfigLoader {
     public static final String ENV_POOL_SIZE = "TASKLINE_PG_POOL_SIZE";
     public static final String ENV_HANDLERS_DIR = "TASKLINE_HANDLERS_DIR";
     public static final String ENV_PG_LISTEN_URL = "TASKLINE_PG_LISTEN_URL";
+    public static final String ENV_PG_READ_URL = "TASKLINE_PG_READ_URL";
     public static final String ENV_TAKE_OVER_CONFIG = "TASKLINE_TAKE_OVER_CONFIG";
     public static final String ENV_ADDRESS = "TASKLINE_ADDRESS";
 
@@ -141,14 +142,24 @@ public final class ConfigLoader {
                 http.longValue("maxPageBytes", TasklineConfig.Http.DEFAULT_MAX_PAGE_BYTES));
 
         Node journal = top.object("journal");
-        journal.only("pgUrl", "dataDir", "poolSize", "maxWaitingInserts", "statementTimeoutMs", "lockTimeoutMs");
+        journal.only(
+                "pgUrl",
+                "dataDir",
+                "poolSize",
+                "maxWaitingInserts",
+                "statementTimeoutMs",
+                "lockTimeoutMs",
+                "readUrl",
+                "readPoolSize");
         TasklineConfig.Journal journalConfig = new TasklineConfig.Journal(
                 envOr(env, ENV_PG_URL, journal.text("pgUrl", null)),
                 Path.of(envOr(env, ENV_DATA_DIR, journal.text("dataDir", "./data"))),
                 envInt(env, ENV_POOL_SIZE, "journal.poolSize", journal.integer("poolSize", 8)),
                 journal.integer("maxWaitingInserts", 64),
                 journal.longValue("statementTimeoutMs", 30_000),
-                journal.longValue("lockTimeoutMs", 5_000));
+                journal.longValue("lockTimeoutMs", 5_000),
+                envOr(env, ENV_PG_READ_URL, journal.text("readUrl", null)),
+                journal.integer("readPoolSize", 4));
 
         Map<String, QueueConfig> queues = new LinkedHashMap<>();
         Node queuesNode = top.object("queues");

@@ -206,6 +206,10 @@ public record TasklineConfig(
      *                          free again. Migrations are not bounded.
      * @param lockTimeoutMs     how long one of its statements may wait for a lock another session holds
      *                          (0: no limit), with the same end
+     * @param readUrl           a read replica (null: none) for the reads that may be a little behind:
+     *                          lists of tasks and flows, a tenant's counts; never a task's own read,
+     *                          a stream's, or a claim
+     * @param readPoolSize      connections to the read replica
      */
     /** How many of {@code cap} one tenant may hold at once under {@link Http#tenantShare}: at least one. */
     public static int share(int cap, double tenantShare) {
@@ -218,7 +222,9 @@ public record TasklineConfig(
             int poolSize,
             int maxWaitingInserts,
             long statementTimeoutMs,
-            long lockTimeoutMs) {
+            long lockTimeoutMs,
+            String readUrl,
+            int readPoolSize) {
         public Journal {
             if (pgUrl != null && pgUrl.isBlank()) {
                 pgUrl = null;
@@ -239,6 +245,16 @@ public record TasklineConfig(
             if (statementTimeoutMs < 0 || statementTimeoutMs > 3_600_000) {
                 throw new ConfigException(
                         "journal.statementTimeoutMs must be from 0 (none) to 3600000, got " + statementTimeoutMs);
+            }
+            if (readUrl != null && readUrl.isBlank()) {
+                readUrl = null;
+            }
+            if (readUrl != null && !readUrl.startsWith("postgresql://") && !readUrl.startsWith("postgres://")) {
+                throw new ConfigException(
+                        "journal.readUrl (TASKLINE_PG_READ_URL) must look like postgresql://user:pass@host:port/db");
+            }
+            if (readPoolSize < 1 || readPoolSize > 200) {
+                throw new ConfigException("journal.readPoolSize must be from 1 to 200, got " + readPoolSize);
             }
             if (lockTimeoutMs < 0 || lockTimeoutMs > 3_600_000) {
                 throw new ConfigException(

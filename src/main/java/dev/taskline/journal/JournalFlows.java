@@ -44,6 +44,9 @@ public final class JournalFlows {
 
     private final Journal journal;
     private final Pool pool;
+    /** Where the list of flows is read: a read replica's pool, or the same one. */
+    private final Pool behind;
+
     private final Sql sql;
     private final Clock clock;
     private final Sql.Bound<Params.InsertFlow> insertFlow;
@@ -53,8 +56,14 @@ public final class JournalFlows {
     private final Sql.Bound<Params.FlowSpawn> flowSpawn;
 
     public JournalFlows(Journal journal) {
+        this(journal, journal.pool());
+    }
+
+    /** @param behind where the list of flows is read: a read replica's pool (it may lag), or the journal's */
+    public JournalFlows(Journal journal, Pool behind) {
         this.journal = journal;
         this.pool = journal.pool();
+        this.behind = behind;
         this.sql = Sql.queries();
         this.clock = journal.clock();
         this.insertFlow = sql.bound("insert_flow", Params.InsertFlow.class);
@@ -299,10 +308,10 @@ public final class JournalFlows {
         Future<RowSet<Row>> rows;
         if (tenant == null) {
             Sql.Statement list = sql.statement("list_flows");
-            rows = pool.preparedQuery(list.text())
+            rows = behind.preparedQuery(list.text())
                     .execute(list.bind("state", state, "name", name, "after", after, "most", limit));
         } else {
-            rows = pool.preparedQuery(listTenantFlows.text())
+            rows = behind.preparedQuery(listTenantFlows.text())
                     .execute(listTenantFlows.bind(new Params.ListTenantFlows(state, name, after, limit, tenant)));
         }
         return guard(rows).map(found -> {

@@ -33,6 +33,9 @@ import java.util.UUID;
 public final class JournalReads {
 
     private final Pool pool;
+    /** Where the reads that may be a little behind go: a read replica's pool, or the same one. */
+    private final Pool behind;
+
     private final Sql sql;
     private final Sql.Bound<Params.ListTasks> listTasks;
     private final Sql.Bound<Params.StreamEvents> streamEvents;
@@ -46,15 +49,21 @@ public final class JournalReads {
     public JournalReads(Pool pool) {
         this(
                 pool,
+                pool,
                 dev.taskline.config.TasklineConfig.Http.DEFAULT_MAX_INLINE_BYTES,
                 dev.taskline.config.TasklineConfig.Http.DEFAULT_MAX_PAGE_BYTES);
     }
 
-    /** @param maxInlineBytes,maxPageBytes what a stream's snapshot shows of results inline */
-    public JournalReads(Pool pool, long maxInlineBytes, long maxPageBytes) {
+    /**
+     * @param behind where the lists and a tenant's counts are read: a read replica's pool, whose
+     *     answers may lag the journal by its replication delay; or {@code pool}
+     * @param maxInlineBytes,maxPageBytes what a stream's snapshot shows of results inline
+     */
+    public JournalReads(Pool pool, Pool behind, long maxInlineBytes, long maxPageBytes) {
         this.maxInlineBytes = maxInlineBytes;
         this.maxPageBytes = maxPageBytes;
         this.pool = pool;
+        this.behind = behind;
         this.sql = Sql.queries();
         this.listTasks = sql.bound("list_tasks", Params.ListTasks.class);
         this.streamEvents = sql.bound("stream_events", Params.StreamEvents.class);
@@ -99,11 +108,11 @@ public final class JournalReads {
             TaskState state, String queue, String type, UUID after, int limit, String tenant) {
         String named = state == null ? null : state.sql();
         Future<RowSet<Row>> page = tenant == null
-                ? query(
+                ? behind(
                         listTasks,
                         listTasks.bind(
                                 new Params.ListTasks(named, queue, type, after, limit, maxInlineBytes, maxPageBytes)))
-                : query(
+                : behind(
                         listTenantTasks,
                         listTenantTasks.bind(new Params.ListTenantTasks(
                                 named, queue, type, after, limit, tenant, maxInlineBytes, maxPageBytes)));
@@ -112,20 +121,23 @@ public final class JournalReads {
 
     /** One tenant's tasks per queue, from the journal; queues where it has none are left out. */
     public Future<List<TenantCounts>> tenantCounts(String tenant, Instant now) {
-        return query("tenant_counts", "tenant", tenant, "now", Times.utc(now)).map(rows -> {
-            List<TenantCounts> counts = new ArrayList<>();
-            for (Row row : rows) {
-                counts.add(new TenantCounts(
-                        row.getString("queue"),
-                        row.getLong("waiting"),
-                        row.getLong("scheduled"),
-                        row.getLong("running"),
-                        row.getLong("finished"),
-                        row.getLong("accepted"),
-                        row.getLong("expired")));
-            }
-            return counts;
-        });
+        Sql.Statement perQueue = sql.statement("tenant_counts");
+        return JournalFailures.guard(behind.preparedQuery(perQueue.text())
+                        .execute(perQueue.bind("tenant", tenant, "now", Times.utc(now))))
+                .map(rows -> {
+                    List<TenantCounts> counts = new ArrayList<>();
+                    for (Row row : rows) {
+                        counts.add(new TenantCounts(
+                                row.getString("queue"),
+                                row.getLong("waiting"),
+                                row.getLong("scheduled"),
+                                row.getLong("running"),
+                                row.getLong("finished"),
+                                row.getLong("accepted"),
+                                row.getLong("expired")));
+                    }
+                    return counts;
+                });
     }
 
     /** The batch with its tasks, or null. */
@@ -253,6 +265,10 @@ public final class JournalReads {
 
     private Future<RowSet<Row>> query(Sql.Bound<?> statement, Tuple params) {
         return JournalFailures.guard(pool.preparedQuery(statement.text()).execute(params));
+    }
+
+    private Future<RowSet<Row>> behind(Sql.Bound<?> statement, Tuple params) {
+        return JournalFailures.guard(behind.preparedQuery(statement.text()).execute(params));
     }
 
     private static List<UUID> ids(RowSet<Row> rows, String column) {

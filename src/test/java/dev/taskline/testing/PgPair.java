@@ -134,6 +134,16 @@ public final class PgPair implements AutoCloseable {
                 + "?target_session_attrs=read-write";
     }
 
+    /** The primary alone, as a URL. */
+    public String primaryUrl() {
+        return "postgresql://postgres@127.0.0.1:" + primaryPort + "/" + DATABASE;
+    }
+
+    /** A superuser's statement on the standby: to pause its replay, say. */
+    public String standbySql(String statement) throws Exception {
+        return commands.sql(standbyPort, statement);
+    }
+
     /** The standby alone, as a URL: where a test reads after the failover. */
     public String standbyUrl() {
         return "postgresql://postgres@127.0.0.1:" + standbyPort + "/" + DATABASE;
