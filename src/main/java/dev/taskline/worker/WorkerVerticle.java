@@ -14,6 +14,7 @@ import dev.taskline.model.ParentsPage;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskState;
 import dev.taskline.model.problem.InvalidTaskException;
+import dev.taskline.model.problem.JournalUnavailableException;
 import dev.taskline.queue.QueueSlots;
 import dev.taskline.queue.QueueSlots.Dispatched;
 import dev.taskline.queue.QueueSlots.Stage;
@@ -283,7 +284,11 @@ public final class WorkerVerticle extends VerticleBase {
     private void claimed(Task task, Lease lease, Throwable failure) {
         claiming.remove(task.id());
         boolean cancelAsked = cancelledWhileClaiming.remove(task.id());
-        if (failure != null) {
+        if (failure instanceof JournalUnavailableException) {
+            LOG.warning("task " + task.id() + " could not be claimed: " + failure.getMessage());
+            handBackInDoubt(task);
+            given(task, Stage.CLAIMED, null);
+        } else if (failure != null) {
             LOG.log(Level.WARNING, "task " + task.id() + " could not be claimed", failure);
             given(task, Stage.CLAIMED, null);
         } else if (lease == null) {
@@ -299,6 +304,26 @@ public final class WorkerVerticle extends VerticleBase {
         }
         // A group's claims answer together: one pass starts them all.
         wake();
+    }
+
+    /**
+     * A claim whose connection was lost may have committed before its answer came: its task would then
+     * be held by a lease nobody uses until the lease lapsed, and its next claim would count a second
+     * attempt. So the lease it would have made (the next version, this worker's) is handed back as
+     * unstarted once the journal answers, within the lease's time: fenced, and so nothing, where the
+     * claim did not commit. The task, pending either way, is paged in again by the recovery pass.
+     */
+    private void handBackInDoubt(Task task) {
+        Lease wouldBe = new Lease(task.id(), workerId, task.leaseVersion() + 1, task.attempt() + 1);
+        UntilBack.write(
+                        vertx,
+                        () -> parts.ends.write(wouldBe, task, Endings.unstarted(false)),
+                        queue.config().leaseMs())
+                .onSuccess(written -> {
+                    if (written != Written.FENCED) {
+                        LOG.info("task " + task.id() + " was claimed before the journal went; handed back");
+                    }
+                });
     }
 
     /** A task leased here and not started goes back to pending for any node to take. */
