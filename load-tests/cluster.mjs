@@ -22,7 +22,7 @@ function pgBin() {
 }
 
 /** Runs a PostgreSQL binary, as the postgres user when we are root (initdb refuses root). */
-function pgRun(bin, args, options = {}) {
+export function pgRun(bin, args, options = {}) {
   const exe = path.join(pgBin(), bin);
   return root
     ? execFileSync('runuser', ['-u', 'postgres', '--', exe, ...args], { encoding: 'utf8', ...options })
@@ -85,13 +85,14 @@ export class Node {
     this.starts = 0;
   }
 
-  /** One call to this node with its headers: status, JSON body (or null), text, receipt time (ms). */
+  /** One call to this node with its headers: status, JSON body (or null), text, receipt time (ms), Retry-After. */
   async call(method, pathname, body, headers = {}) {
     const all = { ...this.headers, ...headers };
     if (body !== undefined) all['Content-Type'] = 'application/json';
     const r = await fetch(this.url + pathname, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await r.text();
-    return { status: r.status, json: text && text[0] === '{' ? JSON.parse(text) : null, text, at: Date.now() };
+    return { status: r.status, json: text && text[0] === '{' ? JSON.parse(text) : null, text, at: Date.now(),
+      retryAfter: r.headers.get('retry-after') };
   }
 
   async start() {
