@@ -46,13 +46,13 @@ class ClusterTest {
             String first = submit(a, "gate");
             GateHandler.Call running = GateHandler.next(TestNode.WAIT);
             assertEquals(first, running.taskId().toString());
-            assertEquals(a.node.nodeId() + "/default", claimedBy(a, first), "a had a free slot: it took its own");
+            assertEquals(a.node.nodeId() + "/default", a.claimedBy(first), "a had a free slot: it took its own");
 
             // a's one slot is busy: the task waits in a's line, and b, told of it, takes it.
             String second = submit(a, "gate");
             GateHandler.Call taken = GateHandler.next(TestNode.WAIT);
             assertEquals(second, taken.taskId().toString());
-            assertEquals(b.node.nodeId() + "/default", claimedBy(a, second));
+            assertEquals(b.node.nodeId() + "/default", a.claimedBy(second));
             assertTrue(b.node.passes().wakeUps().paged() >= 1);
 
             taken.succeed(new JsonObject());
@@ -77,12 +77,12 @@ class ClusterTest {
             List<String> backlog = List.of(submit(a, "gate"), submit(a, "gate"), submit(a, "gate"));
             GateHandler.Call second = GateHandler.next(TestNode.WAIT);
             assertEquals(
-                    b.node.nodeId() + "/default", claimedBy(a, second.taskId().toString()));
+                    b.node.nodeId() + "/default", a.claimedBy(second.taskId().toString()));
             // No submission comes now to say anything: b's own slot, freeing, goes for the next.
             second.succeed(new JsonObject());
             GateHandler.Call third = GateHandler.next(TestNode.WAIT);
             assertEquals(
-                    b.node.nodeId() + "/default", claimedBy(a, third.taskId().toString()));
+                    b.node.nodeId() + "/default", a.claimedBy(third.taskId().toString()));
             assertTrue(backlog.contains(third.taskId().toString()));
             third.succeed(new JsonObject());
             onA.succeed(new JsonObject());
@@ -338,16 +338,5 @@ class ClusterTest {
         return node.post("/api/tasks", new JsonObject().put("type", type))
                 .bodyAsJsonObject()
                 .getString("id");
-    }
-
-    private static String claimedBy(TestNode node, String id) throws Exception {
-        JsonArray history = node.getJson("/api/tasks/" + id).getJsonArray("history");
-        for (int i = 0; i < history.size(); i++) {
-            JsonObject event = history.getJsonObject(i);
-            if ("claimed".equals(event.getString("reason"))) {
-                return event.getString("workerId");
-            }
-        }
-        throw new AssertionError("not claimed: " + history.encode());
     }
 }

@@ -66,7 +66,7 @@ class PgBouncerTest {
             String second = submit(a, new JsonObject().put("type", "gate"));
             GateHandler.Call onB = GateHandler.next(TestNode.WAIT);
             assertEquals(second, onB.taskId().toString());
-            assertEquals(b.node.nodeId() + "/default", claimedBy(a, second), bouncer.log());
+            assertEquals(b.node.nodeId() + "/default", a.claimedBy(second), bouncer.log());
             onB.succeed(new JsonObject());
             onA.succeed(new JsonObject());
             a.waitForState(first, "succeeded");
@@ -92,23 +92,7 @@ class PgBouncerTest {
 
             // An idempotency key gives the same task on either node; a concurrency key lets one run at a time.
             JsonObject keyed = new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 1));
-            String once = a.http.post("/api/tasks")
-                    .putHeader("Idempotency-Key", "pooled-1")
-                    .sendJsonObject(keyed)
-                    .toCompletionStage()
-                    .toCompletableFuture()
-                    .get()
-                    .bodyAsJsonObject()
-                    .getString("id");
-            String again = b.http.post("/api/tasks")
-                    .putHeader("Idempotency-Key", "pooled-1")
-                    .sendJsonObject(keyed)
-                    .toCompletionStage()
-                    .toCompletableFuture()
-                    .get()
-                    .bodyAsJsonObject()
-                    .getString("id");
-            assertEquals(once, again);
+            assertEquals(submitKeyed(a, keyed, "pooled-1"), submitKeyed(b, keyed, "pooled-1"));
             List<String> sameKey = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 sameKey.add(submit(
@@ -210,15 +194,13 @@ class PgBouncerTest {
         return answer.bodyAsJsonObject().getString("id");
     }
 
-    private static String claimedBy(TestNode node, String id) throws Exception {
-        JsonArray history = node.getJson("/api/tasks/" + id).getJsonArray("history");
-        for (int i = 0; i < history.size(); i++) {
-            JsonObject event = history.getJsonObject(i);
-            if ("claimed".equals(event.getString("reason"))) {
-                return event.getString("workerId");
-            }
-        }
-        throw new AssertionError("not claimed: " + history.encode());
+    private static String submitKeyed(TestNode node, JsonObject task, String key) throws Exception {
+        return TestNode.await(node.http
+                        .post("/api/tasks")
+                        .putHeader("Idempotency-Key", key)
+                        .sendJsonObject(task))
+                .bodyAsJsonObject()
+                .getString("id");
     }
 
     private static long scheduled(TestNode node, String name) throws Exception {

@@ -351,6 +351,18 @@ public final class TestNode implements AutoCloseable {
         }
     }
 
+    /** The worker that claimed task {@code id} first, from its history. */
+    public String claimedBy(String id) throws Exception {
+        io.vertx.core.json.JsonArray history = getJson("/api/tasks/" + id).getJsonArray("history");
+        for (int i = 0; i < history.size(); i++) {
+            JsonObject event = history.getJsonObject(i);
+            if ("claimed".equals(event.getString("reason"))) {
+                return event.getString("workerId");
+            }
+        }
+        throw new AssertionError("not claimed: " + history.encode());
+    }
+
     public static Clock systemClock() {
         return Clock.systemUTC();
     }
