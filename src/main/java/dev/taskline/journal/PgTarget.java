@@ -3,7 +3,6 @@ package dev.taskline.journal;
 import io.vertx.pgclient.PgConnectOptions;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.UnaryOperator;
 
 /**
  * The servers a journal URL names, in its order, and what a session on one must be for the node to
@@ -21,16 +20,6 @@ public record PgTarget(List<PgConnectOptions> servers, Session session, int conn
 
     public PgTarget {
         servers = List.copyOf(servers);
-    }
-
-    /** The same servers, each with {@code settings} applied (the journal's connection properties). */
-    public PgTarget with(UnaryOperator<PgConnectOptions> settings) {
-        return new PgTarget(
-                servers.stream()
-                        .map(s -> settings.apply(new PgConnectOptions(s)))
-                        .toList(),
-                session,
-                connectTimeoutMs);
     }
 
     /** Whether a connection must be checked before it is used: there is a choice, or a condition. */
