@@ -210,7 +210,7 @@ public final class Taskline {
                 Version.current(),
                 QueueDefinitions.of(config.queues().values()),
                 () -> hub == null ? 0 : hub.openStreams(),
-                () -> pool.size() + insertPool.size() + (readPool == pool ? 0 : readPool.size()));
+                () -> pool.size() + insertPool.size());
         metrics.journalConnections(cluster::connections, config.journal().poolSize() + 2);
         this.wakeUps =
                 new WakeUps(journal, queues, this::startable, config.recovery().batchSize());

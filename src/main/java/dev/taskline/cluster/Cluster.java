@@ -129,6 +129,11 @@ public final class Cluster {
         return presence.register(address).compose(v -> runOnce()).compose(v -> say(NODES, JOINED));
     }
 
+    /** Whether the listening connection is up and subscribed (false while it polls behind a pooler). */
+    public boolean listening() {
+        return listener.listening();
+    }
+
     /** The journal connections this node holds open now: its pools' and its listening one. */
     public int connections() {
         return connections.getAsInt();

@@ -2,6 +2,7 @@ package dev.taskline.cluster;
 
 import dev.taskline.journal.Servers;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.pgclient.pubsub.PgSubscriber;
 import java.util.LinkedHashMap;
@@ -40,7 +41,7 @@ public final class Listener extends VerticleBase {
     private PgSubscriber live;
 
     private volatile boolean subscribed;
-    private boolean stopped;
+    private volatile boolean stopped;
     private boolean heardOnce;
     private boolean polling;
 
@@ -72,7 +73,7 @@ public final class Listener extends VerticleBase {
 
     /** One subscriber per connection: the client's own reconnection would go back to the same host. */
     private Future<Void> connect() {
-        return servers.locate().compose(server -> {
+        return located().compose(server -> {
             if (stopped) {
                 return Future.succeededFuture();
             }
@@ -112,6 +113,16 @@ public final class Listener extends VerticleBase {
             subscriber = made;
             return made.connect().onSuccess(v -> live = made);
         });
+    }
+
+    /**
+     * The server the shared choice gives, answered on this verticle's context: the choice may be one
+     * a pool's connection started on another event loop, whose context would run what follows.
+     */
+    private Future<Servers.Server> located() {
+        Promise<Servers.Server> here = Promise.promise();
+        servers.locate().onComplete(done -> context.runOnContext(v -> here.handle(done)));
+        return here.future();
     }
 
     private void poll() {

@@ -242,9 +242,10 @@ public record TasklineConfig(
             if (maxWaitingInserts < 1) {
                 throw new ConfigException("journal.maxWaitingInserts must be at least 1, got " + maxWaitingInserts);
             }
-            if (statementTimeoutMs < 0 || statementTimeoutMs > 3_600_000) {
-                throw new ConfigException(
-                        "journal.statementTimeoutMs must be from 0 (none) to 3600000, got " + statementTimeoutMs);
+            // Below these, the node's own grouped statements would be cancelled under any load.
+            if (statementTimeoutMs != 0 && (statementTimeoutMs < 100 || statementTimeoutMs > 3_600_000)) {
+                throw new ConfigException("journal.statementTimeoutMs must be 0 (none) or from 100 to 3600000, got "
+                        + statementTimeoutMs);
             }
             if (readUrl != null && readUrl.isBlank()) {
                 readUrl = null;
@@ -253,12 +254,16 @@ public record TasklineConfig(
                 throw new ConfigException(
                         "journal.readUrl (TASKLINE_PG_READ_URL) must look like postgresql://user:pass@host:port/db");
             }
+            if (readUrl != null && pgUrl == null) {
+                throw new ConfigException("journal.readUrl (TASKLINE_PG_READ_URL) needs journal.pgUrl: the embedded"
+                        + " PostgreSQL has no replica");
+            }
             if (readPoolSize < 1 || readPoolSize > 200) {
                 throw new ConfigException("journal.readPoolSize must be from 1 to 200, got " + readPoolSize);
             }
-            if (lockTimeoutMs < 0 || lockTimeoutMs > 3_600_000) {
+            if (lockTimeoutMs != 0 && (lockTimeoutMs < 10 || lockTimeoutMs > 3_600_000)) {
                 throw new ConfigException(
-                        "journal.lockTimeoutMs must be from 0 (none) to 3600000, got " + lockTimeoutMs);
+                        "journal.lockTimeoutMs must be 0 (none) or from 10 to 3600000, got " + lockTimeoutMs);
             }
         }
     }
@@ -271,7 +276,8 @@ public record TasklineConfig(
      * @param fallbackMs     how often the polls that notifications make urgent (switches, keys, streams'
      *                       catch-up) still run while the listening connection is up
      * @param listenUrl      where the listening connection goes (null: the journal's URL); it must reach
-     *                       PostgreSQL itself or a pooler in session mode, as LISTEN belongs to a session
+     *                       PostgreSQL itself, as LISTEN belongs to a session (a node that finds a pooler
+     *                       there, whatever its mode, polls instead)
      * @param takeOverConfig start even when live nodes define a shared queue otherwise (a rolling change)
      * @param address        the API's address as other nodes and operators should see it (null: the
      *                       listening host and port)

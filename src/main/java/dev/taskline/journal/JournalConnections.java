@@ -36,9 +36,9 @@ public final class JournalConnections {
     /**
      * The servers {@code url} names, and the choice among them that the node's pools share. The
      * listening connection takes them as they are: one session, held open, that runs LISTEN and
-     * nothing else. It must reach PostgreSQL itself (or a pooler in session mode): a pooler in
-     * transaction mode hands the session to others between statements, and notifications would go
-     * astray.
+     * nothing else. It must reach PostgreSQL itself: a pooler lends the session to others between
+     * transactions (in transaction mode), and one found there, in whatever mode, makes the listening
+     * connection poll instead ({@link Servers.Server#pooled}).
      */
     public static Servers servers(Vertx vertx, String url) {
         return new Servers(vertx, PgUrl.target(url));

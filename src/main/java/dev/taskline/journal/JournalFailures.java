@@ -16,6 +16,23 @@ final class JournalFailures {
 
     private JournalFailures() {}
 
+    /**
+     * As {@link #guard}, for a read on a read replica: a hot standby cancels a query that conflicts
+     * with what it replays (SQLSTATE 40001, or 40P01), which says the replica cannot serve it now,
+     * not that the request is wrong.
+     */
+    static <T> Future<T> guardReplica(Future<T> future) {
+        return guard(future).recover(e -> {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof PgException pg
+                        && ("40001".equals(pg.getSqlState()) || "40P01".equals(pg.getSqlState()))) {
+                    return Future.failedFuture(new JournalUnavailableException(e));
+                }
+            }
+            return Future.failedFuture(e);
+        });
+    }
+
     /** The future, with a failure that means "the journal is not there" turned into this exception. */
     static <T> Future<T> guard(Future<T> future) {
         return future.recover(e -> Future.failedFuture(classify(e)));

@@ -314,7 +314,7 @@ public final class JournalFlows {
             rows = behind.preparedQuery(listTenantFlows.text())
                     .execute(listTenantFlows.bind(new Params.ListTenantFlows(state, name, after, limit, tenant)));
         }
-        return guard(rows).map(found -> {
+        return JournalFailures.guardReplica(rows).map(found -> {
             List<FlowRecord> flows = new ArrayList<>(found.size());
             found.forEach(row -> flows.add(flow(row)));
             return flows;

@@ -122,7 +122,7 @@ public final class JournalReads {
     /** One tenant's tasks per queue, from the journal; queues where it has none are left out. */
     public Future<List<TenantCounts>> tenantCounts(String tenant, Instant now) {
         Sql.Statement perQueue = sql.statement("tenant_counts");
-        return JournalFailures.guard(behind.preparedQuery(perQueue.text())
+        return JournalFailures.guardReplica(behind.preparedQuery(perQueue.text())
                         .execute(perQueue.bind("tenant", tenant, "now", Times.utc(now))))
                 .map(rows -> {
                     List<TenantCounts> counts = new ArrayList<>();
@@ -268,7 +268,8 @@ public final class JournalReads {
     }
 
     private Future<RowSet<Row>> behind(Sql.Bound<?> statement, Tuple params) {
-        return JournalFailures.guard(behind.preparedQuery(statement.text()).execute(params));
+        return JournalFailures.guardReplica(
+                behind.preparedQuery(statement.text()).execute(params));
     }
 
     private static List<UUID> ids(RowSet<Row> rows, String column) {

@@ -40,7 +40,8 @@ public final class NodeService {
     private final String nodeId;
     private final Supplier<Future<List<NodeRecord>>> registry;
     // A tenant's counts walk all its tasks in the journal: one read in flight per tenant at most, shared
-    // by every caller meanwhile (one that comes after it answered reads anew, and sees its own writes).
+    // by every caller meanwhile (one that comes after it answered reads anew, and sees its own writes,
+    // unless the counts are read on a replica that has not replayed them yet: journal.readUrl).
     private final SharedReads<String, List<TenantCounts>> tenantCounts;
 
     /** @param registry the journal's node registry: live nodes, then those gone within the last hour */

@@ -286,8 +286,9 @@ public final class WorkerVerticle extends VerticleBase {
         boolean cancelAsked = cancelledWhileClaiming.remove(task.id());
         if (failure instanceof JournalUnavailableException) {
             LOG.warning("task " + task.id() + " could not be claimed: " + failure.getMessage());
-            handBackInDoubt(task);
-            given(task, Stage.CLAIMED, null);
+            // Held here until the hand-back is settled: a task in this queue's custody is not paged in
+            // again, so no later claim of this worker can take the very lease the hand-back aims at.
+            handBackInDoubt(task).onComplete(settled -> given(task, Stage.CLAIMED, null));
         } else if (failure != null) {
             LOG.log(Level.WARNING, "task " + task.id() + " could not be claimed", failure);
             given(task, Stage.CLAIMED, null);
@@ -311,11 +312,12 @@ public final class WorkerVerticle extends VerticleBase {
      * be held by a lease nobody uses until the lease lapsed, and its next claim would count a second
      * attempt. So the lease it would have made (the next version, this worker's) is handed back as
      * unstarted once the journal answers, within the lease's time: fenced, and so nothing, where the
-     * claim did not commit. The task, pending either way, is paged in again by the recovery pass.
+     * claim did not commit; another node's claim since holds another worker's lease, and fences it
+     * too. The task, pending either way, is paged in again by the recovery pass.
      */
-    private void handBackInDoubt(Task task) {
+    private Future<Written> handBackInDoubt(Task task) {
         Lease wouldBe = new Lease(task.id(), workerId, task.leaseVersion() + 1, task.attempt() + 1);
-        UntilBack.write(
+        return UntilBack.write(
                         vertx,
                         () -> parts.ends.write(wouldBe, task, Endings.unstarted(false)),
                         queue.config().leaseMs())

@@ -1,6 +1,7 @@
 package dev.taskline.journal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -42,10 +43,14 @@ class PgBouncerTest {
     }
 
     private static String config(String listenUrl, long recoveryMs) {
+        JsonObject cluster = new JsonObject().put("fallbackMs", 3_600_000);
+        if (listenUrl != null) {
+            cluster.put("listenUrl", listenUrl);
+        }
         return new JsonObject()
                 .put("queues", new JsonObject(QUEUES))
                 .put("recovery", new JsonObject().put("intervalMs", recoveryMs))
-                .put("cluster", new JsonObject().put("fallbackMs", 3_600_000).put("listenUrl", listenUrl))
+                .put("cluster", cluster)
                 .put("scheduler", new JsonObject().put("graceMs", 0))
                 .put("worker", new JsonObject().put("progressIntervalMs", 0))
                 .encode();
@@ -152,6 +157,29 @@ class PgBouncerTest {
                         b.node.passes().scheduler().runOnce()));
             }
             a.until(() -> scheduled(a, "pooled-beat") == 3, () -> "three ticks of pooled-beat");
+        }
+    }
+
+    @Test
+    void without_a_listening_url_a_pooled_node_polls_and_still_hands_work_to_the_other() throws Exception {
+        assumeTrue(PgBouncer.installed(), "no pgbouncer on this machine (.ci/run installs it)");
+        GateHandler.reset();
+        String db = TestPostgres.newDatabase();
+        try (PgBouncer bouncer = PgBouncer.start(db);
+                TestNode a = TestNode.start(bouncer.url(), config(null));
+                TestNode b = TestNode.start(bouncer.url(), config(null))) {
+            assertFalse(a.node.passes().cluster().listening(), "a pooled node listening through the pooler");
+            // Recovery and the timed passes are an hour apart: only the listener's poll can tell b.
+            String first = submit(a, new JsonObject().put("type", "gate"));
+            GateHandler.Call onA = GateHandler.next(TestNode.WAIT);
+            String second = submit(a, new JsonObject().put("type", "gate"));
+            GateHandler.Call onB = GateHandler.next(TestNode.WAIT);
+            assertEquals(second, onB.taskId().toString());
+            assertEquals(b.node.nodeId() + "/default", a.claimedBy(second));
+            onB.succeed(new JsonObject());
+            onA.succeed(new JsonObject());
+            a.waitForState(first, "succeeded");
+            b.waitForState(second, "succeeded");
         }
     }
 

@@ -49,6 +49,7 @@ public final class SubmitLoad {
     }
 
     public void start() {
+        RunsHandler.reset();
         for (int i = 0; i < clients; i++) {
             TestNode node = nodes.get(0);
             node.vertx.runOnContext(v -> next());
@@ -61,7 +62,7 @@ public final class SubmitLoad {
             return;
         }
         TestNode node = nodes.get(sent.getAndIncrement() % nodes.size());
-        JsonObject task = new JsonObject().put("type", "sleep").put("payload", new JsonObject().put("ms", 5));
+        JsonObject task = new JsonObject().put("type", "runs").put("payload", new JsonObject().put("ms", 5));
         node.http
                 .post("/api/tasks")
                 .putHeader("Content-Type", "application/json")
@@ -162,6 +163,10 @@ public final class SubmitLoad {
                             ids.size(), row.getLong(1).intValue(), "tasks answered 202 missing after the failover");
                     if (row.getLong(0) == ids.size()) {
                         assertEquals(row.getLong(0), row.getLong(3), "ends journaled for " + ids.size() + " tasks");
+                        List<UUID> notOnce = ids.stream()
+                                .filter(id -> RunsHandler.runs(id) != 1)
+                                .toList();
+                        assertEquals(List.of(), notOnce, "tasks whose handler did not run exactly once");
                         await(pool.close());
                         return row.getLong(2);
                     }
