@@ -287,6 +287,26 @@ class ConfigLoaderTest {
                         "{\"http\":{\"bodyLimitBytes\":16777217}}",
                         Map.of(),
                         "http.bodyLimitBytes"),
+                Arguments.of(
+                        "a statement timeout that would cancel the node's own statements",
+                        "{\"journal\":{\"statementTimeoutMs\":50}}",
+                        Map.of(),
+                        "journal.statementTimeoutMs"),
+                Arguments.of(
+                        "a negative lock timeout",
+                        "{\"journal\":{\"lockTimeoutMs\":-1}}",
+                        Map.of(),
+                        "journal.lockTimeoutMs"),
+                Arguments.of(
+                        "a read replica of the embedded PostgreSQL",
+                        "{}",
+                        Map.of("TASKLINE_PG_READ_URL", "postgresql://u@127.0.0.1:5433/db"),
+                        "journal.readUrl"),
+                Arguments.of(
+                        "a read replica that is no URL",
+                        "{\"journal\":{\"pgUrl\":\"postgresql://u@h/db\",\"readUrl\":\"h:5432\"}}",
+                        Map.of(),
+                        "journal.readUrl"),
                 Arguments.of("invalid JSON", "{\"http\": {", Map.of(), "JSON"),
                 Arguments.of("section not an object", "{\"http\":[]}", Map.of(), "http"));
     }
