@@ -79,7 +79,16 @@ async function oneSwitch(n, dir) {
   const config = { queues: { default: { slots: 16, capacity: 100000 } } };
   const nodes = [0, 1].map((i) => new Node(`s${n}-node${i}`, Number(o.port) + 2 * n + i, url, config, dir));
   try {
-    for (const node of nodes) await node.start();
+    for (const node of nodes) {
+      try {
+        await node.start();
+      } catch (e) {
+        // The work directory goes at the end: say now what the node said.
+        const log = path.join(dir, `${node.name}.log`);
+        console.error(`${node.name} did not start: ${e.message}\n${existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-30).join('\n') : ''}`);
+        throw e;
+      }
+    }
     const accepted = [];
     const answers = []; // [ms since start, status]
     const odd = [];
