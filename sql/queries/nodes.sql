@@ -25,10 +25,11 @@ ON CONFLICT (id) DO UPDATE
        queues = EXCLUDED.queues, queues_hash = EXCLUDED.queues_hash, config_epoch = EXCLUDED.config_epoch;
 
 -- name: node_heartbeat
--- :id, :expires_ms, :streams streams open on the node, :connections its journal connections open. Keeps a live row live; no row when it is not
--- (stopped, expired: a stall or an outage longer than its life, or deleted as long gone): the node
--- then registers again, through the check of its queues' definitions. live: the live nodes, this
--- one among them; followed: whether another live node has streams open.
+-- :id, :expires_ms, :streams streams open on the node, :connections its journal connections open.
+-- Keeps a live row live; no row when it is not (stopped, expired: a stall or an outage longer than
+-- its life, or deleted as long gone): the node then registers again, through the check of its
+-- queues' definitions. live: the live nodes, this one among them; followed: whether another live
+-- node has streams open.
 UPDATE nodes SET seen_at = now(), expires_at = now() + make_interval(secs => :expires_ms::bigint / 1000.0),
                  streams = :streams::int, connections = :connections::int
  WHERE id = :id AND gone_at IS NULL AND expires_at > now()

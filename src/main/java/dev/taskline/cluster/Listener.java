@@ -43,7 +43,6 @@ public final class Listener extends VerticleBase {
     private volatile boolean subscribed;
     private volatile boolean stopped;
     private boolean heardOnce;
-    private boolean polling;
 
     /** @param servers where to listen: a direct connection (a pooler in transaction mode cannot carry LISTEN) */
     public Listener(Servers servers) {
@@ -125,11 +124,8 @@ public final class Listener extends VerticleBase {
         return here.future();
     }
 
+    /** Called once: with no subscriber, nothing is lost and nothing connects again. */
     private void poll() {
-        if (polling) {
-            return;
-        }
-        polling = true;
         LOG.warning("the journal is reached through a connection pooler, which lends a session to a"
                 + " transaction at a time: LISTEN cannot be carried, so what the other nodes tell (work due,"
                 + " keys, switches, schedules, task events) is read every " + POLL_MS + " ms instead of at once."

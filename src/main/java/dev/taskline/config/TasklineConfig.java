@@ -247,6 +247,10 @@ public record TasklineConfig(
                 throw new ConfigException("journal.statementTimeoutMs must be 0 (none) or from 100 to 3600000, got "
                         + statementTimeoutMs);
             }
+            if (lockTimeoutMs != 0 && (lockTimeoutMs < 10 || lockTimeoutMs > 3_600_000)) {
+                throw new ConfigException(
+                        "journal.lockTimeoutMs must be 0 (none) or from 10 to 3600000, got " + lockTimeoutMs);
+            }
             if (readUrl != null && readUrl.isBlank()) {
                 readUrl = null;
             }
@@ -260,10 +264,6 @@ public record TasklineConfig(
             }
             if (readPoolSize < 1 || readPoolSize > 200) {
                 throw new ConfigException("journal.readPoolSize must be from 1 to 200, got " + readPoolSize);
-            }
-            if (lockTimeoutMs != 0 && (lockTimeoutMs < 10 || lockTimeoutMs > 3_600_000)) {
-                throw new ConfigException(
-                        "journal.lockTimeoutMs must be 0 (none) or from 10 to 3600000, got " + lockTimeoutMs);
             }
         }
     }

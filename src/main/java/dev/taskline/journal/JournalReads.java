@@ -121,23 +121,20 @@ public final class JournalReads {
 
     /** One tenant's tasks per queue, from the journal; queues where it has none are left out. */
     public Future<List<TenantCounts>> tenantCounts(String tenant, Instant now) {
-        Sql.Statement perQueue = sql.statement("tenant_counts");
-        return JournalFailures.guardReplica(behind.preparedQuery(perQueue.text())
-                        .execute(perQueue.bind("tenant", tenant, "now", Times.utc(now))))
-                .map(rows -> {
-                    List<TenantCounts> counts = new ArrayList<>();
-                    for (Row row : rows) {
-                        counts.add(new TenantCounts(
-                                row.getString("queue"),
-                                row.getLong("waiting"),
-                                row.getLong("scheduled"),
-                                row.getLong("running"),
-                                row.getLong("finished"),
-                                row.getLong("accepted"),
-                                row.getLong("expired")));
-                    }
-                    return counts;
-                });
+        return behind("tenant_counts", "tenant", tenant, "now", Times.utc(now)).map(rows -> {
+            List<TenantCounts> counts = new ArrayList<>();
+            for (Row row : rows) {
+                counts.add(new TenantCounts(
+                        row.getString("queue"),
+                        row.getLong("waiting"),
+                        row.getLong("scheduled"),
+                        row.getLong("running"),
+                        row.getLong("finished"),
+                        row.getLong("accepted"),
+                        row.getLong("expired")));
+            }
+            return counts;
+        });
     }
 
     /** The batch with its tasks, or null. */
@@ -265,6 +262,12 @@ public final class JournalReads {
 
     private Future<RowSet<Row>> query(Sql.Bound<?> statement, Tuple params) {
         return JournalFailures.guard(pool.preparedQuery(statement.text()).execute(params));
+    }
+
+    private Future<RowSet<Row>> behind(String name, Object... namesAndValues) {
+        Sql.Statement statement = sql.statement(name);
+        return JournalFailures.guardReplica(
+                behind.preparedQuery(statement.text()).execute(statement.bind(namesAndValues)));
     }
 
     private Future<RowSet<Row>> behind(Sql.Bound<?> statement, Tuple params) {

@@ -80,12 +80,9 @@ public final class PgBouncer implements AutoCloseable {
 
     /** Starts it (again, after {@link #kill}) and returns once it says it accepts connections. */
     public synchronized void start() throws Exception {
-        List<String> command = new ArrayList<>();
-        if ("root".equals(System.getProperty("user.name"))) {
-            command.addAll(List.of("unshare", "-U"));
-        }
-        command.addAll(List.of(BINARY.toString(), ini.toString()));
-        Process started = new ProcessBuilder(command).redirectErrorStream(true).start();
+        Process started = new ProcessBuilder(PgCommands.notAsRoot(List.of(BINARY.toString(), ini.toString())))
+                .redirectErrorStream(true)
+                .start();
         CompletableFuture<Void> up = new CompletableFuture<>();
         Thread reader = new Thread(
                 () -> {

@@ -39,11 +39,9 @@ final class PgCommands {
     /** Runs {@code binary} with {@code args}; its output, or an IOException with it when it failed. */
     String run(String binary, String... args) throws Exception {
         List<String> command = new ArrayList<>();
-        if ("root".equals(System.getProperty("user.name"))) {
-            command.addAll(List.of("unshare", "-U"));
-        }
         command.add(binary.contains("/") ? binary : bin.resolve(binary).toString());
         command.addAll(List.of(args));
+        command = notAsRoot(command);
         Path out = Files.createTempFile(scratch, "out", ".txt");
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
@@ -59,6 +57,19 @@ final class PgCommands {
             throw new IOException(binary + " failed (" + process.exitValue() + "): " + output);
         }
         return output;
+    }
+
+    /**
+     * {@code command} as it must run here: as root (CI), under {@code unshare -U}, where PostgreSQL's
+     * binaries and PgBouncer, which refuse root, see an unmapped user.
+     */
+    static List<String> notAsRoot(List<String> command) {
+        if (!"root".equals(System.getProperty("user.name"))) {
+            return command;
+        }
+        List<String> unshared = new ArrayList<>(List.of("unshare", "-U"));
+        unshared.addAll(command);
+        return unshared;
     }
 
     /** A superuser's statement on the server at {@code port}. */
