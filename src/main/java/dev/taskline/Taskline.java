@@ -164,9 +164,15 @@ public final class Taskline {
                 config.journal().statementTimeoutMs(), config.journal().lockTimeoutMs());
         this.pool = JournalConnections.pool(vertx, servers, config.journal().poolSize(), timeouts);
         this.metrics = metrics;
-        this.insertPool = JournalConnections.insertPool(vertx, servers, timeouts);
+        this.insertPool =
+                JournalConnections.insertPool(vertx, servers, config.journal().statementsInFlight(), timeouts);
         this.journal = new Journal(
-                pool, insertPool, clock, metrics::journalWrite, config.journal().maxWaitingInserts());
+                pool,
+                insertPool,
+                clock,
+                metrics::journalWrite,
+                config.journal().maxWaitingInserts(),
+                config.journal().statementsInFlight());
         // Lists may be read on a replica, a little behind; a task's own read, streams and claims never are.
         this.readPool = config.journal().readUrl() == null
                 ? pool
@@ -211,7 +217,7 @@ public final class Taskline {
                 QueueDefinitions.of(config.queues().values()),
                 () -> hub == null ? 0 : hub.openStreams(),
                 () -> pool.size() + insertPool.size());
-        metrics.journalConnections(cluster::connections, config.journal().poolSize() + 2);
+        metrics.journalConnections(cluster::connections, config.journal().connections());
         this.wakeUps =
                 new WakeUps(journal, queues, this::startable, config.recovery().batchSize());
     }
@@ -250,8 +256,8 @@ public final class Taskline {
             }
             return node.deploy(config)
                     .recover(e -> node.close()
-                            .transform(ignored -> Future.failedFuture(JournalConnections.explainStart(
-                                    e, config.journal().poolSize()))));
+                            .transform(ignored ->
+                                    Future.failedFuture(JournalConnections.explainStart(e, config.journal()))));
         });
     }
 

@@ -150,7 +150,8 @@ public final class ConfigLoader {
                 "statementTimeoutMs",
                 "lockTimeoutMs",
                 "readUrl",
-                "readPoolSize");
+                "readPoolSize",
+                "statementsInFlight");
         TasklineConfig.Journal journalConfig = new TasklineConfig.Journal(
                 envOr(env, ENV_PG_URL, journal.text("pgUrl", null)),
                 Path.of(envOr(env, ENV_DATA_DIR, journal.text("dataDir", "./data"))),
@@ -159,7 +160,8 @@ public final class ConfigLoader {
                 journal.longValue("statementTimeoutMs", 30_000),
                 journal.longValue("lockTimeoutMs", 5_000),
                 envOr(env, ENV_PG_READ_URL, journal.text("readUrl", null)),
-                journal.integer("readPoolSize", 4));
+                journal.integer("readPoolSize", 4),
+                journal.integer("statementsInFlight", 4));
 
         Map<String, QueueConfig> queues = new LinkedHashMap<>();
         Node queuesNode = top.object("queues");

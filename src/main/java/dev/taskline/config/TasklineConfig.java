@@ -198,7 +198,7 @@ public record TasklineConfig(
     /**
      * @param pgUrl    {@code postgresql://user:pass@host:port/db}; null starts the embedded PostgreSQL
      * @param dataDir  where the embedded PostgreSQL keeps its data
-     * @param poolSize connections to PostgreSQL, besides the one that journals new tasks
+     * @param poolSize connections to PostgreSQL, besides those that journal new tasks
      * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, new ones
      *                          get 429 at once instead of waiting for more than the next insert
      * @param statementTimeoutMs how long one of the node's statements may run before PostgreSQL cancels
@@ -210,6 +210,9 @@ public record TasklineConfig(
      *                          lists of tasks and flows, a tenant's counts; never a task's own read,
      *                          a stream's, or a claim
      * @param readPoolSize      connections to the read replica
+     * @param statementsInFlight grouped statements of one kind (inserts, claims, ends) that may be out
+     *                          at once, each on a connection of its own: the inserts have that many of
+     *                          their own, the others share the pool
      */
     /** How many of {@code cap} one tenant may hold at once under {@link Http#tenantShare}: at least one. */
     public static int share(int cap, double tenantShare) {
@@ -224,7 +227,8 @@ public record TasklineConfig(
             long statementTimeoutMs,
             long lockTimeoutMs,
             String readUrl,
-            int readPoolSize) {
+            int readPoolSize,
+            int statementsInFlight) {
         public Journal {
             if (pgUrl != null && pgUrl.isBlank()) {
                 pgUrl = null;
@@ -265,6 +269,17 @@ public record TasklineConfig(
             if (readPoolSize < 1 || readPoolSize > 200) {
                 throw new ConfigException("journal.readPoolSize must be from 1 to 200, got " + readPoolSize);
             }
+            if (statementsInFlight < 1 || statementsInFlight > 32) {
+                throw new ConfigException("journal.statementsInFlight must be from 1 to 32, got " + statementsInFlight);
+            }
+        }
+
+        /**
+         * The most connections a node holds on its journal: its pool, its inserts' connections and its
+         * listening connection; what it takes of PostgreSQL's max_connections.
+         */
+        public int connections() {
+            return poolSize + statementsInFlight + 1;
         }
     }
 

@@ -15,11 +15,21 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Groups concurrent requests of one kind into one statement. A flush starts as soon as the
- * previous one returns and takes everything that queued meanwhile (up to {@code maxGroup}), so
- * under light load a request waits for no timer, and under heavy load each round trip carries a
- * large group. Durability is unchanged: every caller's future completes only after its group's
- * statement has committed.
+ * Groups concurrent requests of one kind into one statement. A flush starts at once when none is
+ * out, and takes everything that queued meanwhile (up to {@code maxGroup}), so under light load a
+ * request waits for no timer, and under heavy load each round trip carries a large group. Up to
+ * {@code maxInFlight} statements may be out at once, on as many connections: one statement runs on
+ * one PostgreSQL backend, one core, so a node that waited for each before sending the next used a
+ * core of the database per kind of write however many it had (and sat idle for each round trip
+ * when the database is a millisecond away). As a statement lands, what waited goes out in its
+ * place. Beside statements still out, another goes out only once as many wait as the last group
+ * sent (and at least {@link #MIN_EXTRA_GROUP}): requests arriving faster than one statement at a
+ * time carries them, which is when a second one pays. A load that one statement keeps up with
+ * still makes few, full groups, each with one commit: on a database short of cores, cutting it
+ * into more statements only spends them (measured on two cores: a drain 0.84x as fast when any 32
+ * waiting requests went out beside the statement in flight). Durability is unchanged: every caller's future completes only after its group's
+ * statement has committed. Statements in flight together commit in any order: a kind whose
+ * requests must land in the order they were made (two progress reports of one task) keeps one.
  *
  * <p>Callers may sit on different event loops; each one's future completes on its own context,
  * so the caller's state is never touched from a foreign thread.
@@ -31,60 +41,101 @@ final class GroupCommit<R, T> {
 
     private static final Logger LOG = Logger.getLogger(GroupCommit.class.getName());
 
+    /** The fewest requests that go out as a statement beside one already out. */
+    static final int MIN_EXTRA_GROUP = 32;
+
     private final int maxGroup;
     private final int maxWaiting;
+    private final int maxInFlight;
     private final Function<List<R>, Future<List<T>>> flush;
     private final ArrayDeque<Waiting<R, T>> queue = new ArrayDeque<>();
-    private boolean flushing;
+    private int inFlight;
+    private int lastSent;
 
-    /** @param flush runs one statement for a group; its answers are in the order of the requests */
+    /**
+     * One statement at a time: for a kind whose requests must land in order.
+     *
+     * @param flush runs one statement for a group; its answers are in the order of the requests
+     */
     GroupCommit(int maxGroup, Function<List<R>, Future<List<T>>> flush) {
-        this(maxGroup, Integer.MAX_VALUE, flush);
+        this(maxGroup, Integer.MAX_VALUE, 1, flush);
     }
 
     /**
-     * @param maxWaiting requests that may wait for the flush in progress; beyond, a request fails at
-     *                   once with {@link JournalBusyException} and never reaches the journal
+     * @param maxWaiting  requests that may wait for a statement to go out; beyond, a request fails
+     *                    at once with {@link JournalBusyException} and never reaches the journal
+     * @param maxInFlight statements out at once; each needs a connection of its own to run beside
+     *                    the others
      */
-    GroupCommit(int maxGroup, int maxWaiting, Function<List<R>, Future<List<T>>> flush) {
+    GroupCommit(int maxGroup, int maxWaiting, int maxInFlight, Function<List<R>, Future<List<T>>> flush) {
+        if (maxInFlight < 1) {
+            throw new IllegalArgumentException("maxInFlight must be at least 1, got " + maxInFlight);
+        }
         this.maxGroup = maxGroup;
         this.maxWaiting = maxWaiting;
+        this.maxInFlight = maxInFlight;
         this.flush = flush;
     }
 
     Future<T> submit(R request) {
         Promise<T> promise = Promise.promise();
-        boolean start;
         synchronized (this) {
             if (queue.size() >= maxWaiting) {
                 return Future.failedFuture(new JournalBusyException(queue.size()));
             }
             queue.add(new Waiting<>(request, promise, Vertx.currentContext()));
-            start = !flushing;
-            flushing = true;
         }
-        if (start) {
-            flushNext();
-        }
+        flushWhileDue(false);
         return promise.future();
     }
 
-    /** Requests waiting for the flush in progress to return. */
+    /** Requests waiting for a statement to go out. */
     synchronized int waiting() {
         return queue.size();
     }
 
-    private void flushNext() {
-        List<Waiting<R, T>> group = new ArrayList<>();
-        synchronized (this) {
-            while (group.size() < maxGroup && !queue.isEmpty()) {
-                group.add(queue.poll());
-            }
-            if (group.isEmpty()) {
-                flushing = false;
-                return;
-            }
+    /** Statements out now. */
+    synchronized int inFlight() {
+        return inFlight;
+    }
+
+    /**
+     * Sends every statement that is due: what waits when none is out or one just landed, more while
+     * a group's worth waits and room is left.
+     *
+     * @param landed whether a statement just landed and left its room
+     */
+    private void flushWhileDue(boolean landed) {
+        List<Waiting<R, T>> group;
+        boolean any = landed;
+        while ((group = nextGroup(any)) != null) {
+            send(group);
+            any = false;
         }
+    }
+
+    private synchronized List<Waiting<R, T>> nextGroup(boolean any) {
+        boolean due = !queue.isEmpty()
+                && (inFlight == 0
+                        || (inFlight < maxInFlight
+                                && (any || queue.size() >= Math.max(MIN_EXTRA_GROUP, Math.min(lastSent, maxGroup)))));
+        if (!due) {
+            return null;
+        }
+        List<Waiting<R, T>> group = new ArrayList<>(Math.min(queue.size(), maxGroup));
+        while (group.size() < maxGroup && !queue.isEmpty()) {
+            group.add(queue.poll());
+        }
+        inFlight++;
+        lastSent = group.size();
+        return group;
+    }
+
+    private synchronized void landed() {
+        inFlight--;
+    }
+
+    private void send(List<Waiting<R, T>> group) {
         List<R> requests = new ArrayList<>(group.size());
         for (Waiting<R, T> waiting : group) {
             requests.add(waiting.request);
@@ -98,14 +149,19 @@ final class GroupCommit<R, T> {
         result.onComplete(done -> {
             if (done.succeeded()) {
                 deliverAll(group, done.result());
-                flushNext();
+                landed();
+                flushWhileDue(true);
             } else if (group.size() == 1) {
                 group.get(0).deliver(null, done.cause());
-                flushNext();
+                landed();
+                flushWhileDue(true);
             } else {
                 // One bad request must not fail the others that happened to share its statement: run
                 // each alone, so that every caller gets the answer its own request deserves.
-                isolate(group, 0).onComplete(v -> flushNext());
+                isolate(group, 0).onComplete(v -> {
+                    landed();
+                    flushWhileDue(true);
+                });
             }
         });
     }

@@ -69,6 +69,8 @@ final class GroupedWrites {
      * @param settled           told what ended flow tasks settled in their flows, after the commit
      * @param writeTimes        told how long each grouped statement took, by statement name
      * @param maxWaitingInserts submissions that may wait for the insert in progress
+     * @param inFlight          statements of one kind out at once (inserts, claims, ends); heartbeats
+     *                          and progress keep one, so that two reports of one task land in order
      */
     GroupedWrites(
             Pool pool,
@@ -78,7 +80,8 @@ final class GroupedWrites {
             Consumer<Collection<UUID>> changed,
             Consumer<Settled> settled,
             ObjLongConsumer<String> writeTimes,
-            int maxWaitingInserts) {
+            int maxWaitingInserts,
+            int inFlight) {
         this.pool = pool;
         this.insertPool = insertPool;
         this.clock = clock;
@@ -93,10 +96,12 @@ final class GroupedWrites {
         this.progress = sql.bound("progress", Params.Progress.class);
         this.readCommitted = sql.statement("read_committed");
         this.claimKeysLock = sql.statement("claim_keys_lock");
-        this.inserts = new GroupCommit<>(INSERT_GROUP, maxWaitingInserts, timed("insert_tasks", this::flushInserts));
-        this.claims = new GroupCommit<>(MAX_GROUP, timed("claim", this::flushClaims));
-        this.gatedClaims = new GroupCommit<>(MAX_GROUP, timed("claim_gated", this::flushGatedClaims));
-        this.finishes = new GroupCommit<>(MAX_GROUP, timed("finish", this::flushFinishes));
+        this.inserts =
+                new GroupCommit<>(INSERT_GROUP, maxWaitingInserts, inFlight, timed("insert_tasks", this::flushInserts));
+        this.claims = new GroupCommit<>(MAX_GROUP, Integer.MAX_VALUE, inFlight, timed("claim", this::flushClaims));
+        this.gatedClaims =
+                new GroupCommit<>(MAX_GROUP, Integer.MAX_VALUE, inFlight, timed("claim_gated", this::flushGatedClaims));
+        this.finishes = new GroupCommit<>(MAX_GROUP, Integer.MAX_VALUE, inFlight, timed("finish", this::flushFinishes));
         this.heartbeats = new GroupCommit<>(MAX_GROUP, timed("heartbeat", this::flushHeartbeats));
         this.progresses = new GroupCommit<>(MAX_GROUP, timed("progress", this::flushProgress));
     }
@@ -189,7 +194,24 @@ final class GroupedWrites {
                 });
     }
 
-    private Future<List<Lease>> flushClaims(List<ClaimRequest> requests) {
+    /**
+     * A group's requests in the order of their tasks' ids as PostgreSQL orders uuids: each statement
+     * locks its rows in the order of its columns, so two statements out at once (of this node or of
+     * another) that share rows wait for each other rather than deadlock. Answers are matched by id.
+     */
+    static <R> List<R> inTaskOrder(List<R> requests, Function<R, UUID> id) {
+        List<R> ordered = new ArrayList<>(requests);
+        ordered.sort((a, b) -> {
+            UUID x = id.apply(a);
+            UUID y = id.apply(b);
+            int high = Long.compareUnsigned(x.getMostSignificantBits(), y.getMostSignificantBits());
+            return high != 0 ? high : Long.compareUnsigned(x.getLeastSignificantBits(), y.getLeastSignificantBits());
+        });
+        return ordered;
+    }
+
+    private Future<List<Lease>> flushClaims(List<ClaimRequest> asked) {
+        List<ClaimRequest> requests = inTaskOrder(asked, ClaimRequest::taskId);
         int n = requests.size();
         UUID[] ids = new UUID[n];
         Long[] versions = new Long[n];
@@ -213,7 +235,7 @@ final class GroupedWrites {
                     }
                     changed.accept(new ArrayList<>(claimed.keySet()));
                     List<Lease> answers = new ArrayList<>(n);
-                    for (ClaimRequest request : requests) {
+                    for (ClaimRequest request : asked) {
                         // A duplicate request for one task in one group gets the lease once.
                         Row row = claimed.remove(request.taskId);
                         answers.add(
@@ -229,7 +251,8 @@ final class GroupedWrites {
                 });
     }
 
-    private Future<List<GatedClaim>> flushGatedClaims(List<GatedClaimRequest> requests) {
+    private Future<List<GatedClaim>> flushGatedClaims(List<GatedClaimRequest> asked) {
+        List<GatedClaimRequest> requests = inTaskOrder(asked, request -> request.claim.taskId);
         int n = requests.size();
         UUID[] ids = new UUID[n];
         Long[] versions = new Long[n];
@@ -284,7 +307,7 @@ final class GroupedWrites {
                     }
                     changed.accept(claimed);
                     List<GatedClaim> answers = new ArrayList<>(n);
-                    for (GatedClaimRequest request : requests) {
+                    for (GatedClaimRequest request : asked) {
                         // A duplicate request for one task in one group gets the answer once.
                         Row row = answered.remove(request.claim.taskId);
                         String refused = row == null ? null : row.getString("refused");
@@ -324,7 +347,7 @@ final class GroupedWrites {
 
     private Future<List<TaskState>> flushFinishes(List<FinishRequest> requests) {
         return pool.preparedQuery(finish.text())
-                .execute(finish.bind(finishParams(requests)))
+                .execute(finish.bind(finishParams(inTaskOrder(requests, request -> request.lease.taskId()))))
                 .map(rows -> {
                     Finished done = finished(rows, requests);
                     done.tell();

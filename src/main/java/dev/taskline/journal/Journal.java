@@ -61,8 +61,11 @@ public final class Journal {
     private final Sql.Bound<Params.PageIn> pageInFair;
     private volatile JournalSignals signals = JournalSignals.NONE;
 
+    /** Statements of one kind in flight at once where the caller does not say. */
+    public static final int STATEMENTS_IN_FLIGHT = 4;
+
     public Journal(Pool pool, Clock clock) {
-        this(pool, pool, clock, (statement, nanos) -> {}, Integer.MAX_VALUE);
+        this(pool, pool, clock, (statement, nanos) -> {}, Integer.MAX_VALUE, STATEMENTS_IN_FLIGHT);
     }
 
     /**
@@ -70,13 +73,20 @@ public final class Journal {
      * @param writeTimes        told how long each grouped statement took, by statement name
      * @param maxWaitingInserts submissions that may wait for the insert in progress; beyond, {@link
      *                          #insert} fails at once with {@link JournalBusyException}
+     * @param inFlight          grouped statements of one kind (inserts, claims, ends) out at once
      */
-    public Journal(Pool pool, Pool insertPool, Clock clock, ObjLongConsumer<String> writeTimes, int maxWaitingInserts) {
+    public Journal(
+            Pool pool,
+            Pool insertPool,
+            Clock clock,
+            ObjLongConsumer<String> writeTimes,
+            int maxWaitingInserts,
+            int inFlight) {
         this.pool = pool;
         this.clock = clock;
         this.sql = Sql.queries();
         this.grouped = new GroupedWrites(
-                pool, insertPool, clock, sql, this::changed, this::settled, writeTimes, maxWaitingInserts);
+                pool, insertPool, clock, sql, this::changed, this::settled, writeTimes, maxWaitingInserts, inFlight);
         this.insertTasks = sql.bound("insert_tasks", Params.InsertTasks.class);
         this.idempotencyClaim = sql.bound("idempotency_claim", Params.IdempotencyClaim.class);
         this.pageIn = sql.bound("page_in", Params.PageIn.class);

@@ -1,5 +1,6 @@
 package dev.taskline.journal;
 
+import dev.taskline.config.TasklineConfig;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
@@ -49,9 +50,9 @@ public final class JournalConnections {
         return pool(vertx, servers, server -> forStatements(server, timeouts), size);
     }
 
-    /** The one connection of the plain inserts ({@link #insertOptions}). */
-    public static Pool insertPool(Vertx vertx, Servers servers, StatementTimeouts timeouts) {
-        return pool(vertx, servers, server -> forInserts(server, timeouts), 1);
+    /** The connections of the plain inserts ({@link #insertOptions}): one for each insert in flight. */
+    public static Pool insertPool(Vertx vertx, Servers servers, int size, StatementTimeouts timeouts) {
+        return pool(vertx, servers, server -> forInserts(server, timeouts), size);
     }
 
     /**
@@ -74,14 +75,15 @@ public final class JournalConnections {
      * (SQLSTATE 53300: max_connections, or a role's or database's CONNECTION LIMIT) names the
      * node's own budget and what to change; any other failure is left as it is.
      */
-    public static Throwable explainStart(Throwable failure, int poolSize) {
+    public static Throwable explainStart(Throwable failure, TasklineConfig.Journal journal) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof PgException pg && "53300".equals(pg.getSqlState())) {
                 return new IllegalStateException(
                         "PostgreSQL refused this node a connection (" + pg.getErrorMessage() + "). A node holds up"
-                                + " to journal.poolSize + 2 = " + (poolSize + 2) + " connections (its pool, the"
-                                + " connection of its inserts, its listening connection): raise max_connections"
-                                + " (or the role's or database's CONNECTION LIMIT), lower journal.poolSize, or"
+                                + " to journal.poolSize + journal.statementsInFlight + 1 = " + journal.connections()
+                                + " connections (its pool, the connections of its inserts, its listening"
+                                + " connection): raise max_connections (or the role's or database's CONNECTION"
+                                + " LIMIT), lower journal.poolSize or journal.statementsInFlight, or"
                                 + " reach PostgreSQL through a pooler (see the operations guide, 'Connection"
                                 + " budget')",
                         failure);

@@ -86,7 +86,7 @@ public final class JournalSteps {
         this.eventsReceive = sql.bound("events_receive", Params.EventsIn.class);
         this.eventsAnswer = sql.statement("events_answer");
         this.steps = new GroupCommit<>(MAX_STEP_GROUP, this::writeSteps);
-        this.events = new GroupCommit<>(MAX_EVENT_GROUP, MAX_EVENTS_WAITING, this::receiveAll);
+        this.events = new GroupCommit<>(MAX_EVENT_GROUP, MAX_EVENTS_WAITING, 1, this::receiveAll);
     }
 
     public Clock clock() {

@@ -145,7 +145,8 @@ public final class TasklineMetrics {
                 .description("PostgreSQL connections the node holds open: its pools and its listening connection")
                 .register(registry);
         Gauge.builder("taskline.journal.connections.max", () -> most)
-                .description("The most PostgreSQL connections the node may hold: journal.poolSize + 2")
+                .description(
+                        "The most PostgreSQL connections the node may hold: journal.poolSize + journal.statementsInFlight + 1")
                 .register(registry);
     }
 

@@ -23,6 +23,13 @@ class GroupCommitTest {
         return promise.future();
     });
 
+    private Future<List<String>> hold(List<String> requests) {
+        flushed.add(List.copyOf(requests));
+        Promise<List<String>> promise = Promise.promise();
+        pending.add(promise);
+        return promise.future();
+    }
+
     private void answer(int flush) {
         List<String> requests = flushed.get(flush);
         if (requests.contains("bad")) {
@@ -52,12 +59,7 @@ class GroupCommitTest {
 
     @Test
     void beyond_the_waiting_bound_a_request_is_refused_at_once_and_never_flushed() {
-        GroupCommit<String, String> bounded = new GroupCommit<>(3, 2, requests -> {
-            flushed.add(List.copyOf(requests));
-            Promise<List<String>> promise = Promise.promise();
-            pending.add(promise);
-            return promise.future();
-        });
+        GroupCommit<String, String> bounded = new GroupCommit<>(3, 2, 1, this::hold);
         Future<String> inFlight = bounded.submit("a");
         Future<String> b = bounded.submit("b");
         Future<String> c = bounded.submit("c");
@@ -105,5 +107,46 @@ class GroupCommitTest {
         assertEquals(List.of("d"), flushed.get(2), "and the commit flushes on");
         answer(2);
         assertEquals("D", d.result());
+    }
+
+    @Test
+    void another_statement_goes_out_beside_one_in_flight_only_once_a_group_worth_sending_waits() {
+        int extra = GroupCommit.MIN_EXTRA_GROUP;
+        GroupCommit<String, String> wide = new GroupCommit<>(1_000, Integer.MAX_VALUE, 3, this::hold);
+        List<Future<String>> answers = new ArrayList<>();
+        answers.add(wide.submit("r0"));
+        assertEquals(1, flushed.size(), "the first request goes at once, alone");
+        for (int i = 1; i < extra; i++) {
+            answers.add(wide.submit("r" + i));
+        }
+        assertEquals(1, flushed.size(), "fewer than a group's worth wait for the statement out");
+        assertEquals(extra - 1, wide.waiting());
+        answers.add(wide.submit("r" + extra));
+        assertEquals(2, flushed.size(), "a group's worth goes out beside it");
+        assertEquals(extra, flushed.get(1).size());
+        assertEquals(2, wide.inFlight());
+        for (int i = extra + 1; i < 3 * extra; i++) {
+            answers.add(wide.submit("r" + i));
+        }
+        assertEquals(3, flushed.size(), "a third, and no more: the bound is three");
+        assertEquals(3, wide.inFlight());
+        assertEquals(extra - 1, wide.waiting());
+        answer(1); // the second lands before the first: statements out together commit in any order
+        assertEquals(
+                List.of(),
+                flushed.get(1).stream()
+                        .filter(r ->
+                                !answers.get(Integer.parseInt(r.substring(1))).succeeded())
+                        .toList(),
+                "each caller of the group that landed has its answer");
+        assertEquals(4, flushed.size(), "and what waited goes out in the room it left");
+        assertEquals(extra - 1, flushed.get(3).size());
+        answer(0);
+        answer(2);
+        answer(3);
+        assertEquals(0, wide.inFlight());
+        for (int i = 0; i < answers.size(); i++) {
+            assertEquals("R" + i, answers.get(i).result());
+        }
     }
 }

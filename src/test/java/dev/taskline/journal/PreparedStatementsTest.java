@@ -54,7 +54,7 @@ class PreparedStatementsTest {
                 .using(vertx)
                 .build();
         await(Migrator.migrate(vertx, pool));
-        journal = new Journal(pool, insertPool, CLOCK, (statement, nanos) -> {}, Integer.MAX_VALUE);
+        journal = new Journal(pool, insertPool, CLOCK, (statement, nanos) -> {}, Integer.MAX_VALUE, 1);
     }
 
     @AfterAll
