@@ -60,6 +60,7 @@ public final class Journal {
     private final Sql.Bound<Params.PageIn> pageIn;
     private final Sql.Bound<Params.PageIn> pageInFair;
     private volatile JournalSignals signals = JournalSignals.NONE;
+    private final HandedParents handedParents = new HandedParents();
 
     /** Statements of one kind in flight at once where the caller does not say. */
     public static final int STATEMENTS_IN_FLIGHT = 4;
@@ -119,8 +120,16 @@ public final class Journal {
     /** What a write that committed settled in flows. */
     void settled(Settled settled) {
         if (!settled.empty()) {
+            for (Task child : settled.ready()) {
+                handedParents.ready(
+                        child.id(), child.leaseVersion(), settled.readyParents().get(child.id()));
+            }
             signals.settled(settled);
         }
+    }
+
+    HandedParents handedParents() {
+        return handedParents;
     }
 
     /** The tasks that got new events in a write that committed. */

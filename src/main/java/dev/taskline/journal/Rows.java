@@ -1,5 +1,6 @@
 package dev.taskline.journal;
 
+import dev.taskline.model.Parents;
 import dev.taskline.model.Settled;
 import dev.taskline.model.Task;
 import io.vertx.core.json.JsonObject;
@@ -7,7 +8,9 @@ import io.vertx.sqlclient.Row;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /** Reading the journal's rows the same way in every class of the package. */
@@ -78,10 +81,22 @@ final class Rows {
         List<Task> ready = new ArrayList<>();
         List<UUID> cancelled = new ArrayList<>();
         List<Settled.FlowEnd> ended = new ArrayList<>();
+        Map<UUID, Parents> parents = new HashMap<>();
         for (Row row : rows) {
             String kind = kind(row);
             if ("ready".equals(kind)) {
-                ready.add(readyTask(row.getUUID("id"), (JsonObject) row.getValue("task")));
+                JsonObject task = (JsonObject) row.getValue("task");
+                ready.add(readyTask(row.getUUID("id"), task));
+                JsonObject handed = task.getJsonObject("parents");
+                if (handed != null) {
+                    parents.put(
+                            row.getUUID("id"),
+                            new Parents(
+                                    handed.getInteger("count"),
+                                    handed.getLong("bytes"),
+                                    handed.getString("values"),
+                                    handed.getString("states")));
+                }
             } else if ("cancelled".equals(kind)) {
                 cancelled.add(row.getUUID("id"));
             } else if ("flow".equals(kind)) {
@@ -90,6 +105,6 @@ final class Rows {
         }
         return ready.isEmpty() && cancelled.isEmpty() && ended.isEmpty()
                 ? Settled.NOTHING
-                : new Settled(ready, cancelled, ended);
+                : new Settled(ready, cancelled, ended, parents);
     }
 }

@@ -620,7 +620,7 @@ public final class WorkerVerticle extends VerticleBase {
     /** What a flow task's parents ended with: inline, or past flows.maxParentBytes a reference to page through. */
     private Future<Parents> readParents(Task task) {
         return parts.flows
-                .parents(task.id(), parts.bounds.maxParentBytes())
+                .parentsAtStart(task.id(), task.leaseVersion(), parts.bounds.maxParentBytes())
                 .recover(e -> Future.failedFuture(
                         e instanceof InvalidTaskException ? new PermanentTaskException(e.getMessage()) : e));
     }

@@ -3,11 +3,13 @@ package dev.taskline.journal;
 import static dev.taskline.testing.TestNode.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.taskline.model.FlowInsert;
 import dev.taskline.model.FlowRecord;
 import dev.taskline.model.Insert;
 import dev.taskline.model.Lease;
+import dev.taskline.model.Parents;
 import dev.taskline.model.Settled;
 import dev.taskline.model.Task;
 import dev.taskline.model.TaskIds;
@@ -23,6 +25,7 @@ import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.junit.jupiter.api.AfterAll;
@@ -204,6 +207,74 @@ class JournalFlowsTest {
                 .iterator()
                 .next()
                 .getLong("n");
+    }
+
+    @Test
+    void a_child_of_few_light_parents_is_handed_their_results_as_it_is_made_ready_and_others_read_them()
+            throws Exception {
+        Journal journal = journals.get(2);
+        JournalFlows flows = new JournalFlows(journal);
+        UUID flowId = TaskIds.next(clock);
+        // a -> b (one light parent), nine parents -> nine, heavy -> h (a result past 2,048 bytes).
+        Insert a = waiting(flowId);
+        Insert b = waiting(flowId);
+        Insert heavy = waiting(flowId);
+        Insert h = waiting(flowId);
+        Insert nine = waiting(flowId);
+        List<FlowInsert.Node> nodes = new ArrayList<>(List.of(
+                new FlowInsert.Node(a, "a", null, 0, null),
+                new FlowInsert.Node(b, "b", "all", 1, null),
+                new FlowInsert.Node(heavy, "heavy", null, 0, null),
+                new FlowInsert.Node(h, "h", "all", 1, null),
+                new FlowInsert.Node(nine, "nine", "all", 9, null)));
+        List<FlowInsert.Edge> edges = new ArrayList<>(List.of(
+                new FlowInsert.Edge(a.task().id(), b.task().id()),
+                new FlowInsert.Edge(heavy.task().id(), h.task().id())));
+        List<Insert> members = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            Insert member = waiting(flowId);
+            members.add(member);
+            nodes.add(new FlowInsert.Node(member, "m" + i, null, 0, null));
+            edges.add(new FlowInsert.Edge(member.task().id(), nine.task().id()));
+        }
+        await(flows.insert(new FlowInsert(flowId, null, null, nodes, edges)));
+
+        await(journal.succeed(await(journal.claim(a.task().id(), 0, "w", LEASE)), new JsonObject().put("total", 42)));
+        // Handed over as b was made ready: a's result as its statement wrote it, without a read.
+        Parents handed = journal.handedParents().take(b.task().id(), 0);
+        assertNotNull(handed, "b's parent handed over");
+        assertEquals(1, handed.count());
+        assertEquals(Map.of("a", new JsonObject().put("total", 42)), handed.values());
+        assertEquals(Map.of("a", "succeeded"), handed.states());
+        assertEquals(await(flows.parents(b.task().id(), 1 << 20)).bytes(), handed.bytes(), "weighed as a read weighs");
+        assertNull(journal.handedParents().take(b.task().id(), 0), "once");
+
+        await(journal.succeed(
+                await(journal.claim(heavy.task().id(), 0, "w", LEASE)),
+                new JsonObject().put("blob", "x".repeat(3_000))));
+        assertNull(journal.handedParents().take(h.task().id(), 0), "past 2,048 bytes: read at the start");
+        Parents read = await(flows.parentsAtStart(h.task().id(), 0, 1 << 20));
+        assertEquals(1, read.count());
+        assertEquals(
+                new JsonObject().put("blob", "x".repeat(3_000)), read.values().get("heavy"));
+
+        for (int i = 0; i < 9; i++) {
+            await(journal.succeed(
+                    await(journal.claim(members.get(i).task().id(), 0, "w", LEASE)), new JsonObject().put("i", i)));
+        }
+        assertNull(journal.handedParents().take(nine.task().id(), 0), "nine parents: read at the start");
+        assertEquals(
+                9, await(flows.parentsAtStart(nine.task().id(), 0, 1 << 20)).count());
+
+        // Handed over, but heavier than the node hands inline: a reference, as a read would give.
+        await(journal.claim(b.task().id(), 0, "w", LEASE));
+        journal.handedParents().ready(b.task().id(), 7, handed);
+        assertNull(flows.parentsAtStart(b.task().id(), 7, 5).result().valuesJson(), "by reference past maxBytes");
+        journal.handedParents().ready(b.task().id(), 7, handed);
+        assertEquals(
+                handed.valuesJson(),
+                await(flows.parentsAtStart(b.task().id(), 8, 1 << 20)).valuesJson(),
+                "another version reads the journal");
     }
 
     private static Insert waiting(UUID flowId) {
