@@ -68,9 +68,7 @@ final class GroupedWrites {
      * @param changed           told the tasks that got new events, after their statement committed
      * @param settled           told what ended flow tasks settled in their flows, after the commit
      * @param writeTimes        told how long each grouped statement took, by statement name
-     * @param maxWaitingInserts submissions that may wait for the insert in progress
-     * @param inFlight          statements of one kind out at once (inserts, claims, ends); heartbeats
-     *                          and progress keep one, so that two reports of one task land in order
+     * @param bounds            how many may wait, and how many statements may be out
      */
     GroupedWrites(
             Pool pool,
@@ -80,8 +78,9 @@ final class GroupedWrites {
             Consumer<Collection<UUID>> changed,
             Consumer<Settled> settled,
             ObjLongConsumer<String> writeTimes,
-            int maxWaitingInserts,
-            int inFlight) {
+            Bounds bounds) {
+        int maxWaitingInserts = bounds.maxWaitingInserts();
+        int inFlight = bounds.inFlight();
         this.pool = pool;
         this.insertPool = insertPool;
         this.clock = clock;
@@ -113,6 +112,13 @@ final class GroupedWrites {
             return flush.apply(requests).onComplete(done -> writeTimes.accept(statement, System.nanoTime() - start));
         };
     }
+
+    /**
+     * @param maxWaitingInserts submissions that may wait for an insert statement to go out
+     * @param inFlight          statements of one kind out at once (inserts, claims, ends); heartbeats
+     *                          and progress keep one, so that two reports of one task land in order
+     */
+    record Bounds(int maxWaitingInserts, int inFlight) {}
 
     /** A claim of a task seen pending at {@code expectedVersion}. */
     record ClaimRequest(UUID taskId, long expectedVersion, String workerId, Duration leaseFor) {}

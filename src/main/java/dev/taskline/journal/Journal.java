@@ -87,7 +87,14 @@ public final class Journal {
         this.clock = clock;
         this.sql = Sql.queries();
         this.grouped = new GroupedWrites(
-                pool, insertPool, clock, sql, this::changed, this::settled, writeTimes, maxWaitingInserts, inFlight);
+                pool,
+                insertPool,
+                clock,
+                sql,
+                this::changed,
+                this::settled,
+                writeTimes,
+                new GroupedWrites.Bounds(maxWaitingInserts, inFlight));
         this.insertTasks = sql.bound("insert_tasks", Params.InsertTasks.class);
         this.idempotencyClaim = sql.bound("idempotency_claim", Params.IdempotencyClaim.class);
         this.pageIn = sql.bound("page_in", Params.PageIn.class);
