@@ -14,7 +14,10 @@ import java.util.UUID;
  */
 final class HandedParents {
 
-    /** At most 2,048 bytes of values each (flow_settle's bound): some 10 MB at the most. */
+    /**
+     * Each at most 2,048 bytes of values (flow_settle's bound) and 8 keys of at most 128 characters,
+     * twice (values and states): some 4.5 KB, 20 MB at the most.
+     */
     static final int MAX_ENTRIES = 4_096;
 
     private record Handed(long version, Parents parents) {}
