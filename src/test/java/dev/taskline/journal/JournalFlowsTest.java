@@ -210,6 +210,19 @@ class JournalFlowsTest {
     }
 
     @Test
+    void flow_settle_plans_its_statements_once_whatever_the_sessions_plan_cache_mode() throws Exception {
+        // The node's sessions force custom plans; the function's own setting must win inside it.
+        String config = await(pools.get(0)
+                        .query("SELECT array_to_string(proconfig, ',') AS config FROM pg_proc"
+                                + " WHERE proname = 'flow_settle'")
+                        .execute())
+                .iterator()
+                .next()
+                .getString("config");
+        assertEquals("plan_cache_mode=force_generic_plan", config);
+    }
+
+    @Test
     void a_child_of_few_light_parents_is_handed_their_results_as_it_is_made_ready_and_others_read_them()
             throws Exception {
         Journal journal = journals.get(2);
