@@ -120,7 +120,11 @@ SELECT w.id, w.flow_key, w.queue, w.type, w.state, w.join_mode, w.attempt, w.ten
        w.result_bytes, w.error_bytes,
        CASE WHEN w.result_bytes + w.error_bytes <= :max_inline AND w.upto <= :max_page THEN w.result END AS result,
        CASE WHEN w.result_bytes + w.error_bytes <= :max_inline AND w.upto <= :max_page THEN w.error END AS error,
-       ARRAY(SELECT p.flow_key FROM task_edges e JOIN tasks p ON p.id = e.parent_id
+       -- Each parent a probe by key (OFFSET 0 keeps it from being flattened into a join): after a few
+       -- chords, the statistics say a child has thousands of parents, and the planner hashed every
+       -- task for each row of the page, past the statement timeout for a chain's page of 1,000.
+       ARRAY(SELECT p.flow_key FROM task_edges e
+               CROSS JOIN LATERAL (SELECT x.id, x.flow_key FROM tasks x WHERE x.id = e.parent_id OFFSET 0) p
               WHERE e.child_id = w.id ORDER BY p.id) AS depends_on
   FROM w
  ORDER BY w.id;

@@ -195,4 +195,27 @@ class JournalPlansTest {
         assertTrue(plan.contains("Index Scan using tasks_pkey on tasks"), plan);
         assertFalse(plan.contains("Seq Scan on tasks") || plan.contains("Seq Scan on task_events"), plan);
     }
+
+    @Test
+    void a_flows_page_probes_each_tasks_parents_by_key_when_one_child_has_thousands() throws Exception {
+        // A chord's then: thousands of edges into one child, so the statistics give every child
+        // thousands of parents. A page of another flow must still probe each parent by key, not hash
+        // every task for each of its rows, or merge-joined them in a walk of the whole primary key (past
+        // the statement timeout on a journal of a few chords).
+        await(pool.query("INSERT INTO task_edges (parent_id, child_id) SELECT id, '" + running[0]
+                        + "'::uuid FROM tasks WHERE state = 'pending'")
+                .execute());
+        await(pool.query("ANALYZE task_edges").execute());
+        Sql flows = Sql.load("/sql/queries/flows.sql");
+        StringBuilder text = new StringBuilder();
+        for (Row row : await(pool.preparedQuery("EXPLAIN " + flows.get("flow_tasks"))
+                .execute(flows.bound("flow_tasks", Params.FlowTasks.class)
+                        .bind(new Params.FlowTasks(running[1], null, 1000, 65536, 1 << 20))))) {
+            text.append(row.getString(0)).append('\n');
+        }
+        String plan = text.toString();
+        assertTrue(plan.contains("Index Cond: (id = e.parent_id)"), plan);
+        assertFalse(
+                plan.contains("Seq Scan on tasks") || plan.contains("Hash Join") || plan.contains("Merge Join"), plan);
+    }
 }
