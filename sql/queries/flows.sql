@@ -58,7 +58,9 @@ SELECT id, 'pending', 'running', 'claimed', worker_id, 1, 1, :now FROM ins WHERE
 WITH p AS MATERIALIZED (
   SELECT t.flow_key, t.state, CASE WHEN t.state = 'succeeded' THEN t.result ELSE t.error END AS value,
          COALESCE(octet_length(t.result::text), 0) + COALESCE(octet_length(t.error::text), 0) AS bytes
-    FROM task_edges e JOIN tasks t ON t.id = e.parent_id
+    -- Each parent a probe by key (see flow_tasks): a chord's edges make the planner expect thousands.
+    FROM task_edges e
+    CROSS JOIN LATERAL (SELECT x.flow_key, x.state, x.result, x.error FROM tasks x WHERE x.id = e.parent_id OFFSET 0) t
    WHERE e.child_id = :id
 ), total AS (
   SELECT count(*)::int AS parents, COALESCE(sum(bytes), 0)::bigint AS bytes FROM p
@@ -81,7 +83,8 @@ WITH c AS (
   SELECT id, tenant, queue FROM tasks WHERE id = :id
 ), p AS MATERIALIZED (
   SELECT t.flow_key, t.state, CASE WHEN t.state = 'succeeded' THEN t.result ELSE t.error END::text AS value
-    FROM c JOIN task_edges e ON e.child_id = c.id JOIN tasks t ON t.id = e.parent_id
+    FROM c JOIN task_edges e ON e.child_id = c.id
+    CROSS JOIN LATERAL (SELECT x.flow_key, x.state, x.result, x.error FROM tasks x WHERE x.id = e.parent_id OFFSET 0) t
    WHERE :after::text IS NULL OR t.flow_key > :after
    ORDER BY t.flow_key
    LIMIT :most

@@ -207,15 +207,30 @@ class JournalPlansTest {
                 .execute());
         await(pool.query("ANALYZE task_edges").execute());
         Sql flows = Sql.load("/sql/queries/flows.sql");
+        assertProbesParents(
+                flows,
+                "flow_tasks",
+                flows.bound("flow_tasks", Params.FlowTasks.class)
+                        .bind(new Params.FlowTasks(running[1], null, 1000, 65536, 1 << 20)));
+        // So must a chain step's read of its parent, and a page of a child's parents.
+        assertProbesParents(
+                flows, "flow_parents", flows.statement("flow_parents").bind("id", running[1], "max_bytes", 1L << 20));
+        assertProbesParents(
+                flows,
+                "flow_parents_page",
+                flows.statement("flow_parents_page")
+                        .bind("id", running[1], "after", null, "most", 1000, "max_bytes", 1L << 20));
+    }
+
+    private static void assertProbesParents(Sql flows, String name, Tuple params) throws Exception {
         StringBuilder text = new StringBuilder();
-        for (Row row : await(pool.preparedQuery("EXPLAIN " + flows.get("flow_tasks"))
-                .execute(flows.bound("flow_tasks", Params.FlowTasks.class)
-                        .bind(new Params.FlowTasks(running[1], null, 1000, 65536, 1 << 20))))) {
+        for (Row row : await(pool.preparedQuery("EXPLAIN " + flows.get(name)).execute(params))) {
             text.append(row.getString(0)).append('\n');
         }
         String plan = text.toString();
-        assertTrue(plan.contains("Index Cond: (id = e.parent_id)"), plan);
+        assertTrue(plan.contains("Index Cond: (id = e.parent_id)"), name + "\n" + plan);
         assertFalse(
-                plan.contains("Seq Scan on tasks") || plan.contains("Hash Join") || plan.contains("Merge Join"), plan);
+                plan.contains("Seq Scan on tasks") || plan.contains("Hash Join") || plan.contains("Merge Join"),
+                name + "\n" + plan);
     }
 }
