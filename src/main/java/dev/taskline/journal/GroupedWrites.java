@@ -7,6 +7,7 @@ import dev.taskline.model.Insert;
 import dev.taskline.model.Lease;
 import dev.taskline.model.Reason;
 import dev.taskline.model.Settled;
+import dev.taskline.model.TaskIds;
 import dev.taskline.model.TaskState;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -207,12 +208,7 @@ final class GroupedWrites {
      */
     static <R> List<R> inTaskOrder(List<R> requests, Function<R, UUID> id) {
         List<R> ordered = new ArrayList<>(requests);
-        ordered.sort((a, b) -> {
-            UUID x = id.apply(a);
-            UUID y = id.apply(b);
-            int high = Long.compareUnsigned(x.getMostSignificantBits(), y.getMostSignificantBits());
-            return high != 0 ? high : Long.compareUnsigned(x.getLeastSignificantBits(), y.getLeastSignificantBits());
-        });
+        ordered.sort((a, b) -> TaskIds.compare(id.apply(a), id.apply(b)));
         return ordered;
     }
 
