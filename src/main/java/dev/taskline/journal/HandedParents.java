@@ -43,8 +43,4 @@ final class HandedParents {
         Handed handed = entries.remove(child);
         return handed != null && handed.version == version ? handed.parents : null;
     }
-
-    synchronized int size() {
-        return entries.size();
-    }
 }

@@ -338,24 +338,6 @@ public final class JournalFlows {
      * (a reference: the task reads them in pages, see {@link #parentsPage}), none of them read.
      */
     public Future<Parents> parents(UUID taskId, long maxBytes) {
-        return read(taskId, maxBytes);
-    }
-
-    /**
-     * The same for the attempt of a task made ready at {@code readyVersion} that starts here: what
-     * the journal handed over as it made the child ready, when it did (see {@link HandedParents}),
-     * else read.
-     */
-    public Future<Parents> parentsAtStart(UUID taskId, long readyVersion, long maxBytes) {
-        Parents handed = journal.handedParents().take(taskId, readyVersion);
-        if (handed == null) {
-            return read(taskId, maxBytes);
-        }
-        return Future.succeededFuture(
-                handed.bytes() <= maxBytes ? handed : new Parents(handed.count(), handed.bytes(), null, null));
-    }
-
-    private Future<Parents> read(UUID taskId, long maxBytes) {
         Sql.Statement read = sql.statement("flow_parents");
         return guard(pool.preparedQuery(read.text()).execute(read.bind("id", taskId, "max_bytes", maxBytes)))
                 .map(rows -> {
@@ -370,6 +352,20 @@ public final class JournalFlows {
                             row.getString("parent_values"),
                             row.getString("parent_states"));
                 });
+    }
+
+    /**
+     * What {@link #parents} answers, for the attempt of a task made ready at {@code readyVersion}
+     * that starts here: what the journal handed over as it made the child ready, when it did (see
+     * {@link HandedParents}), else read.
+     */
+    public Future<Parents> parentsAtStart(UUID taskId, long readyVersion, long maxBytes) {
+        Parents handed = journal.handedParents().take(taskId, readyVersion);
+        if (handed == null) {
+            return parents(taskId, maxBytes);
+        }
+        return Future.succeededFuture(
+                handed.bytes() <= maxBytes ? handed : new Parents(handed.count(), handed.bytes(), null, null));
     }
 
     /**
