@@ -161,7 +161,10 @@ public final class ConfigLoader {
                 journal.longValue("lockTimeoutMs", 5_000),
                 envOr(env, ENV_PG_READ_URL, journal.text("readUrl", null)),
                 journal.integer("readPoolSize", 4),
-                journal.integer("statementsInFlight", 4));
+                journal.integer(
+                        "statementsInFlight",
+                        TasklineConfig.Journal.defaultStatementsInFlight(
+                                Runtime.getRuntime().availableProcessors())));
 
         Map<String, QueueConfig> queues = new LinkedHashMap<>();
         Node queuesNode = top.object("queues");

@@ -275,6 +275,17 @@ public record TasklineConfig(
         }
 
         /**
+         * {@code statementsInFlight} unless configured, on a machine of {@code cores}: one statement of
+         * a kind at a time up to 7 cores, then one more for each 4, at most 4. Measured on two cores,
+         * several out at once cut a drain into more, smaller statements and commits on cores already
+         * busy (0.84x in the peers' harness); where the database has cores to spare, one statement of
+         * a kind at a time kept it to one of them (about 30,000 ends a second on 16).
+         */
+        public static int defaultStatementsInFlight(int cores) {
+            return Math.max(1, Math.min(4, cores / 4));
+        }
+
+        /**
          * The most connections a node holds on its journal: its pool, its inserts' connections and its
          * listening connection; what it takes of PostgreSQL's max_connections.
          */

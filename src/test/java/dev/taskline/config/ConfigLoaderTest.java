@@ -393,4 +393,23 @@ class ConfigLoaderTest {
             assertTrue(e.getMessage().contains(c[1]), e.getMessage());
         }
     }
+
+    @Test
+    void statements_in_flight_default_to_one_on_a_small_machine_and_grow_with_its_cores_to_four() {
+        int[][] cases = {{1, 1}, {2, 1}, {4, 1}, {7, 1}, {8, 2}, {12, 3}, {16, 4}, {64, 4}};
+        for (int[] c : cases) {
+            assertEquals(c[1], TasklineConfig.Journal.defaultStatementsInFlight(c[0]), c[0] + " cores");
+        }
+    }
+
+    @Test
+    void statements_in_flight_set_in_the_config_win_over_the_machines_default(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("inflight.json");
+        Files.writeString(file, "{\"journal\": {\"statementsInFlight\": 6}}");
+        assertEquals(
+                6,
+                ConfigLoader.load(Map.of(ConfigLoader.ENV_CONFIG, file.toString()))
+                        .journal()
+                        .statementsInFlight());
+    }
 }

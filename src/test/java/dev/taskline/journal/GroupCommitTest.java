@@ -110,21 +110,27 @@ class GroupCommitTest {
     }
 
     @Test
-    void another_statement_goes_out_beside_one_in_flight_only_once_a_full_group_waits() {
-        GroupCommit<String, String> wide = new GroupCommit<>(4, Integer.MAX_VALUE, 3, this::hold);
+    void another_statement_goes_out_beside_one_in_flight_only_once_a_group_worth_sending_waits() {
+        int extra = GroupCommit.MIN_EXTRA_GROUP;
+        GroupCommit<String, String> wide = new GroupCommit<>(1_000, Integer.MAX_VALUE, 3, this::hold);
         List<Future<String>> answers = new ArrayList<>();
         answers.add(wide.submit("r0"));
         assertEquals(1, flushed.size(), "the first request goes at once, alone");
-        submit(wide, answers, 3);
-        assertEquals(1, flushed.size(), "fewer than a full group wait for the statement out");
-        assertEquals(3, wide.waiting());
-        submit(wide, answers, 1);
-        assertEquals(2, flushed.size(), "a full group goes out beside it");
-        assertEquals(List.of("r1", "r2", "r3", "r4"), flushed.get(1));
-        submit(wide, answers, 8);
+        for (int i = 1; i < extra; i++) {
+            answers.add(wide.submit("r" + i));
+        }
+        assertEquals(1, flushed.size(), "fewer than a group's worth wait for the statement out");
+        assertEquals(extra - 1, wide.waiting());
+        answers.add(wide.submit("r" + extra));
+        assertEquals(2, flushed.size(), "a group's worth goes out beside it");
+        assertEquals(extra, flushed.get(1).size());
+        assertEquals(2, wide.inFlight());
+        for (int i = extra + 1; i < 3 * extra; i++) {
+            answers.add(wide.submit("r" + i));
+        }
         assertEquals(3, flushed.size(), "a third, and no more: the bound is three");
         assertEquals(3, wide.inFlight());
-        assertEquals(4, wide.waiting());
+        assertEquals(extra - 1, wide.waiting());
         answer(1); // the second lands before the first: statements out together commit in any order
         assertEquals(
                 List.of(),
@@ -133,25 +139,14 @@ class GroupCommitTest {
                                 !answers.get(Integer.parseInt(r.substring(1))).succeeded())
                         .toList(),
                 "each caller of the group that landed has its answer");
-        assertEquals(4, flushed.size(), "the full group that waited goes out in the room it left");
-        assertEquals(List.of("r9", "r10", "r11", "r12"), flushed.get(3));
-        submit(wide, answers, 1);
+        assertEquals(4, flushed.size(), "and what waited goes out in the room it left");
+        assertEquals(extra - 1, flushed.get(3).size());
         answer(0);
         answer(2);
-        assertEquals(4, flushed.size(), "a landing beside a statement still out leaves less than a group waiting");
-        assertEquals(1, wide.waiting());
         answer(3);
-        assertEquals(List.of("r13"), flushed.get(4), "the last landing sends what waits, however little");
-        answer(4);
         assertEquals(0, wide.inFlight());
         for (int i = 0; i < answers.size(); i++) {
             assertEquals("R" + i, answers.get(i).result());
-        }
-    }
-
-    private static void submit(GroupCommit<String, String> to, List<Future<String>> answers, int count) {
-        for (int i = 0; i < count; i++) {
-            answers.add(to.submit("r" + answers.size()));
         }
     }
 }
