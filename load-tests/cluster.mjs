@@ -97,7 +97,7 @@ export class Node {
 
   async start() {
     const log = openSync(path.join(this.dir, `${this.name}.log`), 'a');
-    this.process = spawn('java', ['-XX:+UseSerialGC', '-Xmx512m', '-jar', 'target/taskline.jar'], {
+    this.process = spawn('java', ['-XX:+UseSerialGC', '-Xmx512m', '-jar', this.jar || 'target/taskline.jar'], {
       env: { ...process.env, TASKLINE_CONFIG: this.configPath, TASKLINE_PG_URL: this.pgUrl,
         TASKLINE_HTTP_PORT: String(this.port), TASKLINE_HANDLERS_DIR: path.join(this.dir, 'handlers'), ...this.env },
       stdio: ['ignore', log, log],

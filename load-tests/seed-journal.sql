@@ -8,7 +8,8 @@
 --        -v tasks=50000000 -v failed=10000 -v pending=1000000 -v tenants=100 -v days=365 \
 --        -v queue=default -v pending_queue=default
 --
--- Every variable has the default shown (chunk: 1000000). Run it on a journal a node has migrated
+-- Every variable has the default shown (chunk: 1000000; interval_ms: 86400000, the length of the
+-- journal's units, as the node's retention.partitionIntervalMs). Run it on a journal a node has migrated
 -- (start the node once), with the node stopped or not: the rows are ordinary rows, ids are UUIDv7
 -- of their creation time (all in the past, below any id a node makes now), and the node reads them
 -- as it reads its own. Pending tasks count against their queue's capacity as they would: seed them
@@ -23,6 +24,12 @@
 \if :{?queue} \else \set queue default \endif
 \if :{?pending_queue} \else \set pending_queue default \endif
 \if :{?chunk} \else \set chunk 1000000 \endif
+\if :{?interval_ms} \else \set interval_ms 86400000 \endif
+
+-- The units the seeded tasks fall in (migration 000030), from the first seeded day to the day after
+-- today: a finished task goes to its unit's tables as the node's would.
+SELECT taskline_units_make(now() - make_interval(days => :days) - make_interval(secs => :interval_ms / 1000.0),
+                           now() + make_interval(secs => 2 * :interval_ms / 1000.0), :interval_ms) AS units_made;
 
 -- psql does not put its variables into a dollar-quoted body: they reach the block as settings.
 SELECT set_config('seed.tasks', :'tasks', false), set_config('seed.failed', :'failed', false),

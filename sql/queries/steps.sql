@@ -158,7 +158,7 @@ WITH held AS MATERIALIZED (
                           || jsonb_build_object('step', :step::text,
                                                 'until', to_char(r.until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
                 END
-    FROM ready r WHERE t.id = r.id
+    FROM ready r WHERE t.id = r.id AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
 )
 SELECT until, now AS ready FROM ready;
 
@@ -193,7 +193,7 @@ WITH t AS MATERIALIZED (
 ), ins AS (
   INSERT INTO task_signals (task_id, kind, name, payload, at, idempotency_key)
   SELECT id, 'signal', :name, :payload::text::jsonb, :now, :key::text FROM t
-   WHERE state IN ('blocked', 'pending', 'running') AND NOT EXISTS (SELECT 1 FROM prior)
+   WHERE state NOT IN ('succeeded', 'failed', 'cancelled', 'expired') AND NOT EXISTS (SELECT 1 FROM prior)
      AND (SELECT count(*) FROM task_signals g WHERE g.task_id = t.id AND g.kind = 'signal') < :most
   ON CONFLICT (task_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING id, task_id
@@ -202,6 +202,7 @@ WITH t AS MATERIALIZED (
      SET wait = NULL, run_at = :now, updated_at = :now
     FROM t
    WHERE x.id = t.id AND t.state = 'pending' AND t.wait->>'kind' = 'signal' AND t.wait->>'name' = :name
+     AND x.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
      AND EXISTS (SELECT 1 FROM ins)
   RETURNING x.id, x.queue, x.type, x.payload::text AS payload, x.priority, x.lease_version, x.attempt,
             x.max_attempts, x.timeout_ms, x.run_at, x.tenant, x.concurrency_key, x.start_by, x.schedule,
@@ -213,7 +214,7 @@ WITH t AS MATERIALIZED (
     FROM woke x
 )
 SELECT t.state, COALESCE(ins.id, prior.id) AS signal_id, prior.id IS NOT NULL AS repeated,
-       t.state IN ('blocked', 'pending', 'running') AND ins.id IS NULL AND prior.id IS NULL AS full, w.*
+       t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired') AND ins.id IS NULL AND prior.id IS NULL AS full, w.*
   FROM t LEFT JOIN ins ON true LEFT JOIN prior ON true LEFT JOIN woke w ON true;
 
 -- name: event_answer
@@ -320,7 +321,8 @@ WITH due AS (
    LIMIT :most
      FOR UPDATE SKIP LOCKED
 ), woke AS (
-  UPDATE tasks t SET wait = NULL, updated_at = :now FROM due WHERE t.id = due.id
+  UPDATE tasks t SET wait = NULL, updated_at = :now
+    FROM due WHERE t.id = due.id AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
             t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule,
             t.scheduled_for, t.flow_id, t.join_mode, t.flow_key
@@ -351,7 +353,7 @@ WITH t AS MATERIALIZED (
          run_at = CASE WHEN t.state = 'pending' THEN :now ELSE x.run_at END,
          updated_at = :now
     FROM t
-   WHERE x.id = t.id
+   WHERE x.id = t.id AND x.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
      AND (t.state = 'running'
           OR (t.state = 'pending'
               AND (t.wait IS NOT NULL OR EXISTS (SELECT 1 FROM task_steps s WHERE s.task_id = t.id))))

@@ -13,6 +13,18 @@
 -- scan as the outer side of a join. So the state a writer expects and the time it writes at come
 -- from the request rows (held_state and at, in a MATERIALIZED list the planner cannot see into),
 -- like the expected lease version: the same checks, but nothing on the task alone to misjudge.
+--
+-- Partitions (migration 000030): a statement that touches only unfinished tasks also says
+-- t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired'), a literal that leaves only
+-- tasks_live (and the previous layout's tasks_legacy, where it is kept) in the plan: every unit of
+-- finished tasks is pruned at planning, so the statement costs the same whatever the journal's age.
+-- Said as NOT IN, which the planner reads as "nearly every row" even with no statistics, where IN
+-- (the live states) reads as a few percent of them on a table not yet analyzed; and it implies no
+-- partial index's predicate, which would be the misjudgement above again. The statements that write
+-- a group by id also say t.id = ANY (:ids): a table analyzed while empty, then filled by a burst, is
+-- taken for a fraction of its size, and a hash of all of it could otherwise look cheaper than the
+-- group's probes; the array is the group's, so the primary key is walked for it whatever the
+-- statistics say.
 
 -- name: insert_tasks
 -- :ids, :queues, :types, :payloads payloads (JSON text), :priorities, :run_at, :max_attempts,
@@ -77,6 +89,7 @@ WITH req AS MATERIALIZED (
     FROM req
    WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
      AND t.run_at <= req.at AND (t.start_by IS NULL OR t.start_by >= req.at OR t.attempt > 0)
+     AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired') AND t.id = ANY (:ids::uuid[])
   RETURNING t.id, t.lease_version, t.attempt, t.worker_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
@@ -141,6 +154,7 @@ WITH req AS MATERIALIZED (
     FROM req JOIN tasks t ON t.id = req.id
    WHERE t.state = req.held_state AND t.lease_version = req.expected_version AND t.run_at <= req.at
      AND (t.start_by IS NULL OR t.start_by >= req.at OR t.attempt > 0)
+     AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired') AND t.id = ANY (:ids::uuid[])
 ), keys AS (
   SELECT k.queue, k.concurrency_key,
          (SELECT count(*) FROM tasks t
@@ -172,6 +186,7 @@ WITH req AS MATERIALIZED (
          started_at = COALESCE(t.started_at, req.claim_at), updated_at = req.claim_at
     FROM allowed req
    WHERE t.id = req.id AND t.state = req.held_state AND t.lease_version = req.expected_version
+     AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired') AND t.id = ANY (:ids::uuid[])
   RETURNING t.id, t.lease_version, t.attempt, t.worker_id, req.claim_at, req.queue, req.bucket
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at)
@@ -250,6 +265,7 @@ WITH req AS MATERIALIZED (
     FROM req
    WHERE t.id = req.id AND t.state = req.held_state AND t.worker_id = req.worker_id
      AND t.lease_version = req.lease_version AND t.lease_expires_at > req.at
+     AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired') AND t.id = ANY (:ids::uuid[])
   RETURNING t.id, t.state, t.lease_version, t.attempt, req.worker_id,
             CASE WHEN t.state = 'cancelled' AND (req.to_state = 'pending' OR req.cancel_wins OR t.compensating)
                  THEN 'cancelled' ELSE req.reason END AS final_reason,
@@ -281,6 +297,7 @@ UPDATE tasks t
   FROM r
  WHERE t.id = r.id AND t.state = r.held_state AND t.worker_id = r.worker_id
    AND t.lease_version = r.lease_version AND t.lease_expires_at > r.at
+   AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired') AND t.id = ANY (:ids::uuid[])
 RETURNING t.id, t.cancel_requested;
 
 -- name: progress
@@ -295,6 +312,7 @@ UPDATE tasks t
   FROM r
  WHERE t.id = r.id AND t.state = r.held_state AND t.worker_id = r.worker_id
    AND t.lease_version = r.lease_version AND t.lease_expires_at > r.at
+   AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired') AND t.id = ANY (:ids::uuid[])
 RETURNING t.id;
 
 -- name: release_expired
@@ -319,7 +337,7 @@ WITH expired AS (
          error = CASE WHEN e.spent THEN :lapsed_error::text::jsonb ELSE t.error END,
          finished_at = CASE WHEN e.spent THEN :now END
     FROM expired e
-   WHERE t.id = e.id
+   WHERE t.id = e.id AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
   RETURNING t.id, t.queue, t.lease_version, t.attempt, t.flow_id, e.spent, e.worker_id AS old_worker,
             e.lease_version AS old_version
 ), ev AS (
@@ -351,6 +369,7 @@ WITH req AS MATERIALIZED (
 ), overdue AS (
   SELECT id FROM tasks
    WHERE start_by IS NOT NULL AND attempt = 0 AND finished_at IS NULL AND start_by < :now
+     AND state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
    ORDER BY start_by
    LIMIT :most
    FOR UPDATE SKIP LOCKED
@@ -358,7 +377,7 @@ WITH req AS MATERIALIZED (
   UPDATE tasks t
      SET state = 'expired', lease_version = t.lease_version + 1, finished_at = req.at, updated_at = req.at
     FROM overdue o, req
-   WHERE t.id = o.id AND t.state = req.held_state
+   WHERE t.id = o.id AND t.state = req.held_state AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
   RETURNING t.id, t.queue, t.lease_version, t.attempt, t.start_by, t.flow_id
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
@@ -443,12 +462,12 @@ WITH target AS (
   UPDATE tasks t
      SET state = 'cancelled', lease_version = t.lease_version + 1, finished_at = :now, updated_at = :now
     FROM target
-   WHERE t.id = target.id AND target.state IN ('pending', 'blocked')
+   WHERE t.id = target.id AND target.state IN ('pending', 'blocked') AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
   RETURNING t.id, t.lease_version, t.attempt, target.state AS before, t.flow_id
 ), run AS (
   UPDATE tasks t SET cancel_requested = true, updated_at = :now
     FROM target
-   WHERE t.id = target.id AND target.state = 'running' AND NOT t.cancel_requested
+   WHERE t.id = target.id AND target.state = 'running' AND NOT t.cancel_requested AND t.state NOT IN ('succeeded', 'failed', 'cancelled', 'expired')
   RETURNING t.id, t.worker_id, t.lease_version, t.attempt
 ), ev AS (
   INSERT INTO task_events (task_id, from_state, to_state, reason, worker_id, lease_version, attempt, at, detail)
@@ -481,7 +500,7 @@ WITH target AS (
      SET state = 'pending', attempt = 0, lease_version = t.lease_version + 1, run_at = :now,
          finished_at = NULL, cancel_requested = false, result = NULL, start_by = NULL, updated_at = :now
     FROM target
-   WHERE t.id = target.id
+   WHERE t.id = target.id AND t.state IN ('failed', 'cancelled', 'expired')
   RETURNING t.id, t.queue, t.type, t.payload::text AS payload, t.priority, t.lease_version, t.attempt,
             t.max_attempts, t.timeout_ms, t.run_at, t.tenant, t.concurrency_key, t.start_by, t.schedule,
             t.scheduled_for, t.flow_id, t.join_mode, t.flow_key
@@ -528,22 +547,32 @@ DELETE FROM rate_starts WHERE ctid IN (SELECT ctid FROM rate_starts WHERE at < :
 
 -- name: delete_finished
 -- :cutoff cut-off, :most most rows, :least_id the least task id of the cut-off's millisecond.
--- Retention: finished tasks older than the cut-off go with their history, steps and signals. A task finished before
--- the cut-off was created before it, so its id (UUIDv7, time first) sorts below :least_id: the
--- primary key, walked from the oldest, finds them without an index on finished_at (see migration
--- 000008). The ids go as arrays, so that both deletes look them up by key: as "IN (subquery)" the
--- planner may hash them against a scan of the whole table.
+-- Retention of the finished tasks no unit holds (see migration 000030: units go whole, by
+-- taskline_unit_drop): the previous layout's (tasks_legacy) and those whose ids no unit covered
+-- (tasks_done_default). Finished tasks older than the cut-off go with their history, steps and
+-- signals. A task finished before the cut-off was created before it, so its id (UUIDv7, time first)
+-- sorts below :least_id: the primary keys, walked from the oldest, find them without an index on
+-- finished_at (see migration 000008). The ids go as arrays, so that both deletes look them up by
+-- key: as "IN (subquery)" the planner may hash them against a scan of the whole table.
 -- A flow goes as a whole, once it ended before the cut-off: a task of a flow still running may
 -- have ended long ago and still be a parent whose result a child has yet to read, or a failed step
 -- a retry resumes from. Its edges go with their child (every edge's child is in the flow, so
 -- every edge goes), its keys and its row with its last task.
 WITH gone AS (
   DELETE FROM tasks
-   WHERE id = ANY (ARRAY(SELECT t.id FROM tasks t
-                          WHERE t.id < :least_id AND t.finished_at < :cutoff
-                            AND (t.flow_id IS NULL
-                                 OR EXISTS (SELECT 1 FROM flows f WHERE f.id = t.flow_id AND f.finished_at < :cutoff))
-                          ORDER BY t.id LIMIT :most))
+   WHERE id = ANY (ARRAY(SELECT o.id FROM (
+                            (SELECT t.id FROM tasks_legacy t
+                              WHERE t.id < :least_id AND t.finished_at < :cutoff
+                                AND (t.flow_id IS NULL
+                                     OR EXISTS (SELECT 1 FROM flows f WHERE f.id = t.flow_id AND f.finished_at < :cutoff))
+                              ORDER BY t.id LIMIT :most)
+                            UNION ALL
+                            (SELECT t.id FROM tasks_done_default t
+                              WHERE t.id < :least_id AND t.finished_at < :cutoff
+                                AND (t.flow_id IS NULL
+                                     OR EXISTS (SELECT 1 FROM flows f WHERE f.id = t.flow_id AND f.finished_at < :cutoff))
+                              ORDER BY t.id LIMIT :most)) o
+                          ORDER BY o.id LIMIT :most))
   RETURNING id, batch_id, flow_id
 ), events AS (
   DELETE FROM task_events WHERE task_id = ANY (ARRAY(SELECT id FROM gone))

@@ -6,6 +6,7 @@ import dev.taskline.control.QueuePauses;
 import dev.taskline.events.EventHub;
 import dev.taskline.queue.Promoter;
 import dev.taskline.recovery.Recovery;
+import dev.taskline.recovery.Retention;
 import dev.taskline.recovery.WakeUps;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.service.KeyService;
@@ -17,7 +18,9 @@ import dev.taskline.workflow.Waker;
  * A node's background loops, each of which exposes the one pass its timer runs: what a test runs by
  * hand, with its own clock, instead of waiting for the timer.
  *
- * @param recovery  reload, page-in, lapsed leases ({@code runOnce}) and retention ({@code cleanOnce})
+ * @param recovery  reload, page-in, lapsed leases ({@code runOnce}) and the rows no unit holds past retention
+ *                  ({@code cleanOnce})
+ * @param retention the journal's units: made ahead, dropped past retention
  * @param promoter  scheduled tasks that came due
  * @param pauses    the queues' switches, as the journal holds them
  * @param deadlines tasks not started by their deadlines
@@ -32,6 +35,7 @@ import dev.taskline.workflow.Waker;
  */
 public record Passes(
         Recovery recovery,
+        Retention retention,
         Promoter promoter,
         QueuePauses pauses,
         DeadlineSweep deadlines,

@@ -25,6 +25,7 @@ import dev.taskline.journal.JournalNodes;
 import dev.taskline.journal.JournalReads;
 import dev.taskline.journal.JournalSchedules;
 import dev.taskline.journal.JournalSteps;
+import dev.taskline.journal.JournalUnits;
 import dev.taskline.journal.Migrator;
 import dev.taskline.journal.Servers;
 import dev.taskline.journal.StatementTimeouts;
@@ -35,6 +36,7 @@ import dev.taskline.queue.QueueRegistry;
 import dev.taskline.queue.TaskQueue;
 import dev.taskline.recovery.Recovery;
 import dev.taskline.recovery.RecoveryVerticle;
+import dev.taskline.recovery.Retention;
 import dev.taskline.recovery.WakeUps;
 import dev.taskline.schedule.Scheduler;
 import dev.taskline.schedule.Schedules;
@@ -106,6 +108,7 @@ public final class Taskline {
     private final QueueRegistry queues;
     private final TasklineMetrics metrics;
     private final Recovery recovery;
+    private final Retention retention;
     private final Promoter promoter;
     private final QueuePauses pauses;
     private final DeadlineSweep deadlines;
@@ -199,6 +202,12 @@ public final class Taskline {
                 metrics,
                 config.recovery().batchSize(),
                 Duration.ofMillis(config.retention().finishedTaskTtlMs()));
+        this.retention = new Retention(
+                new JournalUnits(pool),
+                journal,
+                clock,
+                config.retention(),
+                config.recovery().batchSize());
         this.promoter = new Promoter(queues, clock);
         this.pauses = new QueuePauses(new JournalControls(pool, clock), queues);
         this.deadlines =
@@ -331,6 +340,7 @@ public final class Taskline {
                 new DurableService(steps, admission, config.triggers(), waker, metrics.steps()));
         passes = new Passes(
                 recovery,
+                retention,
                 promoter,
                 pauses,
                 deadlines,
@@ -350,6 +360,8 @@ public final class Taskline {
         // Before the listening connection is deployed: the one place where the cluster learns who hears it.
         cluster.signals(new ClusterSignalRoutes(wakeUps, queues, scheduler, pauses, keyService, hub));
         return Migrator.migrate(vertx, pool)
+                // Before this node hands out an id: the units its clock's ids fall in are there.
+                .compose(applied -> retention.makeAhead())
                 // Before anything is taken: a node that disagrees with a live one on a queue stops here.
                 .compose(applied -> cluster.join(config.cluster().address()))
                 // A queue paused before this node started must not start anything on it, even once.
@@ -374,9 +386,9 @@ public final class Taskline {
                                 .compose(n -> steps.deleteUnwaitedFields(
                                         clock.instant().minus(Duration.ofHours(1)), 10_000))))))
                 .compose(v -> track(vertx.deployVerticle(cluster.upkeep(
-                        "deleting finished tasks past retention, and nodes long gone",
+                        "making the journal's units ahead, dropping those past retention, and nodes long gone",
                         RETENTION_MS,
-                        () -> recovery.cleanOnce().compose(n -> cluster.forgetOld())))))
+                        () -> retention.runOnce().compose(n -> cluster.forgetOld())))))
                 .compose(v -> track(vertx.deployVerticle(
                         cluster.fallback("catching streams up with other nodes' writes", CATCH_UP_MS, hub::catchUp))))
                 .compose(v -> track(vertx.deployVerticle(recoveryLoop)))

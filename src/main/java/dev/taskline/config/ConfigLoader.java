@@ -225,7 +225,7 @@ public final class ConfigLoader {
         Node recovery = top.object("recovery");
         recovery.only("intervalMs", "batchSize");
         Node retention = top.object("retention");
-        retention.only("finishedTaskTtlMs", "idempotencyKeyTtlMs");
+        retention.only("finishedTaskTtlMs", "idempotencyKeyTtlMs", "partitionIntervalMs", "archive");
         Node shutdown = top.object("shutdown");
         shutdown.only("graceMs");
         Node handlers = top.object("handlers");
@@ -256,7 +256,9 @@ public final class ConfigLoader {
                         recovery.longValue("intervalMs", 1000), recovery.integer("batchSize", 1000)),
                 new TasklineConfig.Retention(
                         retention.longValue("finishedTaskTtlMs", 7L * 24 * 3600 * 1000),
-                        retention.longValue("idempotencyKeyTtlMs", 24L * 3600 * 1000)),
+                        retention.longValue("idempotencyKeyTtlMs", 24L * 3600 * 1000),
+                        retention.longValue("partitionIntervalMs", 24L * 3600 * 1000),
+                        retention.bool("archive", false)),
                 new TasklineConfig.Shutdown(shutdown.longValue("graceMs", 30_000)),
                 new TasklineConfig.Handlers(Path.of(envOr(env, ENV_HANDLERS_DIR, handlers.text("dir", "./handlers")))),
                 auth(top.object("auth")),

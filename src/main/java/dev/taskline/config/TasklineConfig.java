@@ -356,11 +356,33 @@ public record TasklineConfig(
     }
 
     /**
-     * @param finishedTaskTtlMs   finished tasks older than this are deleted with their history
+     * @param finishedTaskTtlMs   finished tasks older than this go with their history: their unit's
+     *                            tables are dropped once everything in it ended this long ago
      * @param idempotencyKeyTtlMs how long an Idempotency-Key answers with its first response
+     * @param partitionIntervalMs the time a unit of the journal covers: finished tasks created within
+     *                            one share its tables (migration 000030), made ahead and dropped whole
+     * @param archive             detach a unit's tables past retention and keep them (renamed
+     *                            archived_*), for the operator to copy and drop, instead of dropping them
      */
-    public record Retention(long finishedTaskTtlMs, long idempotencyKeyTtlMs) {
+    public record Retention(
+            long finishedTaskTtlMs, long idempotencyKeyTtlMs, long partitionIntervalMs, boolean archive) {
+        /** Units made ahead of the clock, so that a task's end finds its unit's tables already there. */
+        public static final int UNITS_AHEAD = 3;
+
         public Retention {
+            // At least a minute (tests use minutes); at most thirty days, so that a unit past
+            // retention goes within a month of it.
+            if (partitionIntervalMs < 60_000 || partitionIntervalMs > 30L * 24 * 3600 * 1000) {
+                throw new ConfigException(
+                        "retention.partitionIntervalMs must be from 60000 to 2592000000, got " + partitionIntervalMs);
+            }
+            // Every read that may meet a finished task plans each unit's tables; a few hundred of them
+            // at most keeps that cheap.
+            if (finishedTaskTtlMs / partitionIntervalMs > 400) {
+                throw new ConfigException("retention.finishedTaskTtlMs / retention.partitionIntervalMs must be at"
+                        + " most 400 (units kept at once), got " + finishedTaskTtlMs / partitionIntervalMs
+                        + ": make retention.partitionIntervalMs longer");
+            }
             if (finishedTaskTtlMs < 60_000) {
                 throw new ConfigException(
                         "retention.finishedTaskTtlMs must be at least 60000, got " + finishedTaskTtlMs);

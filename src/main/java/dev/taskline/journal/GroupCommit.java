@@ -142,13 +142,7 @@ final class GroupCommit<R, T> {
         for (Waiting<R, T> waiting : group) {
             requests.add(waiting.request);
         }
-        Future<List<T>> result;
-        try {
-            result = flush.apply(requests);
-        } catch (RuntimeException e) {
-            result = Future.failedFuture(e);
-        }
-        result.onComplete(done -> {
+        flushMoving(requests, 0).onComplete(done -> {
             if (done.succeeded()) {
                 deliverAll(group, done.result());
                 landed();
@@ -201,16 +195,40 @@ final class GroupCommit<R, T> {
             return Future.succeededFuture();
         }
         Waiting<R, T> waiting = group.get(index);
-        Future<List<T>> alone;
-        try {
-            alone = flush.apply(List.of(waiting.request));
-        } catch (RuntimeException e) {
-            alone = Future.failedFuture(e);
-        }
-        return alone.transform(done -> {
+        return flushMoving(List.of(waiting.request), 0).transform(done -> {
             waiting.deliver(done.succeeded() ? done.result().get(0) : null, done.succeeded() ? null : done.cause());
             return isolate(group, index + 1);
         });
+    }
+
+    /**
+     * Times a statement runs again when it lost a row to a concurrent move between partitions: a task
+     * that ended (or was retried) moves to another table of the journal (migration 000030), and a
+     * statement that meant to update or lock its old row in the meantime fails whole with SQLSTATE
+     * 40001 instead of finding the row changed. Nothing of it committed; run again, it sees the row
+     * where it is now and decides as it would have.
+     */
+    static final int MOVED_TRIES = 3;
+
+    private Future<List<T>> flushMoving(List<R> requests, int tries) {
+        Future<List<T>> result;
+        try {
+            result = flush.apply(requests);
+        } catch (RuntimeException e) {
+            result = Future.failedFuture(e);
+        }
+        return result.recover(
+                e -> tries + 1 < MOVED_TRIES && moved(e) ? flushMoving(requests, tries + 1) : Future.failedFuture(e));
+    }
+
+    /** SQLSTATE 40001 on a primary under READ COMMITTED: a row moved to another partition meanwhile. */
+    static boolean moved(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof io.vertx.pgclient.PgException pg && "40001".equals(pg.getSqlState())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private record Waiting<R, T>(R request, Promise<T> promise, Context context) {

@@ -34,14 +34,57 @@ public final class Migrator {
 
     /** Brings the schema up to date; the future holds how many migrations this call applied. */
     public static Future<Integer> migrate(Vertx vertx, Pool pool) {
-        return vertx.executeBlocking(Migrator::readAll, false)
-                .compose(scripts -> applyFrom(pool, Sql.queries(), scripts, 0, 0));
+        return migrate(vertx, pool, Integer.MAX_VALUE);
     }
 
-    private static Future<Integer> applyFrom(Pool pool, Sql sql, List<String> scripts, int index, int applied) {
+    /** As {@link #migrate(Vertx, Pool)}, up to migration {@code last}: a journal as an earlier release left it. */
+    public static Future<Integer> migrate(Vertx vertx, Pool pool, int last) {
+        return vertx.executeBlocking(Migrator::readAll, false)
+                .compose(scripts -> applyFrom(
+                        vertx, pool, Sql.queries(), scripts.subList(0, Math.min(last, scripts.size())), 0, 0));
+    }
+
+    /**
+     * A migration that takes an exclusive lock on a table other nodes write (000028, 000030) waits a
+     * second at most for it (lock_timeout), as waiting longer would queue every statement on the
+     * table behind it; it is tried again, this many times, a little later each time.
+     */
+    static final int LOCK_TRIES = 60;
+
+    private static Future<Integer> applyFrom(
+            Vertx vertx, Pool pool, Sql sql, List<String> scripts, int index, int applied) {
         if (index == scripts.size()) {
             return Future.succeededFuture(applied);
         }
+        return applyTrying(vertx, pool, sql, scripts, index, 0)
+                .compose(didApply -> applyFrom(vertx, pool, sql, scripts, index + 1, applied + didApply));
+    }
+
+    /** As {@link #apply}, tried again while its lock is not had in time, {@link #LOCK_TRIES} times at most. */
+    private static Future<Integer> applyTrying(
+            Vertx vertx, Pool pool, Sql sql, List<String> scripts, int index, int tries) {
+        return apply(pool, sql, scripts, index).recover(e -> {
+            if (!lockNotHad(e) || tries + 1 >= LOCK_TRIES) {
+                return Future.failedFuture(e);
+            }
+            LOG.info("migration " + (index + 1) + " did not have its lock within its timeout; trying again");
+            return vertx.timer(100L * Math.min(tries + 1, 10))
+                    .compose(v -> applyTrying(vertx, pool, sql, scripts, index, tries + 1));
+        });
+    }
+
+    /** SQLSTATE 55P03: a lock not had within lock_timeout. */
+    private static boolean lockNotHad(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof io.vertx.pgclient.PgException pg && "55P03".equals(pg.getSqlState())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Applies migration {@code index + 1} unless it was; 1 when this call applied it, else 0. */
+    private static Future<Integer> apply(Pool pool, Sql sql, List<String> scripts, int index) {
         int version = index + 1;
         String script = scripts.get(index);
         Sql.Statement lock = sql.statement("migrations_lock");
@@ -70,7 +113,7 @@ public final class Migrator {
                                             conn.preparedQuery(record.text()).execute(record.bind("version", version)))
                                     .map(true);
                         }))
-                .compose(didApply -> applyFrom(pool, sql, scripts, index + 1, applied + (didApply ? 1 : 0)));
+                .map(didApply -> didApply ? 1 : 0);
     }
 
     /**

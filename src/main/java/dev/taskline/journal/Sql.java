@@ -50,7 +50,8 @@ final class Sql {
                 "/sql/queries/flows.sql",
                 "/sql/queries/steps.sql",
                 "/sql/queries/migrations.sql",
-                "/sql/queries/nodes.sql");
+                "/sql/queries/nodes.sql",
+                "/sql/queries/units.sql");
     }
 
     /** Reads packaged files; called once at start-up, before any event loop needs them. */

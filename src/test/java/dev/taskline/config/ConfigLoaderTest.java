@@ -412,4 +412,29 @@ class ConfigLoaderTest {
                         .journal()
                         .statementsInFlight());
     }
+
+    @Test
+    void the_journals_units_are_a_day_by_default_and_few_enough_to_plan() {
+        TasklineConfig.Retention retention =
+                ConfigLoader.fromJson("{}", Map.of()).retention();
+        assertEquals(86_400_000L, retention.partitionIntervalMs());
+        assertEquals(false, retention.archive());
+        TasklineConfig.Retention hourly = ConfigLoader.fromJson(
+                        "{\"retention\": {\"partitionIntervalMs\": 3600000, \"archive\": true}}", Map.of())
+                .retention();
+        assertEquals(3_600_000L, hourly.partitionIntervalMs());
+        assertEquals(true, hourly.archive());
+        // A year's retention in units of a day: 365, fewer than 400.
+        ConfigLoader.fromJson(
+                "{\"retention\": {\"finishedTaskTtlMs\": 31536000000, \"partitionIntervalMs\": 86400000}}", Map.of());
+        ConfigException many = assertThrows(
+                ConfigException.class,
+                () -> ConfigLoader.fromJson(
+                        "{\"retention\": {\"finishedTaskTtlMs\": 31536000000, \"partitionIntervalMs\": 3600000}}",
+                        Map.of()));
+        assertTrue(many.getMessage().contains("partitionIntervalMs"), many.getMessage());
+        assertThrows(
+                ConfigException.class,
+                () -> ConfigLoader.fromJson("{\"retention\": {\"partitionIntervalMs\": 59999}}", Map.of()));
+    }
 }

@@ -35,11 +35,11 @@ class JournalSchemaTest {
             await(Migrator.migrate(vertx, pool));
             List<String> definitions = new ArrayList<>();
             for (Row row : await(pool.query("SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index "
-                            + "WHERE indrelid = 'tasks'::regclass")
+                            + "WHERE indrelid IN ('tasks_live'::regclass, 'tasks_done'::regclass)")
                     .execute())) {
                 definitions.add(row.getString("def"));
             }
-            assertTrue(definitions.size() > 3, "the tasks table's indexes were read: " + definitions);
+            assertTrue(definitions.size() > 3, "the task tables' indexes were read: " + definitions);
             for (String column : List.of("updated_at", "progress_percent", "progress_message")) {
                 assertEquals(
                         List.of(),

@@ -1,6 +1,7 @@
 package dev.taskline.recovery;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.taskline.journal.PgUrl;
 import dev.taskline.testing.MutableClock;
@@ -13,114 +14,123 @@ import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import java.time.Duration;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 
 /**
- * Retention deletes finished tasks older than its time to live with their history, and nothing
- * else: not a younger finished task, not an old task that has not finished. It finds them by id
- * (time-ordered), as the journal keeps no index on finished_at. A flow goes whole, once it has
- * ended: until then its tasks that ended are still its children's parents.
+ * Retention drops a unit of the journal (the finished tasks created within one interval, with their
+ * events: migration 000030) whole, once everything in it ended longer ago than the time to live, and
+ * nothing else: not a younger unit, not a task that has not finished (it is not in the unit's tables,
+ * and its history moves out before they go). A flow holds the unit of any of its finished tasks
+ * until it ended as a whole: until then they are still its children's parents. Rows no unit holds
+ * (created where none was made) go a batch at a time, as before units.
  */
 class RetentionTest {
 
+    private static final Duration HOUR = Duration.ofHours(1);
+    private static final String CONFIG = "{\"queues\": {\"default\": {\"slots\": 2}},"
+            + " \"retention\": {\"finishedTaskTtlMs\": 3600000, \"partitionIntervalMs\": 3600000}}";
+
     @Test
-    void finished_tasks_past_their_time_to_live_go_with_their_history_and_nothing_else_does() throws Exception {
+    void a_unit_goes_whole_once_everything_in_it_ended_past_the_time_to_live() throws Exception {
         MutableClock clock = MutableClock.afterEveryId();
-        try (TestNode node = TestNode.start(
-                TestPostgres.newDatabase(),
-                "{\"queues\": {\"default\": {\"slots\": 2}}, \"retention\": {\"finishedTaskTtlMs\": 3600000}}",
-                clock)) {
+        Instant unitStart = Instant.ofEpochMilli(clock.millis() / HOUR.toMillis() * HOUR.toMillis());
+        String url = TestPostgres.newDatabase();
+        Vertx vertx = Vertx.vertx();
+        Pool pool = PgBuilder.pool().connectingTo(PgUrl.parse(url)).using(vertx).build();
+        try (TestNode node = TestNode.start(url, CONFIG, clock)) {
+            Retention retention = node.node.passes().retention();
             String old = submit(node, new JsonObject().put("type", "sleep"));
             node.waitForState(old, "succeeded");
-            // Made now, due long after the cut-off: old by its id, but not finished.
+            // Made in the same unit, due long after the cut-off: it has not finished, so it holds nothing.
             String waiting = submit(node, new JsonObject().put("type", "sleep").put("delayMs", 86_400_000L));
-            clock.advance(Duration.ofMinutes(90));
+            long waitingEvents = count(pool, "SELECT count(*) AS n FROM task_events WHERE task_id = $1", waiting);
+            assertEquals(1, waitingEvents, "submitted");
+
+            clock.advance(Duration.between(clock.instant(), unitStart.plus(HOUR).plusSeconds(60)));
             String young = submit(node, new JsonObject().put("type", "sleep"));
             node.waitForState(young, "succeeded");
+            // (Units with nothing in them that ended before the cut-off go at every pass, as they come.)
+            TestNode.await(retention.runOnce());
+            assertEquals(200, node.get("/api/tasks/" + old).statusCode(), "nothing ended an hour ago yet");
 
-            assertEquals(
-                    1, TestNode.await(node.node.passes().recovery().cleanOnce()), "the finished task past 60 minutes");
+            clock.advance(HOUR);
+            Retention.Pass pass = TestNode.await(retention.runOnce());
+            assertTrue(pass.dropped() >= 1, "the first unit: " + pass);
             assertEquals(404, node.get("/api/tasks/" + old).statusCode());
-            assertEquals("pending", node.getJson("/api/tasks/" + waiting).getString("state"));
+            assertEquals(0, count(pool, "SELECT count(*) AS n FROM task_events WHERE task_id = $1", old));
             assertEquals("succeeded", node.getJson("/api/tasks/" + young).getString("state"));
-            assertEquals(0, TestNode.await(node.node.passes().recovery().cleanOnce()), "nothing more is old enough");
+            JsonObject kept = node.getJson("/api/tasks/" + waiting);
+            assertEquals("pending", kept.getString("state"));
+            assertEquals(
+                    waitingEvents,
+                    count(pool, "SELECT count(*) AS n FROM task_events WHERE task_id = $1", waiting),
+                    "the unfinished task's history was kept");
+            assertEquals(0, TestNode.await(retention.runOnce()).dropped(), "nothing more is old enough");
+            assertEquals(200, node.get("/api/tasks/" + young).statusCode());
 
-            clock.advance(Duration.ofMinutes(90));
-            assertEquals(1, TestNode.await(node.node.passes().recovery().cleanOnce()), "now the younger one too");
+            clock.advance(HOUR);
+            TestNode.await(retention.runOnce());
             assertEquals(404, node.get("/api/tasks/" + young).statusCode());
-            assertEquals("pending", node.getJson("/api/tasks/" + waiting).getString("state"));
+
+            // The task whose unit went ends now, with no unit to take it: it goes by the batches.
+            assertEquals(
+                    202,
+                    node.post("/api/tasks/" + waiting + "/cancel", new JsonObject())
+                            .statusCode());
+            node.waitForState(waiting, "cancelled");
+            assertEquals(0, TestNode.await(retention.runOnce()).deleted(), "it ended only now");
+            clock.advance(Duration.ofMinutes(90));
+            assertEquals(1, TestNode.await(retention.runOnce()).deleted(), "its batch took it");
+            assertEquals(404, node.get("/api/tasks/" + waiting).statusCode());
+            assertEquals(0, count(pool, "SELECT count(*) AS n FROM task_events WHERE task_id = $1", waiting));
+        } finally {
+            TestNode.await(pool.close());
+            TestNode.await(vertx.close());
         }
     }
 
     @Test
-    void a_flow_goes_as_a_whole_once_it_ended_past_the_time_to_live_with_its_edges_and_keys() throws Exception {
+    void a_flow_holds_its_unit_until_it_ended_then_its_rows_go_with_it() throws Exception {
         MutableClock clock = MutableClock.afterEveryId();
         String url = TestPostgres.newDatabase();
         Vertx vertx = Vertx.vertx();
         Pool pool = PgBuilder.pool().connectingTo(PgUrl.parse(url)).using(vertx).build();
-        try (TestNode node = TestNode.start(
-                url,
-                "{\"queues\": {\"default\": {\"slots\": 2}, \"remote\": {\"remote\": true, \"slots\": 2}},"
-                        + " \"retention\": {\"finishedTaskTtlMs\": 3600000}}",
-                clock)) {
-            // Still running when the cut-off passes it: a ended long ago, but b (due in a day) waits on it.
-            JsonObject running = flow(node, "b", new JsonObject().put("delayMs", 86_400_000L));
-            String a = running.getJsonArray("tasks").getJsonObject(0).getString("id");
-            String b = running.getJsonArray("tasks").getJsonObject(1).getString("id");
+        try (TestNode node = TestNode.start(url, CONFIG, clock)) {
+            Retention retention = node.node.passes().retention();
+            // a ends at once; b, due in a day, waits on it: the flow runs past the cut-off.
+            JsonObject flow = flow(node, "b", new JsonObject().put("delayMs", 86_400_000L));
+            String flowId = flow.getString("flowId");
+            String a = flow.getJsonArray("tasks").getJsonObject(0).getString("id");
+            String b = flow.getJsonArray("tasks").getJsonObject(1).getString("id");
             node.waitForState(a, "succeeded");
             node.waitForState(b, "pending");
-            // Ended: a, then d (a remote worker's), which spawned s into it.
-            JsonObject ended =
-                    flow(node, "d", new JsonObject().put("type", "split").put("queue", "remote"));
-            String endedId = ended.getString("flowId");
-            JsonArray claimed = new JsonArray();
-            node.until(
-                    () -> {
-                        claimed.addAll(node.post(
-                                        "/api/queues/remote/claim",
-                                        new JsonObject().put("worker", "w").put("waitMs", 200))
-                                .bodyAsJsonObject()
-                                .getJsonArray("tasks"));
-                        return !claimed.isEmpty();
-                    },
-                    () -> "d was never claimed");
-            JsonObject d = claimed.getJsonObject(0);
-            var spawned = node.post(
-                    "/api/tasks/" + d.getString("id") + "/complete",
-                    new JsonObject()
-                            .put("lease", d.getJsonObject("lease").getString("token"))
-                            .put("result", new JsonObject())
-                            .put(
-                                    "spawn",
-                                    new JsonArray()
-                                            .add(new JsonObject()
-                                                    .put("key", "s")
-                                                    .put("type", "sleep"))));
-            assertEquals(200, spawned.statusCode(), spawned.bodyAsString());
-            node.waitForFlowState(endedId, "succeeded");
-            assertEquals(3, count(pool, "SELECT count(*) AS n FROM flow_keys WHERE flow_id = $1", endedId));
 
-            clock.advance(Duration.ofMinutes(90));
-            assertEquals(3, TestNode.await(node.node.passes().recovery().cleanOnce()), "the ended flow's three tasks");
-            assertEquals(404, node.get("/api/flows/" + endedId).statusCode());
-            assertEquals(0, count(pool, "SELECT count(*) AS n FROM flows WHERE id = $1", endedId));
-            assertEquals(0, count(pool, "SELECT count(*) AS n FROM flow_keys WHERE flow_id = $1", endedId));
-            String runningId = running.getString("flowId");
-            assertEquals("succeeded", node.getJson("/api/tasks/" + a).getString("state"), "its flow still runs");
-            assertEquals(1, count(pool, "SELECT count(*) AS n FROM task_edges", null), "the running flow's edge");
-            assertEquals(2, count(pool, "SELECT count(*) AS n FROM flow_keys WHERE flow_id = $1", runningId));
+            clock.advance(HOUR.multipliedBy(3));
+            TestNode.await(retention.runOnce());
+            assertEquals("succeeded", node.getJson("/api/tasks/" + a).getString("state"));
+            assertEquals(1, count(pool, "SELECT count(*) AS n FROM task_edges", null));
 
             assertEquals(
                     202,
                     node.post("/api/tasks/" + b + "/cancel", new JsonObject()).statusCode());
-            node.waitForFlowState(runningId, "cancelled");
-            assertEquals(0, TestNode.await(node.node.passes().recovery().cleanOnce()), "it ended only now");
+            node.waitForFlowState(flowId, "cancelled");
+            TestNode.await(retention.runOnce());
+            assertEquals(200, node.get("/api/tasks/" + a).statusCode(), "it ended only now");
             clock.advance(Duration.ofMinutes(90));
-            assertEquals(2, TestNode.await(node.node.passes().recovery().cleanOnce()), "now it goes whole");
-            assertEquals(404, node.get("/api/flows/" + runningId).statusCode());
-            for (String table : new String[] {"tasks", "task_edges", "flow_keys", "flows"}) {
+            Retention.Pass pass = TestNode.await(retention.runOnce());
+            assertEquals(404, node.get("/api/tasks/" + a).statusCode(), "now the unit goes: " + pass);
+            // Its rows in the tables not split by unit go after, a batch at a time.
+            for (int round = 0; TestNode.await(retention.runOnce()).leftovers() > 0; round++) {
+                assertTrue(round < 10, "a batch at a time, and a few of them at most");
+            }
+            assertEquals(404, node.get("/api/flows/" + flowId).statusCode());
+            assertEquals(404, node.get("/api/tasks/" + a).statusCode());
+            for (String table :
+                    new String[] {"task_edges", "flow_keys", "flows", "journal_units WHERE dropped_at IS NOT NULL"}) {
                 assertEquals(0, count(pool, "SELECT count(*) AS n FROM " + table, null), table);
             }
+            assertEquals(404, node.get("/api/tasks/" + b).statusCode(), "b ended in the unit, and went with it");
         } finally {
             TestNode.await(pool.close());
             TestNode.await(vertx.close());
