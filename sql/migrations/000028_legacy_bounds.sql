@@ -12,8 +12,10 @@
 -- beginning of time in 000030 and keeps nothing of the previous layout.
 --
 -- The exclusive lock an ALTER takes is held for milliseconds, but waiting for it queues every other
--- statement on the table behind it: a second is the most this waits (the migrator tries again).
-SET LOCAL lock_timeout = '1s';
+-- statement on the table behind it: half a second is the most this waits (the migrator tries
+-- again), less than PostgreSQL's deadlock_timeout, so that a writer that holds one of the tables and
+-- wants the other is never the one a deadlock check ends.
+SET LOCAL lock_timeout = '500ms';
 
 CREATE TABLE journal_layout (
   singleton    boolean     PRIMARY KEY DEFAULT true CHECK (singleton),

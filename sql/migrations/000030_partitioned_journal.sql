@@ -26,9 +26,10 @@
 -- journal that had no row, the legacy tables are left out of the layout (empty, and named only by
 -- delete_finished).
 --
--- One transaction, every lock taken at the start in one order and held for its milliseconds; a
--- second is the most it waits for them (the migrator tries again).
-SET LOCAL lock_timeout = '1s';
+-- One transaction, every lock taken at the start in one order and held for its milliseconds; half a
+-- second is the most it waits for them (the migrator tries again), less than deadlock_timeout, as
+-- in 000028.
+SET LOCAL lock_timeout = '500ms';
 LOCK TABLE tasks, task_events IN ACCESS EXCLUSIVE MODE;
 
 -- A journal with no rows keeps nothing of the previous layout: its legacy tables take no row.

@@ -35,7 +35,7 @@ WITH e AS (
            WHERE task_id = ANY (:ids::uuid[]) AND event_id > :after
            ORDER BY event_id
            LIMIT :most) ev
-    LEFT JOIN tasks t ON t.id = ev.task_id
+    LEFT JOIN tasks t ON t.id = ev.task_id AND t.id = ANY (:ids::uuid[])
 ), w AS (
   SELECT e.*, sum(CASE WHEN e.result_bytes <= :max_inline THEN e.result_bytes ELSE 0 END)
                 OVER (ORDER BY e.event_id) AS upto
@@ -46,7 +46,7 @@ SELECT s.in_progress, w.event_id, w.task_id, w.from_state, w.to_state, w.reason,
        CASE WHEN w.result_bytes <= :max_inline AND w.upto <= :max_page THEN t.result END AS result
   FROM (SELECT ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress) s
   LEFT JOIN w ON true
-  LEFT JOIN tasks t ON t.id = w.task_id
+  LEFT JOIN tasks t ON t.id = w.task_id AND t.id = ANY (:ids::uuid[])
  ORDER BY w.event_id;
 
 -- name: changed_since
@@ -66,5 +66,7 @@ SELECT id, progress_percent, progress_message FROM tasks
 SELECT last_value AS max_event_id FROM task_events_event_id_seq;
 
 -- name: batch_task_ids
+-- :id. A batch's id is made before its tasks' ids (see flows.sql): t.id > :id leaves the older
+-- units of the journal out of the plan.
 SELECT t.id FROM batches b JOIN tasks t ON t.id BETWEEN b.first_task_id AND b.last_task_id
- WHERE b.id = :id AND t.batch_id = :id;
+ WHERE b.id = :id AND t.batch_id = :id AND t.id > :id;

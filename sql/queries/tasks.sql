@@ -614,32 +614,45 @@ SELECT event_id, from_state, to_state, reason, worker_id, lease_version, attempt
  LIMIT :most;
 
 -- name: list_tasks
--- :state, :queue, :type, :after after (exclusive; pages go newest first), :most limit, :max_inline
--- and :max_page as taskline_weighed (000024) takes them: a task's payload, result and error are left
--- out past them, with their sizes. A page of 200 tasks of 16 MB each is not 3 GB.
-SELECT (w.task).*, w.payload_bytes, w.result_bytes, w.error_bytes, w.shown
-  FROM taskline_weighed(ARRAY(SELECT id FROM tasks
-                               WHERE (:state::text IS NULL OR state = :state)
-                                 AND (:queue::text IS NULL OR queue = :queue)
-                                 AND (:type::text IS NULL OR type = :type)
-                                 AND (:after::uuid IS NULL OR id < :after)
-                               ORDER BY id DESC
-                               LIMIT :most), :max_inline, :max_page) w
- ORDER BY w.ord;
+-- :state, :queue, :type, :after after (exclusive; pages go newest first), :most limit, :scan the
+-- most tasks one page reads, :ranges the most ranges of ids it reads, :max_inline and :max_page as
+-- taskline_weighed (000024) takes them: a task's payload, result and error are left out past them,
+-- with their sizes. A page of 200 tasks of 16 MB each is not 3 GB.
+-- Bounded: the page's window is read by taskline_list_window (000031), a range of ids at a time
+-- (each unit's, 000030), at most :scan tasks whatever the filters match; a filter that matches few
+-- tasks of a big journal (or none) answers at once with what the window held and scanned_to, where
+-- the next page goes on. A state names the tables to read (unfinished, finished, or the failed
+-- tasks' own index), which prunes the others.
+WITH w AS MATERIALIZED (
+  SELECT * FROM taskline_list_window(
+    :after, CASE WHEN :state::text IN ('blocked', 'pending', 'running') THEN 'live'
+                 WHEN :state::text = 'failed' THEN 'failed'
+                 WHEN :state::text IS NOT NULL THEN 'done' END,
+    :state, :queue, :type, NULL, :most, :scan, :ranges)
+)
+SELECT (SELECT max(scanned_to::text)::uuid FROM w) AS scanned_to, p.*
+  FROM (SELECT 1) one
+  LEFT JOIN LATERAL (
+    SELECT (x.task).*, x.payload_bytes, x.result_bytes, x.error_bytes, x.shown, x.ord
+      FROM taskline_weighed(ARRAY(SELECT id FROM w WHERE id IS NOT NULL), :max_inline, :max_page) x) p ON true
+ ORDER BY p.ord;
 
 -- name: list_tenant_tasks
--- As list_tasks, of one tenant (:tenant): a query of its own, so that even a generic plan walks
--- that tenant's index (000006) and not every tenant's tasks.
-SELECT (w.task).*, w.payload_bytes, w.result_bytes, w.error_bytes, w.shown
-  FROM taskline_weighed(ARRAY(SELECT id FROM tasks
-                               WHERE tenant = :tenant
-                                 AND (:state::text IS NULL OR state = :state)
-                                 AND (:queue::text IS NULL OR queue = :queue)
-                                 AND (:type::text IS NULL OR type = :type)
-                                 AND (:after::uuid IS NULL OR id < :after)
-                               ORDER BY tenant, id DESC
-                               LIMIT :most), :max_inline, :max_page) w
- ORDER BY w.ord;
+-- As list_tasks, of one tenant (:tenant): each range is read through that tenant's index (000006,
+-- and each table's of 000030), and the window of :scan is of that tenant's tasks.
+WITH w AS MATERIALIZED (
+  SELECT * FROM taskline_list_window(
+    :after, CASE WHEN :state::text IN ('blocked', 'pending', 'running') THEN 'live'
+                 WHEN :state::text = 'failed' THEN 'failed'
+                 WHEN :state::text IS NOT NULL THEN 'done' END,
+    :state, :queue, :type, :tenant, :most, :scan, :ranges)
+)
+SELECT (SELECT max(scanned_to::text)::uuid FROM w) AS scanned_to, p.*
+  FROM (SELECT 1) one
+  LEFT JOIN LATERAL (
+    SELECT (x.task).*, x.payload_bytes, x.result_bytes, x.error_bytes, x.shown, x.ord
+      FROM taskline_weighed(ARRAY(SELECT id FROM w WHERE id IS NOT NULL), :max_inline, :max_page) x) p ON true
+ ORDER BY p.ord;
 
 -- name: tenant_counts
 -- :tenant, :now: what a tenant's key sees of the queues, from its tasks alone (000006's index).

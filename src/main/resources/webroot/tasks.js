@@ -92,8 +92,9 @@ export class PagedTaskTable {
         return; // the user paged or filtered meanwhile; that request's answer will render
       }
       const tasks = page.tasks || [];
-      if (!tasks.length && this.cursors.length > 1) {
-        // The page emptied under us (tasks retried or deleted): step back.
+      if (!tasks.length && !page.next && this.cursors.length > 1) {
+        // The page emptied under us (tasks retried or deleted): step back. (An empty page with a
+        // next is a window of the journal where the filter matched nothing: Next reads on.)
         this.cursors.pop();
         this.generation++;
         this.refresh();
@@ -101,7 +102,8 @@ export class PagedTaskTable {
       }
       this.nextCursor = page.next || null;
       this.render(tasks);
-      this.setStatus('');
+      this.setStatus(tasks.length < PAGE_SIZE && page.next
+        ? 'A page reads up to 10,000 tasks of the journal: Next reads on for more matches.' : '');
     } catch (e) {
       if (generation === this.generation) {
         this.setStatus(e.message, true);

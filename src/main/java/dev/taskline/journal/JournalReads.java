@@ -103,20 +103,66 @@ public final class JournalReads {
                         : TaskState.parse(rows.iterator().next().getString("state")));
     }
 
+    /**
+     * The most tasks one page of a list reads, whatever its filters match: a page of a filter that
+     * matches few tasks of a big journal answers with what this many held, and where to go on.
+     */
+    public static final int LIST_SCAN = 10_000;
+
+    /**
+     * The most ranges of ids one page of a list reads (one per unit of the journal, migration 000030,
+     * and the gaps between): a filter that matches nothing among units that hold no task of its kind
+     * (failed ones, say) still answers within a bound.
+     */
+    public static final int LIST_RANGES = 32;
+
+    /**
+     * A page of tasks, newest first, and where the next goes on when the page read its whole window
+     * ({@link #LIST_SCAN}) before it was full (null otherwise: the page says it by being full, or
+     * there is nothing more).
+     */
+    public record Listed(List<TaskView> tasks, UUID scannedTo) {}
+
     /** A page of tasks, newest first; {@code after} is the last id of the previous page. Null filters match all. */
-    public Future<List<TaskView>> list(
-            TaskState state, String queue, String type, UUID after, int limit, String tenant) {
+    public Future<Listed> list(TaskState state, String queue, String type, UUID after, int limit, String tenant) {
         String named = state == null ? null : state.sql();
         Future<RowSet<Row>> page = tenant == null
                 ? behind(
                         listTasks,
-                        listTasks.bind(
-                                new Params.ListTasks(named, queue, type, after, limit, maxInlineBytes, maxPageBytes)))
+                        listTasks.bind(new Params.ListTasks(
+                                named,
+                                queue,
+                                type,
+                                after,
+                                limit,
+                                LIST_SCAN,
+                                LIST_RANGES,
+                                maxInlineBytes,
+                                maxPageBytes)))
                 : behind(
                         listTenantTasks,
                         listTenantTasks.bind(new Params.ListTenantTasks(
-                                named, queue, type, after, limit, tenant, maxInlineBytes, maxPageBytes)));
-        return page.map(JournalReads::taskViews);
+                                named,
+                                queue,
+                                type,
+                                after,
+                                limit,
+                                LIST_SCAN,
+                                LIST_RANGES,
+                                tenant,
+                                maxInlineBytes,
+                                maxPageBytes)));
+        return page.map(rows -> {
+            List<TaskView> tasks = new ArrayList<>(rows.size());
+            UUID scannedTo = null;
+            for (Row row : rows) {
+                scannedTo = row.getUUID("scanned_to");
+                if (row.getUUID("id") != null) {
+                    tasks.add(taskView(row, null));
+                }
+            }
+            return new Listed(tasks, scannedTo);
+        });
     }
 
     /** One tenant's tasks per queue, from the journal; queues where it has none are left out. */

@@ -45,9 +45,9 @@ public final class Migrator {
     }
 
     /**
-     * A migration that takes an exclusive lock on a table other nodes write (000028, 000030) waits a
-     * second at most for it (lock_timeout), as waiting longer would queue every statement on the
-     * table behind it; it is tried again, this many times, a little later each time.
+     * A migration that takes an exclusive lock on a table other nodes write (000028, 000030) waits
+     * half a second at most for it (lock_timeout), as waiting longer would queue every statement on
+     * the table behind it; it is tried again, this many times, a little later each time.
      */
     static final int LOCK_TRIES = 60;
 
@@ -73,10 +73,14 @@ public final class Migrator {
         });
     }
 
-    /** SQLSTATE 55P03: a lock not had within lock_timeout. */
+    /**
+     * SQLSTATE 55P03, a lock not had within lock_timeout; or 40P01, the migration ended by a deadlock
+     * check (a writer held one table it locks and wanted another): nothing of it committed.
+     */
     private static boolean lockNotHad(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof io.vertx.pgclient.PgException pg && "55P03".equals(pg.getSqlState())) {
+            if (t instanceof io.vertx.pgclient.PgException pg
+                    && ("55P03".equals(pg.getSqlState()) || "40P01".equals(pg.getSqlState()))) {
                 return true;
             }
         }

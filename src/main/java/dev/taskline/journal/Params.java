@@ -124,7 +124,16 @@ final class Params {
     record IdempotencyClaim(
             String key, String requestHash, JsonObject response, OffsetDateTime now, OffsetDateTime expiresAt) {}
 
-    record ListTasks(String state, String queue, String type, UUID after, int most, long maxInline, long maxPage) {}
+    record ListTasks(
+            String state,
+            String queue,
+            String type,
+            UUID after,
+            int most,
+            int scan,
+            int ranges,
+            long maxInline,
+            long maxPage) {}
 
     /** A stream's next page of events (see stream_events). */
     record StreamEvents(UUID[] ids, long after, int most, long maxInline, long maxPage) {}
@@ -135,6 +144,8 @@ final class Params {
             String type,
             UUID after,
             int most,
+            int scan,
+            int ranges,
             String tenant,
             long maxInline,
             long maxPage) {}

@@ -78,18 +78,18 @@ public final class QueueMeters {
         waitTime = Timer.builder("taskline.task.wait")
                 .tag("queue", name)
                 .description("From due (accepted, or its delay over) to started")
-                .publishPercentileHistogram()
+                .serviceLevelObjectives(Buckets.LATENCY)
                 .register(registry);
         fanIn = Timer.builder("taskline.flow.fan.in")
                 .tag("queue", name)
                 .description("A flow task's first start, from when its parents let it run (the commit of the"
                         + " last one it waited for, or its delay after it)")
-                .publishPercentileHistogram()
+                .serviceLevelObjectives(Buckets.LATENCY)
                 .register(registry);
         runTime = Timer.builder("taskline.task.run")
                 .tag("queue", name)
                 .description("From started to the end of the attempt")
-                .publishPercentileHistogram()
+                .serviceLevelObjectives(Buckets.RUN)
                 .register(registry);
         Gauge.builder("taskline.queue.waiting", queue, q -> q.counts().waiting())
                 .tag("queue", name)

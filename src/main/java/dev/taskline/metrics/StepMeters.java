@@ -41,7 +41,7 @@ public final class StepMeters {
                 .register(registry);
         this.lateness = Timer.builder("taskline_wake_lateness")
                 .description("From a suspended task's wake time to the waker handing it to its queue")
-                .publishPercentileHistogram()
+                .serviceLevelObjectives(Buckets.LATENCY)
                 .register(registry);
     }
 

@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -58,16 +57,15 @@ public final class TasklineMetrics {
         this.clock = clock;
         this.acceptLatency = Timer.builder("taskline.accept.latency")
                 .description("From a submission's arrival to its 202, journal commit included")
-                .publishPercentileHistogram()
+                .serviceLevelObjectives(Buckets.LATENCY)
                 .register(registry);
         // Seen from the server, so that a client's own delays (a load generator on the same cores, a
         // network) can be told apart from the node's when refusals look slow.
         this.refusalLatency = Timer.builder("taskline.refusal.latency")
                 .description(
                         "From a submission's arrival to its 429 (queue full, scheduled full, tenant limit, journal busy)")
-                // A refusal takes well under a millisecond; the default buckets start at 1 ms.
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofNanos(10_000))
+                // A refusal takes well under a millisecond.
+                .serviceLevelObjectives(Buckets.FAST)
                 .register(registry);
         // The JVM reports its heap but not what the process holds in memory: direct buffers, thread
         // stacks, code and the allocator's own share, which is what runs out on a small machine.
@@ -124,7 +122,7 @@ public final class TasklineMetrics {
                         s -> Timer.builder("taskline.journal.write")
                                 .tag("statement", s)
                                 .description("One grouped journal statement, round trip and commit")
-                                .publishPercentileHistogram()
+                                .serviceLevelObjectives(Buckets.LATENCY)
                                 .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
     }

@@ -118,10 +118,13 @@ public final class TaskService {
                 .compose(v -> reads.list(
                         filter.state(), filter.queue(), filter.type(), filter.after(), filter.limit(), caller.tenant()))
                 .map(found -> {
-                    UUID next = found.size() == filter.limit()
-                            ? found.get(found.size() - 1).id()
-                            : null;
-                    return new TaskPage(found, next);
+                    // A short page may still have a next: its filter matched few of the tasks the page
+                    // read (JournalReads.LIST_SCAN), and the next page goes on past them.
+                    List<TaskView> tasks = found.tasks();
+                    UUID next = tasks.size() == filter.limit()
+                            ? tasks.get(tasks.size() - 1).id()
+                            : found.scannedTo();
+                    return new TaskPage(tasks, next);
                 });
     }
 

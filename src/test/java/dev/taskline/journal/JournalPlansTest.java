@@ -190,16 +190,6 @@ class JournalPlansTest {
     }
 
     @Test
-    void a_tenants_page_walks_that_tenants_index() throws Exception {
-        String plan = plan(
-                "list_tenant_tasks",
-                sql.bound("list_tenant_tasks", Params.ListTenantTasks.class)
-                        .bind(new Params.ListTenantTasks(null, null, null, null, 100, "acme", 65536, 1 << 20)));
-        assertTrue(plan.contains("tasks_tenant_id"), plan);
-        assertFalse(plan.contains("Seq Scan on tasks"), plan);
-    }
-
-    @Test
     void a_retention_pass_walks_the_primary_key_from_the_oldest_id() throws Exception {
         OffsetDateTime cutOff = now().plusHours(1);
         String plan = plan(
