@@ -621,14 +621,10 @@ SELECT event_id, from_state, to_state, reason, worker_id, lease_version, attempt
 -- Bounded: the page's window is read by taskline_list_window (000031), a range of ids at a time
 -- (each unit's, 000030), at most :scan tasks whatever the filters match; a filter that matches few
 -- tasks of a big journal (or none) answers at once with what the window held and scanned_to, where
--- the next page goes on. A state names the tables to read (unfinished, finished, or the failed
--- tasks' own index), which prunes the others.
+-- the next page goes on. :tables, from the state, names the tables to read (JournalReads.tables:
+-- unfinished, finished, or the failed tasks' own index), which prunes the others.
 WITH w AS MATERIALIZED (
-  SELECT * FROM taskline_list_window(
-    :after, CASE WHEN :state::text IN ('blocked', 'pending', 'running') THEN 'live'
-                 WHEN :state::text = 'failed' THEN 'failed'
-                 WHEN :state::text IS NOT NULL THEN 'done' END,
-    :state, :queue, :type, NULL, :most, :scan, :ranges)
+  SELECT * FROM taskline_list_window(:after, :tables, :state, :queue, :type, NULL, :most, :scan, :ranges)
 )
 SELECT (SELECT max(scanned_to::text)::uuid FROM w) AS scanned_to, p.*
   FROM (SELECT 1) one
@@ -641,11 +637,7 @@ SELECT (SELECT max(scanned_to::text)::uuid FROM w) AS scanned_to, p.*
 -- As list_tasks, of one tenant (:tenant): each range is read through that tenant's index (000006,
 -- and each table's of 000030), and the window of :scan is of that tenant's tasks.
 WITH w AS MATERIALIZED (
-  SELECT * FROM taskline_list_window(
-    :after, CASE WHEN :state::text IN ('blocked', 'pending', 'running') THEN 'live'
-                 WHEN :state::text = 'failed' THEN 'failed'
-                 WHEN :state::text IS NOT NULL THEN 'done' END,
-    :state, :queue, :type, :tenant, :most, :scan, :ranges)
+  SELECT * FROM taskline_list_window(:after, :tables, :state, :queue, :type, :tenant, :most, :scan, :ranges)
 )
 SELECT (SELECT max(scanned_to::text)::uuid FROM w) AS scanned_to, p.*
   FROM (SELECT 1) one

@@ -123,6 +123,21 @@ public final class JournalReads {
      */
     public record Listed(List<TaskView> tasks, UUID scannedTo) {}
 
+    /**
+     * The tables a list of tasks in {@code state} reads (taskline_list_window, migration 31): the
+     * unfinished tasks' ("live"), the finished ones' ("done"), or the failed tasks' own index
+     * ("failed"); null, every table.
+     */
+    static String tables(TaskState state) {
+        if (state == null) {
+            return null;
+        }
+        if (state == TaskState.FAILED) {
+            return "failed";
+        }
+        return state.terminal() ? "done" : "live";
+    }
+
     /** A page of tasks, newest first; {@code after} is the last id of the previous page. Null filters match all. */
     public Future<Listed> list(TaskState state, String queue, String type, UUID after, int limit, String tenant) {
         String named = state == null ? null : state.sql();

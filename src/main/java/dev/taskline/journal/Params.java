@@ -126,6 +126,7 @@ final class Params {
 
     record ListTasks(
             String state,
+            String tables,
             String queue,
             String type,
             UUID after,
@@ -140,6 +141,7 @@ final class Params {
 
     record ListTenantTasks(
             String state,
+            String tables,
             String queue,
             String type,
             UUID after,
