@@ -146,6 +146,7 @@ public final class JournalReads {
                         listTasks,
                         listTasks.bind(new Params.ListTasks(
                                 named,
+                                tables(state),
                                 queue,
                                 type,
                                 after,
@@ -158,6 +159,7 @@ public final class JournalReads {
                         listTenantTasks,
                         listTenantTasks.bind(new Params.ListTenantTasks(
                                 named,
+                                tables(state),
                                 queue,
                                 type,
                                 after,
